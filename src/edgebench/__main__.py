@@ -1,0 +1,3 @@
+from edgebench.cli import main
+
+raise SystemExit(main())

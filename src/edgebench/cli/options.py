@@ -1,0 +1,37 @@
+"""Turning command-line text into typed configuration, with errors that name the flag at fault."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from edgebench.errors import UsageError
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(flag: str, text: str | None, parser: Callable[[str], T]) -> T | None:
+    """Run ``parser`` on a flag's text; a ``ValueError`` becomes a :class:`UsageError` naming ``flag``."""
+    if text is None:
+        return None
+    try:
+        return parser(text)
+    except ValueError as exc:
+        raise UsageError(flag, str(exc)) from None
+
+
+def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
+    """Validate ``values`` into ``model``; the first error is reported against its command-line flag."""
+    try:
+        return model(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        flag = flags.get(field, "--" + field.replace("_", "-"))
+        message = error["msg"].removeprefix("Value error, ")
+        if "input" in error and error["type"] != "value_error":
+            message += f" (got {error['input']!r})"
+        raise UsageError(flag, message) from None

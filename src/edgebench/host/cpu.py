@@ -1,0 +1,84 @@
+"""What the device's CPU is: online cores, model name, cpufreq policies and governors."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from edgebench.host.cpuset import parse_cpu_list
+from edgebench.host.sysfs import SysFS
+
+_CPU = "/sys/devices/system/cpu"
+_CPU_NUMBER = re.compile(r"/(?:cpu|policy)(\d+)")
+
+
+def online_cores(sysfs: SysFS) -> tuple[int, ...]:
+    """Online core ids, from ``/sys/devices/system/cpu/online`` or else the ``cpuN`` lines of ``/proc/stat``."""
+    listed = sysfs.read_str(f"{_CPU}/online")
+    if listed:
+        return parse_cpu_list(listed)
+    try:
+        stat = sysfs.read_text("/proc/stat")
+    except OSError:
+        return ()
+    return tuple(
+        int(line.split()[0][3:]) for line in stat.splitlines() if line.startswith("cpu") and line[3].isdigit()
+    )
+
+
+def cpu_model(sysfs: SysFS) -> str | None:
+    """Marketing name of the CPU: ``model name`` on x86, ``Hardware``/``Model`` on Arm boards and phones."""
+    try:
+        text = sysfs.read_text("/proc/cpuinfo")
+    except OSError:
+        return None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    for key in ("model name", "Model", "Hardware", "cpu model", "Processor"):
+        if fields.get(key):
+            return fields[key]
+    return None
+
+
+@dataclass(frozen=True)
+class FreqPolicy:
+    """One cpufreq policy: the cores that share a clock, and its limits (kHz)."""
+
+    name: str
+    cores: tuple[int, ...]
+    governor: str | None
+    min_khz: int | None
+    max_khz: int | None
+    cpuinfo_max_khz: int | None
+    available_khz: tuple[int, ...]
+
+
+def freq_policies(sysfs: SysFS) -> list[FreqPolicy]:
+    """Every cpufreq policy (not cpu0 alone, a defect of the MNN-based suite); empty where cpufreq is absent."""
+    policies = []
+    # Older kernels (and some vendor trees) have no policyN directories, only cpuN/cpufreq.
+    paths = sysfs.glob(f"{_CPU}/cpufreq/policy*") or sysfs.glob(f"{_CPU}/cpu[0-9]*/cpufreq")
+    seen: set[tuple[int, ...]] = set()
+    for path in paths:
+        related = sysfs.read_str(f"{path}/related_cpus") or sysfs.read_str(f"{path}/affected_cpus")
+        own = _CPU_NUMBER.search(path)
+        cores = tuple(int(c) for c in related.split()) if related else (int(own.group(1)) if own else 0,)
+        if cores in seen:
+            continue
+        seen.add(cores)
+        available = sysfs.read_str(f"{path}/scaling_available_frequencies") or ""
+        policies.append(
+            FreqPolicy(
+                name=path.rsplit("/", 1)[-1] if "policy" in path else f"policy{cores[0]}",
+                cores=cores,
+                governor=sysfs.read_str(f"{path}/scaling_governor"),
+                min_khz=sysfs.read_int(f"{path}/scaling_min_freq"),
+                max_khz=sysfs.read_int(f"{path}/scaling_max_freq"),
+                cpuinfo_max_khz=sysfs.read_int(f"{path}/cpuinfo_max_freq"),
+                available_khz=tuple(sorted(int(f) for f in available.split())),
+            )
+        )
+    return policies

@@ -1,0 +1,101 @@
+"""The one place edgebench reads ``/proc`` and ``/sys``.
+
+Every sensor and every host query goes through a :class:`SysFS` rooted at ``/`` on a live device, or at a
+directory copied from a real board (``tests/fixtures/sysfs/<board>/``, or a capture a user brings with
+``--sysfs-root``).  Keeping the root explicit is what lets a Jetson or a phone be tested on a laptop without
+patching ``open``.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import re
+from pathlib import Path
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+class SysFS:
+    """Read-only (plus the few deliberate writes placement needs) view of a device's pseudo-files."""
+
+    def __init__(self, root: str | os.PathLike[str] = "/") -> None:
+        self.root = Path(root)
+
+    @property
+    def is_live(self) -> bool:
+        """True when this view is the running machine itself, so ``/proc/<pid>`` of our children exists."""
+        return self.root.resolve() == Path("/")
+
+    def path(self, rel: str) -> Path:
+        """Absolute path of ``rel`` (written as on the device, e.g. ``/proc/stat``) under the root."""
+        return self.root / rel.lstrip("/")
+
+    def exists(self, rel: str) -> bool:
+        return self.path(rel).exists()
+
+    def read_text(self, rel: str) -> str:
+        """Whole file as text; raises ``OSError`` (``FileNotFoundError``, ``PermissionError``) as the kernel does."""
+        with open(self.path(rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def read_str(self, rel: str, default: str | None = None) -> str | None:
+        """First line stripped, or ``default`` when the file is missing or unreadable."""
+        try:
+            return self.read_text(rel).strip()
+        except OSError:
+            return default
+
+    def read_int(self, rel: str, default: int | None = None) -> int | None:
+        """Integer content (sysfs attributes hold one number), or ``default`` when absent or not a number."""
+        text = self.read_str(rel)
+        if text is None:
+            return default
+        try:
+            return int(text.split()[0])
+        except (ValueError, IndexError):
+            return default
+
+    def glob(self, pattern: str) -> list[str]:
+        """Device paths (``/sys/...``) matching ``pattern``, sorted naturally (``cpu2`` before ``cpu10``)."""
+        root = str(self.root)
+        hits = ("/" + os.path.relpath(h, root) for h in _glob.glob(str(self.path(pattern))))
+        return sorted(hits, key=natural_key)
+
+    def open(self, rel: str) -> PseudoFile:
+        """Keep ``rel`` open for repeated reads; reading through an open descriptor is what keeps a 10 ms sampler cheap."""
+        return PseudoFile(self.path(rel))
+
+    def write_text(self, rel: str, value: str) -> None:
+        """Write a control file (governor, clear_refs); raises ``PermissionError`` when not allowed."""
+        with open(self.path(rel), "w", encoding="ascii") as f:
+            f.write(value)
+
+
+def natural_key(text: str) -> list[int | str]:
+    """Sort key that orders embedded numbers numerically: ``cpu2`` < ``cpu10``."""
+    return [int(part) if part.isdigit() else part for part in _DIGITS.split(text)]
+
+
+class PseudoFile:
+    """An open ``/proc`` or ``/sys`` file re-read from offset 0 with one ``pread`` per call."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def read(self, size: int = 65536) -> bytes:
+        return os.pread(self._fd, size, 0)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> PseudoFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Pure functions from step events and sensor samples to the figures a trial reports."""

@@ -1,0 +1,143 @@
+"""From a worker's events and the sampler's samples to a :class:`TrialResult`."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from edgebench.measure.stats import summarize
+from edgebench.measure.utilization import (
+    idle_ratio,
+    mean_utilization_pct,
+    per_core_utilization_pct,
+    process_cpu_pct,
+)
+from edgebench.result import CpuUtil, LossSummary, Range, SamplerSummary, Status, TrialResult
+from edgebench.sensors.samples import Samples
+from edgebench.trial import Trial
+
+
+def steps_of(events: list[dict[str, Any]], phase: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "step" and e["phase"] == phase]
+
+
+def durations_ms(steps: list[dict[str, Any]]) -> np.ndarray:
+    return np.array([(s["end_ns"] - s["start_ns"]) / 1e6 for s in steps], dtype=np.float64)
+
+
+def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    ready = next((e for e in events if e["event"] == "ready"), {})
+    return {
+        "trial_id": trial_id,
+        "model": trial.model,
+        "batch_size": trial.batch_size,
+        "threads": trial.threads,
+        "cores": list(trial.cores) if trial.cores else None,
+        "steps": trial.steps,
+        "warmup": trial.warmup,
+        "device": trial.device,
+        "input_shape": ready.get("input_shape"),
+        "num_classes": ready.get("num_classes"),
+        "params": ready.get("params"),
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "env": {**env, **ready.get("env", {})},
+    }
+
+
+def failed_result(
+    trial: Trial,
+    trial_id: str,
+    status: Status,
+    reason: str,
+    events: list[dict[str, Any]],
+    env: dict[str, Any],
+) -> TrialResult:
+    return TrialResult(status=status, reason=reason, **_base(trial, trial_id, env, events))
+
+
+def _mean_or_none(values: np.ndarray) -> float | None:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else None
+
+
+def _finite(values: list[float]) -> list[float | None]:
+    """NaN (no reading) becomes None, which JSON can carry."""
+    return [None if math.isnan(v) else v for v in values]
+
+
+def _window(samples: Samples, t0: int, t1: int) -> np.ndarray:
+    """Samples inside [t0, t1] plus one on each side, so a window shorter than the period still has readings."""
+    lo = max(int(np.searchsorted(samples.t_ns, t0)) - 1, 0)
+    hi = min(int(np.searchsorted(samples.t_ns, t1, side="right")) + 1, len(samples.t_ns))
+    return np.arange(lo, hi)
+
+
+def build_result(
+    trial: Trial, trial_id: str, events: list[dict[str, Any]], samples: Samples | None, env: dict[str, Any]
+) -> TrialResult:
+    train = steps_of(events, "train")
+    done = next(e for e in events if e["event"] == "done")
+    step_ms = durations_ms(train)
+    fields = _base(trial, trial_id, env, events)
+    fields["step_time_ms"] = summarize(step_ms)
+    fields["throughput_sps"] = trial.batch_size * len(step_ms) / (step_ms.sum() / 1e3)
+    infer = steps_of(events, "infer")
+    if infer:
+        fields["infer_time_ms"] = summarize(durations_ms(infer))
+    fields["infer_peak_memory_bytes"] = done.get("infer_peak_memory_bytes")
+    losses = [s["loss"] for s in steps_of(events, "warmup") + train if s["loss"] is not None]
+    if losses:
+        fields["loss"] = LossSummary(first=losses[0], last=losses[-1], finite=all(map(math.isfinite, losses)))
+    if done.get("gpu_peak_memory_bytes") is not None:
+        fields["gpu_peak_memory_bytes"] = done["gpu_peak_memory_bytes"]
+    fields["peak_memory_bytes"], fields["peak_memory_source"] = done.get("train_peak_memory_bytes"), "vmhwm"
+    t0, t1 = train[0]["start_ns"], train[-1]["end_ns"]
+    if samples is not None and len(samples) >= 2:
+        fields.update(_from_samples(samples, t0, t1))
+        if fields["peak_memory_bytes"] is None and "proc_rss_bytes" in samples.columns:
+            rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
+            if not np.isnan(rss).all():
+                fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
+    if fields["peak_memory_bytes"] is None:
+        fields["peak_memory_source"] = None
+    return TrialResult(status="ok", **fields)
+
+
+def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    meta = samples.meta
+    if samples.matching("cpu", "_active_ticks"):
+        per_core = per_core_utilization_pct(samples, t0, t1)
+        out["cpu_util_pct"] = CpuUtil(
+            per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0]
+        )
+        out["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
+    if meta is not None:
+        cpu = process_cpu_pct(samples, t0, t1, meta.clk_tck)
+        out["process_cpu_pct"] = None if math.isnan(cpu) else cpu
+        out["sampler"] = SamplerSummary(
+            interval_ms=meta.interval_ms,
+            samples=meta.samples,
+            late_samples=meta.late_samples,
+            cpu_pct_of_core=meta.cpu_pct_of_core,
+            sensors=meta.sensors,
+            unavailable=meta.unavailable,
+        )
+    rows = _window(samples, t0, t1)
+    freq = samples.matching("cpu", "_freq_khz")
+    if freq:
+        by_core = sorted(freq.items(), key=lambda item: int(item[0][3:].split("_")[0]))
+        out["cpu_freq_khz"] = [_mean_or_none(values[rows]) for _, values in by_core]
+    temps = samples.matching("temp_", "_mc")
+    if temps:
+        summary = {}
+        for column, values in temps.items():
+            window = values[rows][~np.isnan(values[rows])]
+            if len(window):
+                label = samples.labels.get(column, column)
+                summary[label] = Range(mean=float(window.mean()) / 1e3, max=float(window.max()) / 1e3)
+        out["temperature_c"] = summary or None
+    return out

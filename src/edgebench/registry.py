@@ -1,0 +1,77 @@
+"""Plugin registries: a name maps to a ``"module:attr"`` string imported only when that plugin is chosen.
+
+An explicit dict keeps the whole list on one screen, keeps heavy imports (torch, MNN, NVML) out of start-up,
+and makes an import error surface when its plugin is asked for instead of being skipped silently.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+
+class UnknownName(ValueError):
+    """A name that no plugin of this kind has; the message lists the valid ones."""
+
+
+class Registry:
+    def __init__(
+        self, kind: str, entries: Mapping[str, str], aliases: Mapping[str, str] | None = None
+    ) -> None:
+        self.kind = kind
+        self._entries = dict(entries)
+        self._aliases = dict(aliases or {})
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def canonical(self, name: str) -> str:
+        key = name.strip().lower()
+        key = self._aliases.get(key, key)
+        if key not in self._entries:
+            raise UnknownName(f"unknown {self.kind} {name!r}; choose one of: {', '.join(self._entries)}")
+        return key
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self.canonical(name)
+        except UnknownName:
+            return False
+        return True
+
+    def load(self, name: str) -> Any:
+        return import_target(self._entries[self.canonical(name)])
+
+
+def import_target(target: str) -> Any:
+    """Import ``"package.module:attr"`` (``attr`` may be dotted)."""
+    module_name, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in filter(None, attr.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+SENSORS = Registry(
+    "sensor",
+    {
+        "cpu_time": "edgebench.sensors.procstat:CpuTimeSensor",
+        "process": "edgebench.sensors.process:ProcessSensor",
+        "memory": "edgebench.sensors.meminfo:MemorySensor",
+        "cpu_freq": "edgebench.sensors.cpufreq:CpuFreqSensor",
+        "thermal": "edgebench.sensors.thermal:ThermalSensor",
+    },
+)
+
+MODELS = Registry(
+    "model",
+    {
+        "lenet": "edgebench.models.lenet:LENET",
+        "googlenet": "edgebench.models.googlenet:GOOGLENET",
+        "squeezenet": "edgebench.models.squeezenet:SQUEEZENET",
+        "alexnet": "edgebench.models.alexnet:ALEXNET",
+        "mobilenet_v2": "edgebench.models.mobilenet_v2:MOBILENET_V2",
+    },
+    aliases={"mobilenetv2": "mobilenet_v2", "mobilenet": "mobilenet_v2", "inception_v1": "googlenet"},
+)

@@ -1,0 +1,1 @@
+"""Presenting results: terminal tables, the seed suite's CSV formats, plots, HTML and traces."""

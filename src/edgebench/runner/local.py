@@ -1,0 +1,187 @@
+"""Local launcher: one trial = one fresh worker process watched by one sampler process.
+
+Order of events: start the worker (it imports torch and builds the model), wait for its ready line, start the
+sampler on the worker's pid and wait for its first sample, then tell the worker to go.  So the sampler covers
+every measured step, and neither process shares an interpreter with the other.  Whatever happens (crash,
+out-of-memory, timeout, Ctrl-C), both children are gone when :func:`run_trial` returns or raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebench.errors import UsageError
+from edgebench.host.cpuset import format_cpu_list
+from edgebench.host.environment import allowed_cores, host_environment
+from edgebench.host.sysfs import SysFS
+from edgebench.measure.trial import build_result, failed_result
+from edgebench.result import TrialResult
+from edgebench.runner.worker import READY_LINE
+from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
+from edgebench.sensors.samples import read_samples
+from edgebench.trial import Trial
+
+_STARTUP_TIMEOUT_S = 300.0
+
+
+@dataclass
+class TrialRun:
+    """A finished trial: the result, and the raw series the store keeps beside it."""
+
+    result: TrialResult
+    events: list[dict[str, Any]]
+    samples_csv: str | None
+
+
+def new_trial_id() -> str:
+    """Sortable and short enough to type: ``20261122-031502-4f9a``."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + os.urandom(2).hex()
+
+
+def resolve_placement(trial: Trial) -> Trial:
+    """Fill in cores/threads for this host; a core the process may not use is a usage error on ``--cores``."""
+    allowed = allowed_cores()
+    missing = sorted(set(trial.cores or ()) - set(allowed))
+    if missing:
+        raise UsageError(
+            "--cores",
+            f"cpu {format_cpu_list(missing)} is not available here (usable: {format_cpu_list(allowed)})",
+        )
+    return trial.with_placement(allowed)
+
+
+def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> TrialRun:
+    """Run ``trial`` in a fresh worker and return its result; failures come back as a result with a status."""
+    trial = resolve_placement(trial)
+    trial_id = new_trial_id()
+    env = host_environment(SysFS(sysfs_root))
+    with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
+        work = Path(tmp)
+        spec, events_path, samples_path = work / "trial.json", work / "events.jsonl", work / "samples.csv"
+        spec.write_text(trial.model_dump_json())
+        worker = _start_worker(trial, spec, events_path, work / "worker.stderr")
+        sampler = None
+        try:
+            deadline = time.monotonic() + trial.timeout_s
+            if not _wait_ready(worker, min(_STARTUP_TIMEOUT_S, trial.timeout_s)):
+                outcome = _failure(worker, events_path, work / "worker.stderr", "worker did not become ready")
+            else:
+                if sample:
+                    config = SamplerConfig(
+                        out_csv=str(samples_path),
+                        interval_ms=trial.sample_interval_ms,
+                        sysfs_root=sysfs_root,
+                        pid=worker.pid,
+                    )
+                    sampler = SamplerProcess(config).start()
+                assert worker.stdin is not None
+                worker.stdin.write("go\n")
+                worker.stdin.flush()
+                try:
+                    worker.wait(max(0.0, deadline - time.monotonic()))
+                    outcome = (
+                        None
+                        if worker.returncode == 0
+                        else _failure(worker, events_path, work / "worker.stderr", None)
+                    )
+                except subprocess.TimeoutExpired:
+                    _kill(worker)
+                    steps = sum(1 for e in _read_events(events_path) if e.get("phase") == "train")
+                    outcome = (
+                        "timeout",
+                        f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps",
+                    )
+            meta = sampler.stop() if sampler else None
+            sampler = None
+        finally:
+            if sampler:
+                sampler.kill()
+            _kill(worker)
+        events = _read_events(events_path)
+        samples_csv = samples_path.read_text() if meta else None
+        if outcome is None:
+            samples = read_samples(samples_path, meta) if meta else None
+            result = build_result(trial, trial_id, events, samples, env)
+        else:
+            result = failed_result(trial, trial_id, outcome[0], outcome[1], events, env)
+        return TrialRun(result, events, samples_csv)
+
+
+def _start_worker(trial: Trial, spec: Path, events: Path, stderr_path: Path) -> subprocess.Popen[str]:
+    threads = str(trial.threads)
+    env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
+    with open(stderr_path, "w") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "edgebench.runner.worker", str(spec), str(events)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches the launcher, which then stops the worker itself
+        )
+
+
+def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> bool:
+    """Read the worker's stdout until its ready line (libraries may print before it)."""
+    assert worker.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(worker.stdout, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not sel.select(left):
+                break
+            line = worker.stdout.readline()
+            if not line:  # EOF: the worker died while starting
+                worker.wait()
+                return False
+            if line.strip() == READY_LINE:
+                return True
+    _kill(worker)
+    return False
+
+
+def _failure(
+    worker: subprocess.Popen[str], events_path: Path, stderr_path: Path, fallback: str | None
+) -> tuple[str, str]:
+    """Status and one-line reason for a worker that did not finish cleanly."""
+    for event in reversed(_read_events(events_path)):
+        if event["event"] == "error":
+            return event["status"], event["reason"]
+    code = worker.poll()
+    if code is not None and code < 0:
+        sig = signal.Signals(-code)
+        if sig == signal.SIGKILL:
+            return "oom", "worker killed by SIGKILL, most likely by the kernel's out-of-memory killer"
+        return "crashed", f"worker killed by {sig.name}"
+    stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
+    detail = stderr[-1] if stderr else fallback or f"worker exited with status {code}"
+    return "crashed", detail
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:  # torn last line of a killed worker
+            break
+    return events
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,176 @@
+"""The worker: runs one trial in a fresh process and writes its events, one JSON object per line.
+
+Protocol with the launcher: the worker applies its placement, builds the workload, writes a ``ready`` event and
+prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on stdin (by then the sampler is
+polling).  Every step is an event ``{"event": "step", "phase", "index", "start_ns", "end_ns", "loss"}`` on the
+monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
+
+Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from edgebench.host.sysfs import SysFS
+from edgebench.sensors.process import read_status_kib
+from edgebench.trial import Trial
+
+READY_LINE = "edgebench-worker-ready"
+_OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "std::bad_alloc")
+
+
+class Events:
+    """Line-buffered JSON-lines writer: each event is on disk when the call returns, so a crash loses none."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self._stream.write(json.dumps({"event": event, **fields}) + "\n")
+
+
+class PhaseMemory:
+    """Peak resident memory per phase: reset ``VmHWM`` through ``clear_refs`` at the start, read it at the end."""
+
+    def __init__(self) -> None:
+        self.proc = SysFS("/")
+        self.resettable = True
+
+    def reset(self) -> None:
+        try:
+            self.proc.write_text("/proc/self/clear_refs", "5")
+        except OSError:
+            self.resettable = False  # the sampled RSS peak is used instead
+
+    def peak_bytes(self) -> int | None:
+        kib = read_status_kib(self.proc, "self", "VmHWM")
+        return kib * 1024 if kib is not None and self.resettable else None
+
+
+def timed(fn: Callable[[], Any], n: int, phase: str, emit: Events, sync: Callable[[], None]) -> None:
+    clock = time.perf_counter_ns
+    for index in range(n):
+        start = clock()
+        out = fn()
+        sync()
+        end = clock()
+        emit(
+            "step",
+            phase=phase,
+            index=index,
+            start_ns=start,
+            end_ns=end,
+            loss=None if out is None else float(out),
+        )
+
+
+def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
+    import torch
+
+    from edgebench.models import get_workload
+
+    torch.set_num_threads(trial.threads or 1)
+    workload = get_workload(trial.model)
+    session = workload.session(
+        trial.batch_size,
+        input_shape=trial.input_shape,
+        num_classes=trial.num_classes,
+        device=trial.device,
+        seed=trial.seed,
+    )
+    cuda = trial.device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    emit(
+        "ready",
+        pid=os.getpid(),
+        params=sum(p.numel() for p in session.model.parameters()),
+        input_shape=list(trial.input_shape or workload.input_shape),
+        num_classes=trial.num_classes or workload.num_classes,
+        env={
+            "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),
+            "torch_interop_threads": torch.get_num_interop_threads(),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "affinity": sorted(os.sched_getaffinity(0)),
+            "parallel_backend": _parallel_backend(torch),
+        },
+    )
+    wait_for_go()
+    memory = PhaseMemory()
+    timed(session.train_step, trial.warmup, "warmup", emit, sync)
+    memory.reset()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    timed(session.train_step, trial.steps, "train", emit, sync)
+    train_peak = memory.peak_bytes()
+    gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
+    infer_peak = None
+    if trial.infer_steps:
+        session.model.eval()
+        timed(session.infer_step, min(2, trial.infer_steps), "infer_warmup", emit, sync)
+        memory.reset()
+        timed(session.infer_step, trial.infer_steps, "infer", emit, sync)
+        infer_peak = memory.peak_bytes()
+    emit(
+        "done",
+        train_peak_memory_bytes=train_peak,
+        infer_peak_memory_bytes=infer_peak,
+        gpu_peak_memory_bytes=gpu_peak,
+    )
+
+
+def _parallel_backend(torch: Any) -> str:
+    info = torch.__config__.parallel_info()
+    for line in info.splitlines():
+        if line.startswith("ATen parallel backend"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def classify_failure(exc: BaseException) -> tuple[str, str]:
+    """``(status, reason)`` for an exception raised inside a trial."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, MemoryError) or any(m in str(exc).lower() for m in _OOM_MARKERS):
+        return "oom", f"out of memory: {text or type(exc).__name__}"
+    return "crashed", f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def apply_affinity(cores: tuple[int, ...] | None) -> None:
+    """Pin this process before torch starts its thread pools, so every thread inherits the mask (``taskset -a``)."""
+    if cores:
+        os.sched_setaffinity(0, cores)
+
+
+def main(argv: list[str] | None = None) -> int:
+    spec_path, events_path = argv or sys.argv[1:]
+    trial = Trial.model_validate_json(Path(spec_path).read_text())
+    apply_affinity(trial.cores)
+
+    def wait_for_go() -> None:
+        print(READY_LINE, flush=True)
+        if sys.stdin.readline().strip() != "go":
+            raise SystemExit(4)  # launcher went away
+        # Nobody reads stdout after the handshake: send later prints to stderr so a chatty model cannot fill
+        # the pipe and block.
+        os.dup2(2, 1)
+
+    with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
+        emit = Events(stream)
+        try:
+            run(trial, emit, wait_for_go)
+        except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
+            status, reason = classify_failure(exc)
+            emit("error", status=status, reason=reason)
+            return 3
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,315 @@
+"""The sampler: polls every available sensor on a fixed period and streams rows to a CSV file.
+
+It runs in its own process (``python -m edgebench.sensors.sampler CONFIG_JSON``) so that its work never
+shares an interpreter lock with the model being measured.  Timestamps are ``time.perf_counter_ns()``, which is
+``CLOCK_MONOTONIC`` on Linux and so the same clock as the worker's step events.  Deadlines are absolute
+(``start + k * interval``): a late wake-up does not push every later sample back.
+
+During the run the loop only ``pread``s each source and appends the bytes to a raw file; parsing into numbers
+(:meth:`Sensor.decode`) happens after the stop.  Parsing in the loop doubled the sampler's CPU cost here
+(``benchmarks/sampler_overhead.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO
+
+from edgebench.host.sysfs import PseudoFile, SysFS
+from edgebench.registry import SENSORS
+from edgebench.sensors.base import Sensor
+
+DEFAULT_SENSORS = ("cpu_time", "process", "memory", "cpu_freq", "thermal")
+_FLUSH_EVERY_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    out_csv: str
+    interval_ms: float = 10.0
+    sysfs_root: str = "/"
+    sensors: tuple[str, ...] = DEFAULT_SENSORS
+    pid: int | None = None
+
+    @property
+    def meta_path(self) -> Path:
+        return Path(self.out_csv).with_suffix(".meta.json")
+
+
+@dataclass
+class SamplerMeta:
+    """What a sampling run was: which sensors read, which could not and why, and what the sampler itself cost."""
+
+    interval_ms: float
+    columns: list[str]
+    sensors: list[str]
+    unavailable: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)
+    clk_tck: int = 100
+    anchor_wall_ns: int = 0
+    anchor_mono_ns: int = 0
+    samples: int = 0
+    late_samples: int = 0
+    loop_cpu_s: float = 0.0
+    loop_wall_s: float = 0.0
+
+    @property
+    def cpu_pct_of_core(self) -> float:
+        """Share of one core the polling loop used (start-up excluded)."""
+        return 100.0 * self.loop_cpu_s / self.loop_wall_s if self.loop_wall_s > 0 else 0.0
+
+
+def build_sensors(
+    sysfs: SysFS, names: tuple[str, ...], pid: int | None
+) -> tuple[list[Sensor], dict[str, str]]:
+    """Instantiate the named sensors; return the available ones and ``{name: reason}`` for the rest."""
+    ready: list[Sensor] = []
+    unavailable: dict[str, str] = {}
+    for name in names:
+        sensor: Sensor = SENSORS.load(name)(sysfs, pid=pid)
+        status = sensor.available()
+        if status:
+            ready.append(sensor)
+        else:
+            unavailable[name] = status.reason
+    return ready, unavailable
+
+
+_TIME = struct.Struct("<q")
+_LENGTH = struct.Struct("<H")
+_FAILED = 0xFFFF  # length marker of a read that raised (process gone, EAGAIN from a sensor chip)
+_FAILED_BYTES = _LENGTH.pack(_FAILED)
+
+
+class Sampler:
+    """Polls sensors into a raw record stream and decodes it to CSV afterwards.
+
+    A record is the monotonic time (int64) followed by, for each source, a uint16 length and the bytes read.
+    Usable in-process (tests, ``monitor``) or as the sampler process.
+    """
+
+    def __init__(self, config: SamplerConfig) -> None:
+        self.config = config
+        self.interval_ns = int(config.interval_ms * 1e6)
+        sysfs = SysFS(config.sysfs_root)
+        self.sensors, unavailable = build_sensors(sysfs, config.sensors, config.pid)
+        columns: list[str] = []
+        labels: dict[str, str] = {}
+        self._files: list[tuple[PseudoFile | None, int]] = []
+        for sensor in list(self.sensors):
+            try:
+                columns.extend(sensor.open())
+            except OSError as exc:  # listed but not readable, e.g. permissions
+                unavailable[sensor.name] = f"cannot open: {exc}"
+                self.sensors.remove(sensor)
+                continue
+            labels.update(sensor.labels())
+            for source in sensor.sources():
+                try:
+                    self._files.append((sysfs.open(source.path), source.max_bytes))
+                except OSError:
+                    self._files.append((None, 0))  # decoded as a failed read every time
+        self.meta = SamplerMeta(
+            interval_ms=config.interval_ms,
+            columns=columns,
+            sensors=[s.name for s in self.sensors],
+            unavailable=unavailable,
+            labels=labels,
+            clk_tck=os.sysconf("SC_CLK_TCK"),
+            anchor_wall_ns=time.time_ns(),
+            anchor_mono_ns=time.perf_counter_ns(),
+        )
+        self._stop = False
+
+    def stop(self, *_: object) -> None:
+        """Ask the loop to end after the sample in progress (safe from a signal handler)."""
+        self._stop = True
+
+    def poll(self) -> bytes:
+        """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial."""
+        parts = [_TIME.pack(time.perf_counter_ns())]
+        pack = _LENGTH.pack
+        for handle, size in self._files:
+            try:
+                blob = handle.read(size)  # type: ignore[union-attr]
+            except (OSError, AttributeError):
+                parts.append(_FAILED_BYTES)
+                continue
+            parts.append(pack(len(blob)))
+            parts.append(blob)
+        return b"".join(parts)
+
+    def run(self, out: IO[bytes], on_first_sample: Callable[[], None] | None = None) -> SamplerMeta:
+        """Record until :meth:`stop`; every record is written before returning, the last one taken after the stop."""
+        cpu0, wall0 = _cpu_s(), time.perf_counter_ns()
+        deadline, last_flush = wall0, wall0
+        late = samples = 0
+        write, poll = out.write, self.poll
+        while True:
+            write(poll())
+            samples += 1
+            if samples == 1 and on_first_sample is not None:
+                out.flush()
+                on_first_sample()
+            if self._stop:
+                break
+            deadline += self.interval_ns
+            now = time.perf_counter_ns()
+            if now - last_flush > _FLUSH_EVERY_NS:
+                out.flush()
+                last_flush = now
+            if now >= deadline:  # overran a whole period: count it and realign rather than burst
+                late += 1
+                deadline = now
+                continue
+            time.sleep((deadline - now) / 1e9)
+        out.flush()
+        self.meta.samples, self.meta.late_samples = samples, late
+        self.meta.loop_cpu_s = _cpu_s() - cpu0
+        self.meta.loop_wall_s = (time.perf_counter_ns() - wall0) / 1e9
+        return self.meta
+
+    def records(self, raw: IO[bytes]) -> Iterator[tuple[int, list[bytes | None]]]:
+        """``(t_ns, blobs)`` for each complete record of a raw stream (a torn last record is dropped)."""
+        n = len(self._files)
+        while head := raw.read(8):
+            if len(head) < 8:
+                return
+            blobs: list[bytes | None] = []
+            for _ in range(n):
+                size_bytes = raw.read(2)
+                if len(size_bytes) < 2:
+                    return
+                (size,) = _LENGTH.unpack(size_bytes)
+                if size == _FAILED:
+                    blobs.append(None)
+                    continue
+                blob = raw.read(size)
+                if len(blob) < size:
+                    return
+                blobs.append(blob)
+            yield _TIME.unpack(head)[0], blobs
+
+    def decode(self, raw: IO[bytes], out: IO[str], header: bool = True) -> int:
+        """Write the CSV rows of a raw stream; returns the number of rows."""
+        if header:
+            out.write(",".join(["t_ns", *self.meta.columns]) + "\n")
+        spans = []
+        at = 0
+        for sensor in self.sensors:
+            spans.append((sensor, at, at + len(sensor.sources())))
+            at += len(sensor.sources())
+        rows = 0
+        for t_ns, blobs in self.records(raw):
+            cells = [str(t_ns)]
+            for sensor, lo, hi in spans:
+                cells.extend("" if v is None else str(v) for v in sensor.decode(blobs[lo:hi]))
+            out.write(",".join(cells) + "\n")
+            rows += 1
+        return rows
+
+    def close(self) -> None:
+        for handle, _ in self._files:
+            if handle:
+                handle.close()
+        self._files = []
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class SamplerProcess:
+    """Launcher side: start the sampler process, wait until its first sample is on disk, stop it later."""
+
+    def __init__(self, config: SamplerConfig) -> None:
+        self.config = config
+        self._proc: subprocess.Popen[str] | None = None
+
+    def start(self, timeout_s: float = 30.0) -> SamplerProcess:
+        payload = json.dumps(asdict(self.config))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "edgebench.sensors.sampler", payload],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        line = _readline_with_timeout(self._proc, timeout_s)
+        if line.strip() != "ready":
+            self.kill()
+            err = self._proc.stderr.read() if self._proc.stderr else ""
+            raise RuntimeError(f"sampler failed to start: {(err or line).strip().splitlines()[-1:]}")
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> SamplerMeta:
+        """SIGTERM, wait for the final row, and return the sampler's own account of the run."""
+        assert self._proc is not None
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+        try:
+            self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise RuntimeError("sampler did not stop within 10 s") from None
+        return load_meta(self.config.meta_path)
+
+    def kill(self) -> None:
+        if self._proc and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def _readline_with_timeout(proc: subprocess.Popen[str], timeout_s: float) -> str:
+    import selectors
+
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout_s):
+            return ""
+    return proc.stdout.readline()
+
+
+def load_meta(path: Path) -> SamplerMeta:
+    return SamplerMeta(**json.loads(Path(path).read_text()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    config_dict = json.loads((argv or sys.argv[1:])[0])
+    config_dict["sensors"] = tuple(config_dict["sensors"])
+    config = SamplerConfig(**config_dict)
+    sampler = Sampler(config)
+    signal.signal(signal.SIGTERM, sampler.stop)
+    signal.signal(signal.SIGINT, sampler.stop)
+
+    def ready() -> None:
+        print("ready", flush=True)
+
+    raw_path = Path(config.out_csv).with_suffix(".raw")
+    try:
+        with open(raw_path, "wb", buffering=1 << 16) as raw:
+            meta = sampler.run(raw, on_first_sample=ready)
+        # Decoding happens once the measurement is over, so it is not part of what the trial pays.
+        with open(raw_path, "rb") as raw, open(config.out_csv, "w", encoding="ascii") as out:
+            sampler.decode(raw, out)
+    finally:
+        sampler.close()
+    tmp = config.meta_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(meta)))
+    tmp.replace(config.meta_path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""Reading a sampler's CSV back as arrays: one int64 time axis and one float column per sensor field."""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from edgebench.sensors.sampler import SamplerMeta
+
+
+@dataclass(frozen=True)
+class Samples:
+    t_ns: np.ndarray
+    columns: dict[str, np.ndarray]
+    meta: SamplerMeta | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.t_ns)
+
+    def matching(self, prefix: str, suffix: str) -> dict[str, np.ndarray]:
+        """Columns named ``prefix*suffix`` in file order, e.g. ``("cpu", "_active_ticks")``."""
+        return {k: v for k, v in self.columns.items() if k.startswith(prefix) and k.endswith(suffix)}
+
+
+def parse_samples(text: str, meta: SamplerMeta | None = None) -> Samples:
+    """Parse sampler CSV text; a torn last row (a sampler killed mid-write) is dropped."""
+    lines = io.StringIO(text)
+    header = lines.readline().strip().split(",")
+    times: list[int] = []
+    rows: list[list[float]] = []
+    for line in lines:
+        cells = line.rstrip("\n").split(",")
+        if len(cells) != len(header) or not line.endswith("\n"):
+            continue
+        times.append(int(cells[0]))
+        rows.append([float(c) if c else math.nan for c in cells[1:]])
+    data = np.array(rows, dtype=np.float64).reshape(len(rows), len(header) - 1)
+    columns = {name: data[:, i] for i, name in enumerate(header[1:])}
+    return Samples(np.array(times, dtype=np.int64), columns, meta, dict(meta.labels) if meta else {})
+
+
+def read_samples(csv_path: str | Path, meta: SamplerMeta | None = None) -> Samples:
+    return parse_samples(Path(csv_path).read_text(encoding="ascii"), meta)

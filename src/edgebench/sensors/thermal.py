@@ -1,0 +1,77 @@
+"""Temperatures from every thermal zone and hwmon ``temp*_input`` (milli-degrees C), not the battery alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgebench.host.sysfs import SysFS
+from edgebench.sensors.base import (
+    Availability,
+    Reading,
+    Sensor,
+    Source,
+    column_token,
+    int_or_none,
+    missing,
+    present,
+)
+
+
+@dataclass(frozen=True)
+class TempSource:
+    column: str
+    label: str
+    path: str
+
+
+def temperature_sources(sysfs: SysFS) -> list[TempSource]:
+    """Each temperature file with a column name built from the name the device gives it."""
+    sources: list[TempSource] = []
+    used: set[str] = set()
+
+    def add(token: str, label: str, path: str) -> None:
+        column, n = f"temp_{token}_mc", 2
+        while column in used:
+            column, n = f"temp_{token}_{n}_mc", n + 1
+        used.add(column)
+        sources.append(TempSource(column, label, path))
+
+    for zone in sysfs.glob("/sys/class/thermal/thermal_zone*"):
+        if sysfs.exists(f"{zone}/temp"):
+            kind = sysfs.read_str(f"{zone}/type") or zone.rsplit("/", 1)[-1]
+            add(column_token(kind), f"{kind} ({zone.rsplit('/', 1)[-1]})", f"{zone}/temp")
+    for hwmon in sysfs.glob("/sys/class/hwmon/hwmon*"):
+        chip = sysfs.read_str(f"{hwmon}/name") or hwmon.rsplit("/", 1)[-1]
+        for temp in sysfs.glob(f"{hwmon}/temp*_input"):
+            sensor = temp.rsplit("/", 1)[-1].removesuffix("_input")
+            label = sysfs.read_str(temp.removesuffix("_input") + "_label") or sensor
+            add(column_token(f"{chip}_{label}"), f"{chip} {label}", temp)
+    return sources
+
+
+class ThermalSensor(Sensor):
+    """``temp_<name>_mc`` per zone and hwmon input; a zone that fails to read (some phones return EAGAIN) is ``None``."""
+
+    name = "thermal"
+
+    def __init__(self, sysfs: SysFS, *, pid: int | None = None) -> None:
+        super().__init__(sysfs, pid=pid)
+        self._temps: list[TempSource] = []
+
+    def available(self) -> Availability:
+        if not temperature_sources(self.sysfs):
+            return missing("no /sys/class/thermal/thermal_zone*/temp or /sys/class/hwmon/*/temp*_input")
+        return present()
+
+    def open(self) -> tuple[str, ...]:
+        self._temps = temperature_sources(self.sysfs)
+        return tuple(t.column for t in self._temps)
+
+    def sources(self) -> list[Source]:
+        return [Source(t.path, 32) for t in self._temps]
+
+    def decode(self, blobs: list[bytes | None]) -> Reading:
+        return [int_or_none(b) for b in blobs]
+
+    def labels(self) -> dict[str, str]:
+        return {t.column: t.label for t in self._temps}

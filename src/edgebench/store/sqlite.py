@@ -1,0 +1,134 @@
+"""The embedded result store: one SQLite file, schema versioned with ``PRAGMA user_version``.
+
+Each trial is a row holding its full JSON record plus the columns people filter on; its raw series (step events,
+sensor samples) sit in ``series`` as gzip-compressed blobs so that traces and per-layer views can be rebuilt later.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from edgebench.result import TrialResult, upgrade
+
+# Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE trials (
+        trial_id    TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+        status      TEXT NOT NULL,
+        model       TEXT NOT NULL,
+        batch_size  INTEGER NOT NULL,
+        threads     INTEGER,
+        cores       TEXT,
+        hostname    TEXT,
+        result_json TEXT NOT NULL
+    );
+    CREATE INDEX trials_model ON trials (model, batch_size);
+    CREATE TABLE series (
+        trial_id TEXT NOT NULL REFERENCES trials (trial_id) ON DELETE CASCADE,
+        name     TEXT NOT NULL,
+        encoding TEXT NOT NULL,
+        data     BLOB NOT NULL,
+        PRIMARY KEY (trial_id, name)
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_store_path() -> Path:
+    """``$EDGEBENCH_STORE``, else ``$XDG_DATA_HOME/edgebench/edgebench.sqlite`` (``~/.local/share`` by default)."""
+    if os.environ.get("EDGEBENCH_STORE"):
+        return Path(os.environ["EDGEBENCH_STORE"]).expanduser()
+    data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data_home / "edgebench" / "edgebench.sqlite"
+
+
+class Store:
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path else default_store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30)
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path} has schema {version}, newer than this edgebench ({SCHEMA_VERSION})"
+            )
+        for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
+
+    @property
+    def schema_version(self) -> int:
+        return self._db.execute("PRAGMA user_version").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._db:
+            yield self._db
+
+    def save(self, result: TrialResult, series: dict[str, str] | None = None) -> None:
+        """Insert (or replace) a trial and its series in one transaction: all of it lands or none."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO trials (trial_id, status, model, batch_size, threads, cores, hostname,"
+                " result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    result.trial_id,
+                    result.status,
+                    result.model,
+                    result.batch_size,
+                    result.threads,
+                    ",".join(map(str, result.cores or [])),
+                    result.env.get("hostname"),
+                    result.model_dump_json(),
+                ),
+            )
+            for name, text in (series or {}).items():
+                db.execute(
+                    "INSERT OR REPLACE INTO series (trial_id, name, encoding, data) VALUES (?, ?, 'gzip', ?)",
+                    (result.trial_id, name, gzip.compress(text.encode(), compresslevel=6)),
+                )
+
+    def get(self, trial_id: str) -> TrialResult:
+        """The trial whose id is ``trial_id`` or starts with it; ``KeyError`` if none or ambiguous."""
+        rows = self._db.execute(
+            "SELECT result_json FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
+            (trial_id, trial_id.replace("%", "") + "%"),
+        ).fetchall()
+        if len(rows) != 1:
+            raise KeyError(f"{'no' if not rows else 'more than one'} trial matches {trial_id!r}")
+        return TrialResult.model_validate(upgrade(json.loads(rows[0][0])))
+
+    def series(self, trial_id: str, name: str) -> str | None:
+        row = self._db.execute(
+            "SELECT data FROM series WHERE trial_id = ? AND name = ?", (self.get(trial_id).trial_id, name)
+        ).fetchone()
+        return gzip.decompress(row[0]).decode() if row else None
+
+    def trials(self, model: str | None = None) -> list[TrialResult]:
+        sql, args = "SELECT result_json FROM trials", ()
+        if model:
+            sql, args = sql + " WHERE model = ?", (model,)
+        rows = self._db.execute(sql + " ORDER BY trial_id", args)
+        return [TrialResult.model_validate(upgrade(json.loads(r[0]))) for r in rows]

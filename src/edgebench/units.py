@@ -1,0 +1,36 @@
+"""Parsing the quantities users type: durations (``10ms``, ``1h``) and sizes (``8GiB``)."""
+
+from __future__ import annotations
+
+import re
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(us|ms|s|m|min|h)?\s*$", re.IGNORECASE)
+_DURATION_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_SIZE_BYTES = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "ki": 2**10, "mi": 2**20, "gi": 2**30}  # fmt: skip
+
+
+def parse_duration_s(text: str, default_unit: str = "s") -> float:
+    """Seconds in ``text`` (``250us``, ``10ms``, ``2.5s``, ``30m``, ``1h``; a bare number is ``default_unit``)."""
+    match = _DURATION.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a duration such as 10ms, 2s, 30m or 1h")
+    return float(match.group(1)) * _DURATION_S[(match.group(2) or default_unit).lower()]
+
+
+def parse_size_bytes(text: str) -> int:
+    """Bytes in ``text`` (``512MiB``, ``8GiB``, ``2GB``, a bare number of bytes)."""
+    match = _SIZE.match(str(text))
+    unit = (match.group(2) or "").lower() if match else None
+    if not match or unit not in _SIZE_BYTES:
+        raise ValueError(f"{text!r} is not a size such as 512MiB or 8GiB")
+    return int(float(match.group(1)) * _SIZE_BYTES[unit])
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``3x224x224`` or ``3,224,224`` -> ``(3, 224, 224)``."""
+    parts = re.split(r"[x,]", str(text).strip().lower())
+    if not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"{text!r} is not a shape such as 3x224x224")
+    return tuple(int(p) for p in parts)
