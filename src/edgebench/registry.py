@@ -16,9 +16,7 @@ class UnknownName(ValueError):
 
 
 class Registry:
-    def __init__(
-        self, kind: str, entries: Mapping[str, str], aliases: Mapping[str, str] | None = None
-    ) -> None:
+    def __init__(self, kind: str, entries: Mapping[str, str], aliases: Mapping[str, str] | None = None) -> None:
         self.kind = kind
         self._entries = dict(entries)
         self._aliases = dict(aliases or {})

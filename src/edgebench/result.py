@@ -98,7 +98,5 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
     """Bring a stored record of any earlier schema version to :data:`SCHEMA_VERSION` (none exist yet)."""
     version = record.get("schema_version", 1)
     if version > SCHEMA_VERSION:
-        raise ValueError(
-            f"result schema {version} is newer than this edgebench ({SCHEMA_VERSION}); upgrade it"
-        )
+        raise ValueError(f"result schema {version} is newer than this edgebench ({SCHEMA_VERSION}); upgrade it")
     return record

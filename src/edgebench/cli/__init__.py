@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from pydantic import ValidationError
 
@@ -42,12 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         rv = command.main(args=argv, prog_name="edgebench", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         return fail("interrupted", 130)
-    except click.ClickException as exc:
-        return fail(exc.format_message(), exc.exit_code)
+    except typer.TyperException as exc:  # typer's own click: bad or missing options and arguments
+        return fail(exc.format_message(), getattr(exc, "exit_code", 2))  # type: ignore[attr-defined]
     except (UsageError, UnknownName) as exc:
         return fail(str(exc))
     except ValidationError as exc:

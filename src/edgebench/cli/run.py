@@ -17,15 +17,11 @@ FLAGS = {"sample_interval_ms": "--interval", "timeout_s": "--timeout"}
 
 
 def run(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="Workload name (see `edgebench models`).")
-    ] = "lenet",
+    model: Annotated[str, typer.Option("--model", "-m", help="Workload name (see `edgebench models`).")] = "lenet",
     batch_size: Annotated[int, typer.Option("--batch-size", "-b", help="Samples per training step.")] = 32,
     steps: Annotated[int, typer.Option(help="Measured training steps.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps, excluded from every statistic.")] = 3,
-    threads: Annotated[
-        int | None, typer.Option(help="Intra-op threads [default: one per core used].")
-    ] = None,
+    threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")] = None,
     cores: Annotated[
         str | None, typer.Option(help="Cores to run on: hex mask as taskset (f0 = cpu4-7) or list (0,2-3).")
     ] = None,
@@ -36,9 +32,7 @@ def run(
     timeout: Annotated[str, typer.Option(help="Give up on the worker after this long, e.g. 30m.")] = "30m",
     device: Annotated[str, typer.Option(help="cpu or cuda[:N].")] = "cpu",
     seed: Annotated[int, typer.Option(help="Seed for weights and synthetic data.")] = 0,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
-    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
     ] = None,

@@ -21,9 +21,7 @@ def online_cores(sysfs: SysFS) -> tuple[int, ...]:
         stat = sysfs.read_text("/proc/stat")
     except OSError:
         return ()
-    return tuple(
-        int(line.split()[0][3:]) for line in stat.splitlines() if line.startswith("cpu") and line[3].isdigit()
-    )
+    return tuple(int(line.split()[0][3:]) for line in stat.splitlines() if line.startswith("cpu") and line[3].isdigit())
 
 
 def cpu_model(sysfs: SysFS) -> str | None:

@@ -63,7 +63,7 @@ class SysFS:
         return sorted(hits, key=natural_key)
 
     def open(self, rel: str) -> PseudoFile:
-        """Keep ``rel`` open for repeated reads; reading through an open descriptor is what keeps a 10 ms sampler cheap."""
+        """Keep ``rel`` open for repeated reads: re-reading an open descriptor is what keeps a 10 ms sampler cheap."""
         return PseudoFile(self.path(rel))
 
     def write_text(self, rel: str, value: str) -> None:

@@ -111,9 +111,7 @@ def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
     meta = samples.meta
     if samples.matching("cpu", "_active_ticks"):
         per_core = per_core_utilization_pct(samples, t0, t1)
-        out["cpu_util_pct"] = CpuUtil(
-            per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0]
-        )
+        out["cpu_util_pct"] = CpuUtil(per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0])
         out["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
     if meta is not None:
         cpu = process_cpu_pct(samples, t0, t1, meta.clk_tck)

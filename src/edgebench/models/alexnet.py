@@ -49,8 +49,6 @@ ALEXNET = Workload(
     input_shape=(3, 224, 224),
     num_classes=10,
     references=(
-        Reference(
-            "params", 61_100_840, "ImageNet head (1000 classes)", "torchvision alexnet; Krizhevsky 2014"
-        ),
+        Reference("params", 61_100_840, "ImageNet head (1000 classes)", "torchvision alexnet; Krizhevsky 2014"),
     ),
 )

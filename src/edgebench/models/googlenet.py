@@ -24,9 +24,7 @@ class BasicConv2d(nn.Module):
 
 
 class Inception(nn.Module):
-    def __init__(
-        self, in_ch: int, ch1x1: int, ch3x3red: int, ch3x3: int, ch5x5red: int, ch5x5: int, pool: int
-    ):
+    def __init__(self, in_ch: int, ch1x1: int, ch3x3red: int, ch3x3: int, ch5x5red: int, ch5x5: int, pool: int):
         super().__init__()
         self.branch1 = BasicConv2d(in_ch, ch1x1, kernel_size=1)
         self.branch2 = nn.Sequential(
@@ -87,7 +85,5 @@ GOOGLENET = Workload(
     build_model=lambda num_classes, shape: GoogLeNet(num_classes, shape[0]),
     input_shape=(3, 224, 224),
     num_classes=10,
-    references=(
-        Reference("params", 6_624_904, "ImageNet head (1000 classes), no aux heads", "torchvision googlenet"),
-    ),
+    references=(Reference("params", 6_624_904, "ImageNet head (1000 classes), no aux heads", "torchvision googlenet"),),
 )

@@ -92,8 +92,6 @@ MOBILENET_V2 = Workload(
     num_classes=1001,
     optimizer=OptimizerSettings(lr=1e-5, weight_decay=4e-5, schedule="constant"),
     references=(
-        Reference(
-            "params", 3_504_872, "ImageNet head (1000 classes)", "torchvision mobilenet_v2; Sandler 2018"
-        ),
+        Reference("params", 3_504_872, "ImageNet head (1000 classes)", "torchvision mobilenet_v2; Sandler 2018"),
     ),
 )

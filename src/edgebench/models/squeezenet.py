@@ -51,9 +51,7 @@ class SqueezeNet(nn.Module):
         for m in self.modules():
             if isinstance(m, nn.Conv2d):
                 # The paper's init: the last conv is small so the initial logits are near zero.
-                nn.init.normal_(m.weight, 0.0, 0.01) if m is final_conv else nn.init.kaiming_uniform_(
-                    m.weight
-                )
+                nn.init.normal_(m.weight, 0.0, 0.01) if m is final_conv else nn.init.kaiming_uniform_(m.weight)
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

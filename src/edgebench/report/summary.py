@@ -22,9 +22,7 @@ def _bytes(n: int | None) -> str:
 def _stats(s: Stats | None) -> str:
     if s is None:
         return "-"
-    return (
-        f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
-    )
+    return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 
 def _pcts(values: list[float]) -> str:
@@ -38,16 +36,12 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
-    table.add_row(
-        "train step (ms)", _stats(r.step_time_ms) + f"  over {r.steps} steps after {r.warmup} warm-up"
-    )
+    table.add_row("train step (ms)", _stats(r.step_time_ms) + f"  over {r.steps} steps after {r.warmup} warm-up")
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))
     if r.cpu_util_pct:
-        table.add_row(
-            "cpu util % (per core)", f"mean {r.cpu_util_pct.mean:.1f}   [{_pcts(r.cpu_util_pct.per_core)}]"
-        )
+        table.add_row("cpu util % (per core)", f"mean {r.cpu_util_pct.mean:.1f}   [{_pcts(r.cpu_util_pct.per_core)}]")
     if r.idle_ratio:
         table.add_row("idle ratio % (per core)", _pcts([100 * v for v in r.idle_ratio]))
     if r.process_cpu_pct is not None:
@@ -55,13 +49,9 @@ def summary_table(r: TrialResult) -> Table:
     source = f" ({r.peak_memory_source})" if r.peak_memory_source else ""
     table.add_row("peak memory (train)", _bytes(r.peak_memory_bytes) + source)
     if r.cpu_freq_khz:
-        table.add_row(
-            "cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz)
-        )
+        table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
-        table.add_row(
-            "temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items())
-        )
+        table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
     table.add_row("energy", f"{r.energy_j:.3f} J" if r.energy_j is not None else "- (no power sensor)")
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"

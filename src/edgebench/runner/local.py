@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
@@ -73,8 +73,12 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         sampler = None
         try:
             deadline = time.monotonic() + trial.timeout_s
-            if not _wait_ready(worker, min(_STARTUP_TIMEOUT_S, trial.timeout_s)):
-                outcome = _failure(worker, events_path, work / "worker.stderr", "worker did not become ready")
+            startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
+            started = _wait_ready(worker, startup_s)
+            if started == "timeout":
+                outcome = ("timeout", f"worker was not ready within {startup_s:g} s (importing torch, building model)")
+            elif started == "exited":
+                outcome = _failure(worker, events_path, work / "worker.stderr", "worker exited while starting")
             else:
                 if sample:
                     config = SamplerConfig(
@@ -90,9 +94,7 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
                 try:
                     worker.wait(max(0.0, deadline - time.monotonic()))
                     outcome = (
-                        None
-                        if worker.returncode == 0
-                        else _failure(worker, events_path, work / "worker.stderr", None)
+                        None if worker.returncode == 0 else _failure(worker, events_path, work / "worker.stderr", None)
                     )
                 except subprocess.TimeoutExpired:
                     _kill(worker)
@@ -132,7 +134,7 @@ def _start_worker(trial: Trial, spec: Path, events: Path, stderr_path: Path) -> 
         )
 
 
-def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> bool:
+def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> Literal["ready", "exited", "timeout"]:
     """Read the worker's stdout until its ready line (libraries may print before it)."""
     assert worker.stdout is not None
     deadline = time.monotonic() + timeout_s
@@ -144,11 +146,11 @@ def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> bool:
             line = worker.stdout.readline()
             if not line:  # EOF: the worker died while starting
                 worker.wait()
-                return False
+                return "exited"
             if line.strip() == READY_LINE:
-                return True
+                return "ready"
     _kill(worker)
-    return False
+    return "timeout"
 
 
 def _failure(

@@ -69,9 +69,7 @@ class SamplerMeta:
         return 100.0 * self.loop_cpu_s / self.loop_wall_s if self.loop_wall_s > 0 else 0.0
 
 
-def build_sensors(
-    sysfs: SysFS, names: tuple[str, ...], pid: int | None
-) -> tuple[list[Sensor], dict[str, str]]:
+def build_sensors(sysfs: SysFS, names: tuple[str, ...], pid: int | None) -> tuple[list[Sensor], dict[str, str]]:
     """Instantiate the named sensors; return the available ones and ``{name: reason}`` for the rest."""
     ready: list[Sensor] = []
     unavailable: dict[str, str] = {}

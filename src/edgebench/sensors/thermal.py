@@ -36,12 +36,16 @@ def temperature_sources(sysfs: SysFS) -> list[TempSource]:
         used.add(column)
         sources.append(TempSource(column, label, path))
 
+    zone_types: set[str] = set()
     for zone in sysfs.glob("/sys/class/thermal/thermal_zone*"):
         if sysfs.exists(f"{zone}/temp"):
             kind = sysfs.read_str(f"{zone}/type") or zone.rsplit("/", 1)[-1]
+            zone_types.add(kind.replace("-", "_"))
             add(column_token(kind), f"{kind} ({zone.rsplit('/', 1)[-1]})", f"{zone}/temp")
     for hwmon in sysfs.glob("/sys/class/hwmon/hwmon*"):
         chip = sysfs.read_str(f"{hwmon}/name") or hwmon.rsplit("/", 1)[-1]
+        if chip in zone_types:
+            continue  # the hwmon twin the kernel registers for a thermal zone ("cpu-thermal" -> "cpu_thermal")
         for temp in sysfs.glob(f"{hwmon}/temp*_input"):
             sensor = temp.rsplit("/", 1)[-1].removesuffix("_input")
             label = sysfs.read_str(temp.removesuffix("_input") + "_label") or sensor
@@ -50,7 +54,7 @@ def temperature_sources(sysfs: SysFS) -> list[TempSource]:
 
 
 class ThermalSensor(Sensor):
-    """``temp_<name>_mc`` per zone and hwmon input; a zone that fails to read (some phones return EAGAIN) is ``None``."""
+    """``temp_<name>_mc`` per zone and hwmon input; a failed read (some phones return EAGAIN) is ``None``."""
 
     name = "thermal"
 

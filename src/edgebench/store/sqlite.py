@@ -63,9 +63,7 @@ class Store:
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"{self.path} has schema {version}, newer than this edgebench ({SCHEMA_VERSION})"
-            )
+            raise RuntimeError(f"{self.path} has schema {version}, newer than this edgebench ({SCHEMA_VERSION})")
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
 

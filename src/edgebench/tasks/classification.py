@@ -12,9 +12,7 @@ from edgebench.tasks.base import make_optimizer
 
 
 class ClassificationSession:
-    def __init__(
-        self, model: nn.Module, workload: Workload, inputs: torch.Tensor, targets: torch.Tensor
-    ) -> None:
+    def __init__(self, model: nn.Module, workload: Workload, inputs: torch.Tensor, targets: torch.Tensor) -> None:
         self.model = model
         self.inputs, self.targets = inputs, targets
         self.optimizer, self.scheduler = make_optimizer(model.parameters(), workload.optimizer)

@@ -1,0 +1,102 @@
+"""``edgebench run`` end to end: the real CLI, a real worker process, a real sampler, a real SQLite store."""
+
+import sqlite3
+
+import pytest
+
+from edgebench.store import Store
+from tests.conftest import json_out
+
+CONTRACT = {
+    "status", "model", "batch_size", "threads", "cores", "steps", "warmup", "step_time_ms", "throughput_sps",
+    "cpu_util_pct", "idle_ratio", "peak_memory_bytes", "infer_time_ms", "energy_j", "env", "trial_id",
+}  # fmt: skip
+
+
+def trial_count(path) -> int:
+    if not path.exists():
+        return 0
+    return sqlite3.connect(path).execute("SELECT count(*) FROM trials").fetchone()[0]
+
+
+def test_lenet_two_steps_json_contract_and_store(cli):
+    proc = cli("run", "--model", "lenet", "--batch-size", "8", "--steps", "2", "--warmup", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    r = json_out(proc)
+    assert r.keys() >= CONTRACT
+    assert (r["status"], r["model"], r["batch_size"], r["steps"], r["warmup"]) == ("ok", "lenet", 8, 2, 1)
+    assert set(r["step_time_ms"]) >= {"mean", "median", "p5", "p95", "std", "ci95"}
+    assert r["step_time_ms"]["n"] == 2  # the warm-up step is not in the statistics
+    assert r["step_time_ms"]["p5"] <= r["step_time_ms"]["median"] <= r["step_time_ms"]["p95"]
+    assert r["throughput_sps"] == pytest.approx(8 / (r["step_time_ms"]["mean"] / 1e3), rel=1e-6)
+    n_cores = len(r["cores"])
+    assert len(r["cpu_util_pct"]["per_core"]) >= n_cores and len(r["idle_ratio"]) >= n_cores
+    assert 0 < r["cpu_util_pct"]["mean"] <= 100
+    assert r["peak_memory_bytes"] > 50 * 2**20  # torch alone is resident
+    assert r["infer_time_ms"]["median"] > 0
+    assert r["energy_j"] is None  # no power sensor on this machine
+    assert r["env"]["torch"].startswith("2.13.0") and r["env"]["cpu_count"] >= 1
+    assert r["threads"] == n_cores
+    assert r["loss"]["finite"]
+    assert r["sampler"]["samples"] > 0 and "cpu_time" in r["sampler"]["sensors"]
+
+    with Store(cli.store_path) as store:
+        stored = store.get(r["trial_id"])
+        assert stored.step_time_ms.median == r["step_time_ms"]["median"]
+        assert store.series(r["trial_id"], "samples").startswith("t_ns,cpu0_active_ticks")
+        assert '"phase": "train"' in store.series(r["trial_id"], "events")
+
+
+def test_default_run_prints_a_summary_table(cli):
+    proc = cli("run", "--steps", "3", "--warmup", "1", "--infer-steps", "2")
+    assert proc.returncode == 0, proc.stderr
+    for text in ("lenet", "train step (ms)", "throughput", "peak memory", "cpu util"):
+        assert text in proc.stdout
+    assert trial_count(cli.store_path) == 1
+
+
+def test_core_mask_pins_the_worker(cli):
+    r = json_out(cli("run", "--steps", "2", "--warmup", "0", "--cores", "0x1", "--json", "--no-store"))
+    assert r["cores"] == [0] and r["threads"] == 1
+    assert r["env"]["affinity"] == [0] and r["env"]["torch_threads"] == 1
+    assert not cli.store_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--model", "resnet9000"], "--model"),
+        (["--batch-size", "0"], "--batch-size"),
+        (["--batch-size", "many"], "--batch-size"),
+        (["--cores", "0x100"], "--cores"),
+        (["--cores", "zz"], "--cores"),
+        (["--interval", "fast"], "--interval"),
+        (["--input-shape", "3x0"], "--input-shape"),
+        (["--warmup", "-1"], "--warmup"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_stored(cli, args, flag):
+    proc = cli("run", *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("edgebench: error:") and flag in lines[0]
+    assert trial_count(cli.store_path) == 0
+
+
+def test_crashing_worker_is_recorded_and_exits_nonzero(cli):
+    # A 4x4 input is too small for LeNet's 5x5 convolutions: the worker fails while building the model.
+    proc = cli("run", "--input-shape", "1x4x4", "--json")
+    assert proc.returncode == 1
+    r = json_out(proc)
+    assert r["status"] == "crashed" and "RuntimeError" in r["reason"]
+    assert r["step_time_ms"] is None
+    assert proc.stderr.strip().splitlines() == [f"edgebench: error: trial crashed: {r['reason']}"]
+    with Store(cli.store_path) as store:
+        assert store.get(r["trial_id"]).status == "crashed"
+
+
+def test_timeout_is_recorded(cli):
+    proc = cli("run", "--model", "alexnet", "--steps", "1000", "--timeout", "8s", "--json")
+    assert proc.returncode == 1
+    r = json_out(proc)
+    assert r["status"] == "timeout" and "8 s" in r["reason"]

@@ -1,0 +1,80 @@
+"""The sampler loop, its raw record format and its decoding, in-process and as a separate process."""
+
+import io
+import os
+import threading
+import time
+
+import pytest
+
+from edgebench.sensors.sampler import Sampler, SamplerConfig, SamplerProcess
+from edgebench.sensors.samples import parse_samples, read_samples
+
+
+def run_for(sampler: Sampler, seconds: float) -> bytes:
+    raw = io.BytesIO()
+    threading.Timer(seconds, sampler.stop).start()
+    sampler.run(raw)
+    return raw.getvalue()
+
+
+def test_fixture_tree_samples_decode_to_the_device_values(sysfs_tree, tmp_path):
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=5, sysfs_root=str(sysfs_tree("rpi4")), pid=4242)
+    sampler = Sampler(config)
+    assert sampler.meta.sensors == ["cpu_time", "process", "memory", "cpu_freq", "thermal"]
+    raw = run_for(sampler, 0.1)
+    csv = io.StringIO()
+    rows = sampler.decode(io.BytesIO(raw), csv)
+    sampler.close()
+    assert rows == sampler.meta.samples >= 5
+    samples = parse_samples(csv.getvalue(), sampler.meta)
+    assert len(samples) == rows
+    assert (samples.columns["cpu2_freq_khz"] == 1_500_000).all()
+    assert (samples.columns["temp_cpu_thermal_mc"] == 48_686).all()
+    assert (samples.columns["mem_available_bytes"] == 3412716 * 1024).all()
+    assert (samples.columns["proc_rss_bytes"] == 86213 * os.sysconf("SC_PAGE_SIZE")).all()
+    assert (samples.t_ns[1:] > samples.t_ns[:-1]).all()
+
+
+def test_torn_last_record_is_dropped(sysfs_tree, tmp_path):
+    sampler = Sampler(SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(sysfs_tree("rpi4"))))
+    raw = sampler.poll() + sampler.poll()
+    for cut in (1, 9, len(raw) // 2 - 5):  # all inside the second record
+        csv = io.StringIO()
+        assert sampler.decode(io.BytesIO(raw[:-cut]), csv) == 1
+
+
+def test_failed_reads_decode_as_empty_cells(tmp_path):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.2)
+        os._exit(0)
+    sampler = Sampler(SamplerConfig(out_csv=str(tmp_path / "s.csv"), sensors=("process",), pid=pid))
+    before = sampler.poll()
+    os.waitpid(pid, 0)
+    after = sampler.poll()  # /proc/<pid>/stat now fails with ESRCH
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(before + after), csv)
+    lines = csv.getvalue().splitlines()
+    assert lines[1].count(",") == 3 and ",," not in lines[1]
+    assert lines[2].endswith(",,,")
+
+
+def test_sampler_process_covers_the_run_and_reports_its_cost(tmp_path):
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=10, pid=os.getpid())
+    proc = SamplerProcess(config).start()
+    t0 = time.perf_counter_ns()
+    time.sleep(0.3)
+    t1 = time.perf_counter_ns()
+    meta = proc.stop()
+    samples = read_samples(config.out_csv, meta)
+    assert samples.t_ns[0] <= t0 and samples.t_ns[-1] >= t1  # same monotonic clock as this process
+    assert 10 <= len(samples) <= 60  # ~30 at 10 ms; loose for a loaded CI machine
+    assert meta.loop_wall_s > 0.25 and meta.loop_cpu_s >= 0
+    assert set(meta.unavailable) <= {"cpu_freq", "thermal"}
+
+
+def test_sampler_process_start_failure_is_reported(tmp_path):
+    config = SamplerConfig(out_csv=str(tmp_path / "missing-dir" / "s.csv"))
+    with pytest.raises(RuntimeError, match="sampler failed to start"):
+        SamplerProcess(config).start()
