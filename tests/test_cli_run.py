@@ -27,6 +27,7 @@ def test_lenet_two_steps_json_contract_and_store(cli):
     assert (r["status"], r["model"], r["batch_size"], r["steps"], r["warmup"]) == ("ok", "lenet", 8, 2, 1)
     assert set(r["step_time_ms"]) >= {"mean", "median", "p5", "p95", "std", "ci95"}
     assert r["step_time_ms"]["n"] == 2  # the warm-up step is not in the statistics
+    assert r["stopped_by"] == "fixed: 2 steps"
     assert r["step_time_ms"]["p5"] <= r["step_time_ms"]["median"] <= r["step_time_ms"]["p95"]
     assert r["throughput_sps"] == pytest.approx(8 / (r["step_time_ms"]["mean"] / 1e3), rel=1e-6)
     n_cores = len(r["cores"])

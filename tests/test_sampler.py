@@ -5,6 +5,7 @@ import os
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from edgebench.sensors.sampler import Sampler, SamplerConfig, SamplerProcess
@@ -30,16 +31,39 @@ def test_fixture_tree_samples_decode_to_the_device_values(sysfs_tree, tmp_path):
     samples = parse_samples(csv.getvalue(), sampler.meta)
     assert len(samples) == rows
     assert (samples.columns["cpu2_freq_khz"] == 1_500_000).all()
-    assert (samples.columns["temp_cpu_thermal_mc"] == 48_686).all()
-    assert (samples.columns["mem_available_bytes"] == 3412716 * 1024).all()
-    assert (samples.columns["proc_rss_bytes"] == 86213 * os.sysconf("SC_PAGE_SIZE")).all()
+    assert (read(samples, "temp_cpu_thermal_mc") == 48_686).all()
+    assert (read(samples, "mem_available_bytes") == 3412716 * 1024).all()
+    assert (read(samples, "proc_rss_bytes") == 86213 * os.sysconf("SC_PAGE_SIZE")).all()
     assert (samples.t_ns[1:] > samples.t_ns[:-1]).all()
+
+
+def read(samples, column):
+    """The values a slow sensor actually read (the ticks it skipped are empty)."""
+    values = samples.columns[column]
+    values = values[~np.isnan(values)]
+    assert len(values) > 0
+    return values
+
+
+def test_slow_sensors_are_polled_at_their_own_period(sysfs_tree, tmp_path):
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=10, sysfs_root=str(sysfs_tree("rpi4")))
+    sampler = Sampler(config)
+    raw = b"".join(sampler.poll() for _ in range(25))
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    samples = parse_samples(csv.getvalue())
+    # memory and thermal declare 100 ms: ticks 0, 10 and 20 of 25 at 10 ms; cpu time and frequency every tick
+    assert np.flatnonzero(~np.isnan(samples.columns["mem_available_bytes"])).tolist() == [0, 10, 20]
+    assert np.flatnonzero(~np.isnan(samples.columns["temp_cpu_thermal_mc"])).tolist() == [0, 10, 20]
+    assert not np.isnan(samples.columns["cpu0_active_ticks"]).any()
+    assert not np.isnan(samples.columns["cpu0_freq_khz"]).any()
 
 
 def test_torn_last_record_is_dropped(sysfs_tree, tmp_path):
     sampler = Sampler(SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(sysfs_tree("rpi4"))))
-    raw = sampler.poll() + sampler.poll()
-    for cut in (1, 9, len(raw) // 2 - 5):  # all inside the second record
+    first, second = sampler.poll(), sampler.poll()
+    raw = first + second
+    for cut in (1, 9, len(second) - 1):  # all inside the second record
         csv = io.StringIO()
         assert sampler.decode(io.BytesIO(raw[:-cut]), csv) == 1
 

@@ -73,6 +73,8 @@ class TrialResult(BaseModel):
     num_classes: int | None = None
     params: int | None = None
     started_at: str | None = None
+    #: Which rule ended the measured phase, e.g. ``fixed: 20 steps``.
+    stopped_by: str | None = None
     step_time_ms: Stats | None = None
     throughput_sps: float | None = None
     cpu_util_pct: CpuUtil | None = None

@@ -83,6 +83,7 @@ def build_result(
     step_ms = durations_ms(train)
     fields = _base(trial, trial_id, env, events)
     fields["step_time_ms"] = summarize(step_ms)
+    fields["stopped_by"] = done.get("stopped_by")
     fields["throughput_sps"] = trial.batch_size * len(step_ms) / (step_ms.sum() / 1e3)
     infer = steps_of(events, "infer")
     if infer:
@@ -97,6 +98,8 @@ def build_result(
     t0, t1 = train[0]["start_ns"], train[-1]["end_ns"]
     if samples is not None and len(samples) >= 2:
         fields.update(_from_samples(samples, t0, t1))
+    if done.get("train_cpu_s") is not None:  # exact, from the worker's own rusage
+        fields["process_cpu_pct"] = 100.0 * done["train_cpu_s"] / ((t1 - t0) / 1e9)
         if fields["peak_memory_bytes"] is None and "proc_rss_bytes" in samples.columns:
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
+from edgebench.runner.stopping import FixedSteps, StopRule
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
 
@@ -54,21 +57,33 @@ class PhaseMemory:
         return kib * 1024 if kib is not None and self.resettable else None
 
 
-def timed(fn: Callable[[], Any], n: int, phase: str, emit: Events, sync: Callable[[], None]) -> None:
+def process_cpu_s() -> float:
+    """User + system CPU time of this process, all threads, exact (no sampling)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(
+    fn: Callable[[], Any], rule: StopRule, phase: str, emit: Events, sync: Callable[[], None]
+) -> tuple[list[float], str]:
+    """Run ``fn`` as timed steps until ``rule`` stops the phase; returns the durations (ms) and the reason."""
     clock = time.perf_counter_ns
-    for index in range(n):
+    durations: list[float] = []
+    while (reason := rule.check(durations)) is None:
         start = clock()
         out = fn()
         sync()
         end = clock()
+        durations.append((end - start) / 1e6)
         emit(
             "step",
             phase=phase,
-            index=index,
+            index=len(durations) - 1,
             start_ns=start,
             end_ns=end,
             loss=None if out is None else float(out),
         )
+    return durations, reason
 
 
 def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
@@ -104,22 +119,26 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
     )
     wait_for_go()
     memory = PhaseMemory()
-    timed(session.train_step, trial.warmup, "warmup", emit, sync)
+    timed(session.train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
     memory.reset()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    timed(session.train_step, trial.steps, "train", emit, sync)
+    cpu_start_s = process_cpu_s()
+    _, stopped_by = timed(session.train_step, FixedSteps(trial.steps), "train", emit, sync)
+    train_cpu_s = process_cpu_s() - cpu_start_s
     train_peak = memory.peak_bytes()
     gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
     infer_peak = None
     if trial.infer_steps:
         session.model.eval()
-        timed(session.infer_step, min(2, trial.infer_steps), "infer_warmup", emit, sync)
+        timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
-        timed(session.infer_step, trial.infer_steps, "infer", emit, sync)
+        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
         infer_peak = memory.peak_bytes()
     emit(
         "done",
+        stopped_by=stopped_by,
+        train_cpu_s=train_cpu_s,
         train_peak_memory_bytes=train_peak,
         infer_peak_memory_bytes=infer_peak,
         gpu_peak_memory_bytes=gpu_peak,
@@ -149,6 +168,7 @@ def apply_affinity(cores: tuple[int, ...] | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     spec_path, events_path = argv or sys.argv[1:]
     trial = Trial.model_validate_json(Path(spec_path).read_text())
     apply_affinity(trial.cores)

@@ -50,6 +50,9 @@ class Sensor(ABC):
 
     #: Registry name, e.g. ``cpu_time``.
     name: str = ""
+    #: The fastest polling worth its cost: quantities that change slowly (system memory, temperature) are read
+    #: every ``min_period_ms`` even when the sampler ticks faster; the rows in between hold no value for them.
+    min_period_ms: float = 0.0
 
     def __init__(self, sysfs: SysFS, *, pid: int | None = None) -> None:
         self.sysfs = sysfs

@@ -11,6 +11,7 @@ class MemorySensor(Sensor):
     """``MemAvailable`` and ``MemFree`` in bytes (``MemTotal`` is constant and lives in the environment)."""
 
     name = "memory"
+    min_period_ms = 100.0
 
     def available(self) -> Availability:
         if not self.sysfs.exists("/proc/meminfo"):

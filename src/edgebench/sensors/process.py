@@ -31,6 +31,8 @@ class ProcessSensor(Sensor):
     """utime/stime ticks and RSS bytes of ``pid``; reads ``None`` once the process has exited."""
 
     name = "process"
+    # The worker measures its own CPU time exactly per phase; this series is for RSS and CPU over time.
+    min_period_ms = 100.0
 
     def __init__(self, sysfs: SysFS, *, pid: int | None = None, page_size_bytes: int | None = None) -> None:
         super().__init__(sysfs, pid=pid)

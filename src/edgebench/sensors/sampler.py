@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
+from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import PseudoFile, SysFS
 from edgebench.registry import SENSORS
 from edgebench.sensors.base import Sensor
@@ -87,6 +88,10 @@ _TIME = struct.Struct("<q")
 _LENGTH = struct.Struct("<H")
 _FAILED = 0xFFFF  # length marker of a read that raised (process gone, EAGAIN from a sensor chip)
 _FAILED_BYTES = _LENGTH.pack(_FAILED)
+_SKIPPED = 0xFFFE  # length marker of a source not due at this tick (see Sensor.min_period_ms)
+_SKIPPED_BYTES = _LENGTH.pack(_SKIPPED)
+#: Stands for the bytes of a source that was not due at a tick.
+SKIPPED = b"<skipped>"
 
 
 class Sampler:
@@ -103,20 +108,27 @@ class Sampler:
         self.sensors, unavailable = build_sensors(sysfs, config.sensors, config.pid)
         columns: list[str] = []
         labels: dict[str, str] = {}
-        self._files: list[tuple[PseudoFile | None, int]] = []
+        self._files: list[tuple[PseudoFile | None, int, int]] = []  # (file, max bytes, poll every n-th tick)
+        self._tick = 0
+        #: (sensor, its first source, one past its last source, its number of columns), in record order
+        self._layout: list[tuple[Sensor, int, int, int]] = []
         for sensor in list(self.sensors):
             try:
-                columns.extend(sensor.open())
+                sensor_columns = sensor.open()
             except OSError as exc:  # listed but not readable, e.g. permissions
                 unavailable[sensor.name] = f"cannot open: {exc}"
                 self.sensors.remove(sensor)
                 continue
+            columns.extend(sensor_columns)
             labels.update(sensor.labels())
+            first = len(self._files)
+            self._layout.append((sensor, first, first + len(sensor.sources()), len(sensor_columns)))
+            every = max(1, round(sensor.min_period_ms / config.interval_ms))
             for source in sensor.sources():
                 try:
-                    self._files.append((sysfs.open(source.path), source.max_bytes))
+                    self._files.append((sysfs.open(source.path), source.max_bytes, every))
                 except OSError:
-                    self._files.append((None, 0))  # decoded as a failed read every time
+                    self._files.append((None, 0, every))  # decoded as a failed read every time
         self.meta = SamplerMeta(
             interval_ms=config.interval_ms,
             columns=columns,
@@ -136,8 +148,12 @@ class Sampler:
     def poll(self) -> bytes:
         """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial."""
         parts = [_TIME.pack(time.perf_counter_ns())]
-        pack = _LENGTH.pack
-        for handle, size in self._files:
+        pack, tick = _LENGTH.pack, self._tick
+        self._tick += 1
+        for handle, size, every in self._files:
+            if tick % every:
+                parts.append(_SKIPPED_BYTES)
+                continue
             try:
                 blob = handle.read(size)  # type: ignore[union-attr]
             except (OSError, AttributeError):
@@ -178,7 +194,10 @@ class Sampler:
         return self.meta
 
     def records(self, raw: IO[bytes]) -> Iterator[tuple[int, list[bytes | None]]]:
-        """``(t_ns, blobs)`` for each complete record of a raw stream (a torn last record is dropped)."""
+        """``(t_ns, blobs)`` for each complete record of a raw stream (a torn last record is dropped).
+
+        A blob is ``None`` for a failed read and :data:`SKIPPED` for a source that was not due.
+        """
         n = len(self._files)
         while head := raw.read(8):
             if len(head) < 8:
@@ -189,6 +208,9 @@ class Sampler:
                 if len(size_bytes) < 2:
                     return
                 (size,) = _LENGTH.unpack(size_bytes)
+                if size == _SKIPPED:
+                    blobs.append(SKIPPED)
+                    continue
                 if size == _FAILED:
                     blobs.append(None)
                     continue
@@ -202,22 +224,21 @@ class Sampler:
         """Write the CSV rows of a raw stream; returns the number of rows."""
         if header:
             out.write(",".join(["t_ns", *self.meta.columns]) + "\n")
-        spans = []
-        at = 0
-        for sensor in self.sensors:
-            spans.append((sensor, at, at + len(sensor.sources())))
-            at += len(sensor.sources())
         rows = 0
         for t_ns, blobs in self.records(raw):
             cells = [str(t_ns)]
-            for sensor, lo, hi in spans:
-                cells.extend("" if v is None else str(v) for v in sensor.decode(blobs[lo:hi]))
+            for sensor, lo, hi, width in self._layout:
+                mine = blobs[lo:hi]
+                if mine and mine[0] is SKIPPED:
+                    cells.extend([""] * width)
+                    continue
+                cells.extend("" if v is None else str(v) for v in sensor.decode(mine))
             out.write(",".join(cells) + "\n")
             rows += 1
         return rows
 
     def close(self) -> None:
-        for handle, _ in self._files:
+        for handle, _, _ in self._files:
             if handle:
                 handle.close()
         self._files = []
@@ -284,6 +305,7 @@ def load_meta(path: Path) -> SamplerMeta:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     config_dict = json.loads((argv or sys.argv[1:])[0])
     config_dict["sensors"] = tuple(config_dict["sensors"])
     config = SamplerConfig(**config_dict)

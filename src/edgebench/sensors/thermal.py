@@ -57,6 +57,8 @@ class ThermalSensor(Sensor):
     """``temp_<name>_mc`` per zone and hwmon input; a failed read (some phones return EAGAIN) is ``None``."""
 
     name = "thermal"
+    # Thermal zones update every 100-250 ms on most SoCs; faster polling reads the same value again.
+    min_period_ms = 100.0
 
     def __init__(self, sysfs: SysFS, *, pid: int | None = None) -> None:
         super().__init__(sysfs, pid=pid)
