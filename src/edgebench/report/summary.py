@@ -25,8 +25,19 @@ def _stats(s: Stats | None) -> str:
     return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 
-def _pcts(values: list[float]) -> str:
-    return "  ".join(f"{v:.0f}" if v == v else "-" for v in values)
+def _pcts(values: list[float] | list[float | None]) -> str:
+    return "  ".join(f"{v:.0f}" if v is not None and v == v else "-" for v in values)
+
+
+def energy_text(r: TrialResult) -> str:
+    """Measured energy with its source, or why there is none."""
+    if r.energy_j is None:
+        return "- (no power sensor; --estimate-energy gives a labelled estimate)"
+    idle = f", idle {r.idle_power_w:.2f} W subtracted" if r.idle_power_w is not None else ", no idle baseline"
+    return (
+        f"{r.energy_j:.3f} J ({r.energy_per_step_j:.4f} J/step, {r.energy_per_sample_j * 1e3:.2f} mJ/sample), "
+        f"mean {r.avg_power_w:.2f} W{idle}  [{r.energy_source}]"
+    )
 
 
 def summary_table(r: TrialResult) -> Table:
@@ -52,7 +63,22 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
         table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
-    table.add_row("energy", f"{r.energy_j:.3f} J" if r.energy_j is not None else "- (no power sensor)")
+    table.add_row("energy", energy_text(r))
+    if r.energy_by_rail and len(r.energy_by_rail) > 1:
+        rails = "  ".join(f"{k} {v.avg_power_w:.2f} W" for k, v in r.energy_by_rail.items())
+        table.add_row("power by rail (mean)", rails)
+    if r.estimated_energy_j is not None:
+        table.add_row(
+            "energy (estimated)",
+            f"{r.estimated_energy_j:.3f} J, {r.estimated_energy_per_step_j:.4f} J/step, mean "
+            f"{r.estimated_avg_power_w:.2f} W  [{r.estimated_energy_source}]",
+        )
+    if r.gpu_util_pct:
+        table.add_row(
+            "gpu util % (per gpu)", f"mean {r.gpu_util_pct.mean or 0:.1f}   [{_pcts(r.gpu_util_pct.per_gpu)}]"
+        )
+    for note in r.energy_notes or []:
+        table.add_row("[yellow]energy note[/yellow]", note)
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")

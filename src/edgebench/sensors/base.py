@@ -181,8 +181,9 @@ class CounterUnwrap:
     """Turns a counter that wraps to 0 past ``range_max`` (RAPL ``energy_uj``) into one that only grows.
 
     Fed the readings in time order (the sampler decodes records in order); a reading below the previous one means
-    the counter wrapped once, so ``range_max`` is added from then on (the modulus powercap tools use).  At any sampling period the sampler uses,
-    a counter cannot wrap twice between two readings (RAPL's package counter takes minutes at full power).
+    the counter wrapped once, so ``range_max`` is added from then on (the modulus powercap tools use).  At any
+    sampling period the sampler uses, a counter cannot wrap twice between two readings (RAPL's package counter
+    takes minutes at full power).
     """
 
     __slots__ = ("_last", "_offset", "range_max", "wraps")

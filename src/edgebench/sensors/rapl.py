@@ -64,19 +64,18 @@ def rapl_zones(sysfs: SysFS) -> list[RaplZone]:
         if not sysfs.exists(f"{path}/energy_uj"):
             continue
         zone_id = path.rsplit("/", 1)[-1].removeprefix("intel-rapl:")
-        name = sysfs.read_str(f"{path}/name") or f"zone_{zone_id}"
+        name = sysfs.read_str(f"{path}/name") or f"zone-{zone_id}"
         parent_id, _, _ = zone_id.rpartition(":")
-        token = column_token(name)
         if parent_id:
-            token = f"{parents.get(parent_id, column_token('zone_' + parent_id))}_{token}"
+            name = f"{parents.get(parent_id, 'zone-' + parent_id)}/{name}"
         else:
-            parents[zone_id] = token
+            parents[zone_id] = name
         zones.append(
             RaplZone(
                 path=path,
-                name=name if not parent_id else f"{parents.get(parent_id, parent_id)}/{name}",
-                column=f"rapl_{token}_energy_uj",
-                scope=_scope(name, zone_id.count(":")),
+                name=name,
+                column=f"rapl_{column_token(name)}_energy_uj",
+                scope=_scope(name.rsplit("/", 1)[-1], zone_id.count(":")),
                 max_energy_range_uj=sysfs.read_int(f"{path}/max_energy_range_uj"),
             )
         )

@@ -1,0 +1,36 @@
+"""GPU utilization over a window (the characterization paper's equation 3), from whichever GPU sensor exists.
+
+Both NVML (``gpuN_util_pct``) and the Jetson's ``load`` (``gpuN_load_permille``) report the share of a recent
+interval the GPU was busy, so their mean over the training window is the GPU's active time over the window.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from edgebench.sensors.samples import Samples
+
+_GPU_COLUMN = re.compile(r"^gpu(\d+)_(util_pct|load_permille)$")
+
+
+def gpu_utilization_pct(samples: Samples, t0: int, t1: int) -> list[float]:
+    """Mean utilization in percent of each GPU over ``[t0, t1]`` (NaN for a GPU without a reading there).
+
+    Readings inside the window count, plus the one just before and after it, so a window shorter than the polling
+    period still has a figure.
+    """
+    out: dict[int, float] = {}
+    lo = max(int(np.searchsorted(samples.t_ns, t0)) - 1, 0)
+    hi = min(int(np.searchsorted(samples.t_ns, t1, side="right")) + 1, len(samples.t_ns))
+    for column, values in samples.columns.items():
+        match = _GPU_COLUMN.match(column)
+        if not match:
+            continue
+        window = values[lo:hi]
+        window = window[~np.isnan(window)]
+        scale = 0.1 if match.group(2) == "load_permille" else 1.0
+        out[int(match.group(1))] = float(window.mean()) * scale if len(window) else math.nan
+    return [out[i] for i in sorted(out)]
