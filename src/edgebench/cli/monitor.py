@@ -15,6 +15,8 @@ from edgebench.cli.options import parse, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.units import parse_duration_s
 
+THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
+
 
 def _sensor_names(text: str) -> tuple[str, ...]:
     from edgebench.registry import SENSORS
@@ -38,10 +40,7 @@ def monitor(
     ] = None,
     throttle_temp: Annotated[
         float | None,
-        typer.Option(
-            help="°C from which a clock held down under load is throttling [default: 5 below the "
-            "lowest passive trip point, else 70]."
-        ),  # fmt: skip
+        typer.Option(help=THROTTLE_HELP),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON at the end.")] = False,
 ) -> int:

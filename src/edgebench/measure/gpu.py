@@ -19,18 +19,21 @@ _GPU_COLUMN = re.compile(r"^gpu(\d+)_(util_pct|load_permille)$")
 def gpu_utilization_pct(samples: Samples, t0: int, t1: int) -> list[float]:
     """Mean utilization in percent of each GPU over ``[t0, t1]`` (NaN for a GPU without a reading there).
 
-    Readings inside the window count, plus the one just before and after it, so a window shorter than the polling
-    period still has a figure.
+    The readings taken inside the window count; a window shorter than the polling period, with none inside, takes
+    the readings just before and after it.
     """
     out: dict[int, float] = {}
-    lo = max(int(np.searchsorted(samples.t_ns, t0)) - 1, 0)
-    hi = min(int(np.searchsorted(samples.t_ns, t1, side="right")) + 1, len(samples.t_ns))
+    lo = int(np.searchsorted(samples.t_ns, t0))
+    hi = int(np.searchsorted(samples.t_ns, t1, side="right"))
     for column, values in samples.columns.items():
         match = _GPU_COLUMN.match(column)
         if not match:
             continue
         window = values[lo:hi]
         window = window[~np.isnan(window)]
+        if not len(window):
+            around = values[max(lo - 1, 0) : hi + 1]
+            window = around[~np.isnan(around)]
         scale = 0.1 if match.group(2) == "load_permille" else 1.0
         out[int(match.group(1))] = float(window.mean()) * scale if len(window) else math.nan
     return [out[i] for i in sorted(out)]

@@ -122,7 +122,7 @@ class RaplSensor(Sensor):
         return {z.column: f"RAPL {z.name}" for z in self.zones}
 
     def power_channels(self) -> list[PowerChannel]:
-        return [PowerChannel(f"rapl {z.name}", self.name, z.scope, energy_column=z.column) for z in self.zones]
+        return [PowerChannel(z.name, self.name, z.scope, energy_column=z.column) for z in self.zones]
 
     @property
     def wraps(self) -> int:
