@@ -1,4 +1,4 @@
-"""Energy from power channels, the choice of source, idle subtraction and the labelled estimate, on hand-built series."""
+"""Energy from power channels, choice of source, idle subtraction and the labelled estimate, on hand-built series."""
 
 import math
 
@@ -148,7 +148,7 @@ def test_power_model_parses_and_rejects_with_the_fix():
     assert parse_power_model(model.spec()) == model
     assert model.describe() == "linear-utilization: P = 2.7 W + (6.4 W - 2.7 W) * U_cpu + 10 W * U_gpu"
     for bad in ("", "idle=2W", "idle=2W,max=fast", "idle=5W,max=2W", "watts=3"):
-        with pytest.raises(ValueError, match="idle|max|coefficient"):
+        with pytest.raises(ValueError, match=r"idle|max|coefficient"):
             parse_power_model(bad)
 
 
