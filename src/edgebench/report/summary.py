@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
@@ -36,7 +37,7 @@ def energy_text(r: TrialResult) -> str:
     idle = f", idle {r.idle_power_w:.2f} W subtracted" if r.idle_power_w is not None else ", no idle baseline"
     return (
         f"{r.energy_j:.3f} J ({r.energy_per_step_j:.4f} J/step, {r.energy_per_sample_j * 1e3:.2f} mJ/sample), "
-        f"mean {r.avg_power_w:.2f} W{idle}  [{r.energy_source}]"
+        f"mean {r.avg_power_w:.2f} W{idle}  " + escape(f"[{r.energy_source}]")
     )
 
 
@@ -52,9 +53,10 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))
     if r.cpu_util_pct:
-        table.add_row("cpu util % (per core)", f"mean {r.cpu_util_pct.mean:.1f}   [{_pcts(r.cpu_util_pct.per_core)}]")
+        mean = "-" if r.cpu_util_pct.mean is None else f"{r.cpu_util_pct.mean:.1f}"
+        table.add_row("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu_util_pct.per_core)}]")
     if r.idle_ratio:
-        table.add_row("idle ratio % (per core)", _pcts([100 * v for v in r.idle_ratio]))
+        table.add_row("idle ratio % (per core)", _pcts([None if v is None else 100 * v for v in r.idle_ratio]))
     if r.process_cpu_pct is not None:
         table.add_row("worker cpu %", f"{r.process_cpu_pct:.0f} (100 = one core)")
     source = f" ({r.peak_memory_source})" if r.peak_memory_source else ""
@@ -71,14 +73,14 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row(
             "energy (estimated)",
             f"{r.estimated_energy_j:.3f} J, {r.estimated_energy_per_step_j:.4f} J/step, mean "
-            f"{r.estimated_avg_power_w:.2f} W  [{r.estimated_energy_source}]",
+            f"{r.estimated_avg_power_w:.2f} W  " + escape(f"[{r.estimated_energy_source}]"),
         )
     if r.gpu_util_pct:
         table.add_row(
             "gpu util % (per gpu)", f"mean {r.gpu_util_pct.mean or 0:.1f}   [{_pcts(r.gpu_util_pct.per_gpu)}]"
         )
     for note in r.energy_notes or []:
-        table.add_row("[yellow]energy note[/yellow]", note)
+        table.add_row("[yellow]energy note[/yellow]", escape(note))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")
