@@ -39,6 +39,17 @@ def missing(reason: str) -> Availability:
     return Availability(False, reason)
 
 
+def readable(sysfs: SysFS, path: str, denied: str) -> Availability:
+    """Present if ``path`` can be read now; else why: ``denied`` (how to get access) or the kernel's error."""
+    try:
+        sysfs.read_text(path)
+    except PermissionError:
+        return missing(f"{path} is not readable: {denied}")
+    except OSError as exc:
+        return missing(f"{path} cannot be read: {exc.strerror or exc}")
+    return present()
+
+
 @dataclass(frozen=True)
 class Source:
     """One pseudo-file the sampler reads whole (up to ``max_bytes``) at every tick.

@@ -30,7 +30,7 @@ from edgebench.sensors.base import (
     column_token,
     int_or_none,
     missing,
-    present,
+    readable,
 )
 
 IIO_DRIVER = "/sys/bus/i2c/drivers/ina3221x"
@@ -108,13 +108,7 @@ class JetsonPowerSensor(Sensor):
         rails = self._discover()
         if not rails:
             return missing(f"no INA3221 power monitor under {IIO_DRIVER} or {HWMON_DRIVER} (not a Jetson board)")
-        try:
-            self.sysfs.read_text(rails[0].paths[0])
-        except PermissionError:
-            return missing(f"{rails[0].paths[0]} is not readable: run edgebench as root (or in the i2c group)")
-        except OSError as exc:
-            return missing(f"{rails[0].paths[0]} cannot be read: {exc.strerror or exc}")
-        return present()
+        return readable(self.sysfs, rails[0].paths[0], "run edgebench as root (or in the i2c group)")
 
     def open(self) -> tuple[str, ...]:
         self.rails = self._discover()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgebench.host.sysfs import SysFS
-from edgebench.sensors.base import Availability, PowerChannel, Reading, Sensor, Source, int_or_none, missing, present
+from edgebench.sensors.base import Availability, PowerChannel, Reading, Sensor, Source, int_or_none, missing, readable
 
 _SUPPLY = "/sys/class/power_supply"
 _MA_BELOW = 10_000
@@ -94,13 +94,7 @@ class PowerSupplySensor(Sensor):
         supplies = find_supplies(self.sysfs)
         if supplies.battery is None:
             return missing(f"no battery with current_now/voltage_now under {_SUPPLY} (not a phone or laptop)")
-        try:
-            self.sysfs.read_text(f"{supplies.battery}/voltage_now")
-        except PermissionError:
-            return missing(f"{supplies.battery}/voltage_now is not readable: run as root (adb root on a phone)")
-        except OSError as exc:
-            return missing(f"{supplies.battery}/voltage_now cannot be read: {exc.strerror or exc}")
-        return present()
+        return readable(self.sysfs, f"{supplies.battery}/voltage_now", "run as root (adb root on a phone)")
 
     def open(self) -> tuple[str, ...]:
         self.supplies = s = find_supplies(self.sysfs)

@@ -24,7 +24,7 @@ from edgebench.sensors.base import (
     column_token,
     int_or_none,
     missing,
-    present,
+    readable,
 )
 
 _POWERCAP = "/sys/class/powercap"
@@ -99,13 +99,10 @@ class RaplSensor(Sensor):
                 f"no {_POWERCAP}/intel-rapl:* zones (not an Intel or AMD x86 CPU, a virtual machine, "
                 "or the intel_rapl_msr module is not loaded: sudo modprobe intel_rapl_msr)"
             )
-        try:
-            self.sysfs.read_text(f"{zones[0].path}/energy_uj")
-        except PermissionError:
-            return missing(f"RAPL is present but {zones[0].path}/energy_uj is readable by root only: {GRANT_HINT}")
-        except OSError as exc:
-            return missing(f"RAPL is present but {zones[0].path}/energy_uj cannot be read: {exc.strerror or exc}")
-        return present()
+        status = readable(
+            self.sysfs, f"{zones[0].path}/energy_uj", f"it is readable by root only since Linux 5.10; {GRANT_HINT}"
+        )
+        return status if status else missing(f"RAPL is present but {status.reason}")
 
     def open(self) -> tuple[str, ...]:
         self.zones = rapl_zones(self.sysfs)
