@@ -22,7 +22,8 @@ def run_for(sampler: Sampler, seconds: float) -> bytes:
 def test_fixture_tree_samples_decode_to_the_device_values(sysfs_tree, tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=5, sysfs_root=str(sysfs_tree("rpi4")), pid=4242)
     sampler = Sampler(config)
-    assert sampler.meta.sensors == ["cpu_time", "process", "memory", "cpu_freq", "thermal"]
+    assert sampler.meta.sensors == ["cpu_time", "process", "memory", "cpu_freq", "thermal", "process_memory"]
+    assert set(sampler.meta.unavailable) == {"rapl", "jetson_power", "jetson_gpu", "power_supply", "nvml"}
     raw = run_for(sampler, 0.1)
     csv = io.StringIO()
     rows = sampler.decode(io.BytesIO(raw), csv)
@@ -95,10 +96,48 @@ def test_sampler_process_covers_the_run_and_reports_its_cost(tmp_path):
     assert samples.t_ns[0] <= t0 and samples.t_ns[-1] >= t1  # same monotonic clock as this process
     assert 10 <= len(samples) <= 60  # ~30 at 10 ms; loose for a loaded CI machine
     assert meta.loop_wall_s > 0.25 and meta.loop_cpu_s >= 0
-    assert set(meta.unavailable) <= {"cpu_freq", "thermal"}
+    assert set(meta.unavailable) <= {
+        "cpu_freq",
+        "thermal",
+        "rapl",
+        "jetson_power",
+        "jetson_gpu",
+        "power_supply",
+        "nvml",
+    }
 
 
 def test_sampler_process_start_failure_is_reported(tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "missing-dir" / "s.csv"))
     with pytest.raises(RuntimeError, match="sampler failed to start"):
         SamplerProcess(config).start()
+
+
+def test_last_record_reads_slow_sources_too(sysfs_tree, tmp_path):
+    """The record taken after a stop reads every source, so a slow sensor has a reading at the end of the run."""
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=10, sysfs_root=str(sysfs_tree("rpi4")))
+    sampler = Sampler(config)
+    raw = b"".join(sampler.poll() for _ in range(5)) + sampler.poll(every_source=True)
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    temps = parse_samples(csv.getvalue()).columns["temp_cpu_thermal_mc"]
+    assert np.flatnonzero(~np.isnan(temps)).tolist() == [0, 5]
+
+
+def test_polled_source_records_bytes_and_failures(tmp_path):
+    """A non-file source (NVML) goes through the same record format; an exception is a failed read."""
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sensors.base import Source, open_source
+
+    calls = iter([b"7 8", RuntimeError("gone")])
+
+    def poll() -> bytes:
+        item = next(calls)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    handle = open_source(SysFS(tmp_path), Source("fake:0", 16, poll=poll))
+    assert handle.read(16) == b"7 8"
+    with pytest.raises(OSError, match="fake:0: gone"):
+        handle.read(16)

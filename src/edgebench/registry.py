@@ -59,6 +59,12 @@ SENSORS = Registry(
         "memory": "edgebench.sensors.meminfo:MemorySensor",
         "cpu_freq": "edgebench.sensors.cpufreq:CpuFreqSensor",
         "thermal": "edgebench.sensors.thermal:ThermalSensor",
+        "process_memory": "edgebench.sensors.process_memory:ProcessMemorySensor",
+        "rapl": "edgebench.sensors.rapl:RaplSensor",
+        "jetson_power": "edgebench.sensors.jetson_power:JetsonPowerSensor",
+        "jetson_gpu": "edgebench.sensors.jetson_gpu:JetsonGpuSensor",
+        "power_supply": "edgebench.sensors.power_supply:PowerSupplySensor",
+        "nvml": "edgebench.sensors.nvml:NvmlSensor",
     },
 )
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error"]
 
@@ -55,6 +55,23 @@ class SamplerSummary(BaseModel):
     unavailable: dict[str, str]
 
 
+class RailEnergy(BaseModel):
+    """One power channel (a rail, a RAPL domain, a GPU) over the training window."""
+
+    #: idle-subtracted where an idle baseline was measured, like ``energy_j``
+    energy_j: float
+    gross_energy_j: float
+    avg_power_w: float
+    idle_power_w: float | None
+
+
+class GpuUtil(BaseModel):
+    """Per-GPU utilization in percent over the training window (equation 3) and its mean."""
+
+    per_gpu: list[float | None]
+    mean: float | None
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -84,7 +101,30 @@ class TrialResult(BaseModel):
     peak_memory_source: str | None = None
     infer_time_ms: Stats | None = None
     infer_peak_memory_bytes: int | None = None
+    #: Energy of the training window above the idle baseline (E_window - P_idle * T), from ``energy_source``;
+    #: without an idle baseline, E_window itself.  Measured only: an estimate never lands here.
     energy_j: float | None = None
+    energy_per_step_j: float | None = None
+    energy_per_sample_j: float | None = None
+    #: E_window before idle subtraction, and the window's length
+    energy_gross_j: float | None = None
+    energy_window_s: float | None = None
+    idle_power_w: float | None = None
+    idle_window_s: float | None = None
+    avg_power_w: float | None = None
+    #: which sensor and channels measured it, e.g. ``jetson_power: VDD_IN (power samples)``; ``estimated: <model>``
+    #: when only an estimate exists
+    energy_source: str | None = None
+    energy_by_rail: dict[str, RailEnergy] | None = None
+    energy_notes: list[str] | None = None
+    #: Asked for with ``--estimate-energy``: the same quantities from a utilization power model, labelled with it.
+    estimated_energy_j: float | None = None
+    estimated_energy_per_step_j: float | None = None
+    estimated_energy_per_sample_j: float | None = None
+    estimated_avg_power_w: float | None = None
+    estimated_idle_power_w: float | None = None
+    estimated_energy_source: str | None = None
+    gpu_util_pct: GpuUtil | None = None
     cpu_freq_khz: list[float | None] | None = None
     temperature_c: dict[str, Range] | None = None
     loss: LossSummary | None = None
@@ -97,8 +137,12 @@ class TrialResult(BaseModel):
 
 
 def upgrade(record: dict[str, Any]) -> dict[str, Any]:
-    """Bring a stored record of any earlier schema version to :data:`SCHEMA_VERSION` (none exist yet)."""
+    """Bring a stored record of any earlier schema version to :data:`SCHEMA_VERSION`.
+
+    Version 2 added the energy, idle-power, estimated-energy and GPU-utilization fields, all optional: a version 1
+    record reads as one with none of them measured.
+    """
     version = record.get("schema_version", 1)
     if version > SCHEMA_VERSION:
         raise ValueError(f"result schema {version} is newer than this edgebench ({SCHEMA_VERSION}); upgrade it")
-    return record
+    return {**record, "schema_version": SCHEMA_VERSION}

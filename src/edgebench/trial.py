@@ -31,6 +31,10 @@ class Trial(BaseModel):
     timeout_s: Annotated[float, Field(gt=0)] = 1800.0
     device: str = "cpu"
     seed: int = 0
+    #: Idle baseline measured before the warm-up (s); ``None``: 5 s where a power sensor exists, else none.
+    idle_s: Annotated[float, Field(ge=0)] | None = None
+    #: Power model for ``estimated_*`` energy (``idle=2.7W,max=6.4W``); ``None``: no estimate.
+    estimate_energy: str | None = None
 
     @field_validator("model")
     @classmethod
@@ -54,6 +58,13 @@ class Trial(BaseModel):
         if device != "cpu" and not device.startswith("cuda"):
             raise ValueError("must be cpu or cuda[:N]")
         return device
+
+    @field_validator("estimate_energy")
+    @classmethod
+    def _power_model(cls, spec: str | None) -> str | None:
+        from edgebench.measure.estimate import parse_power_model
+
+        return None if spec is None else parse_power_model(spec).spec()
 
     def with_placement(self, allowed: tuple[int, ...]) -> Trial:
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""

@@ -11,7 +11,9 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import monitor as monitor_cmd
 from edgebench.cli import run as run_cmd
+from edgebench.cli import sensors as sensors_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
 
@@ -23,6 +25,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run")(run_cmd.run)
+app.command("sensors")(sensors_cmd.sensors)
+app.command("monitor")(monitor_cmd.monitor)
 
 
 @app.callback(invoke_without_command=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -35,3 +36,16 @@ def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
         if "input" in error and error["type"] != "value_error":
             message += f" (got {error['input']!r})"
         raise UsageError(flag, message) from None
+
+
+def sysfs_root(path: Path | None) -> str:
+    """``--sysfs-root``: a folder holding a device's ``/proc`` and ``/sys`` (a capture), or ``/`` when not given."""
+    if path is None:
+        return "/"
+    if not path.is_dir():
+        raise UsageError("--sysfs-root", f"{path} is not a folder; give a tree made by tests/fixtures/capture_sysfs.sh")
+    if not (path / "sys").is_dir() and not (path / "proc").is_dir():
+        raise UsageError(
+            "--sysfs-root", f"{path} holds neither sys/ nor proc/; give the folder a capture was written to"
+        )
+    return str(path)

@@ -8,12 +8,17 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import build, parse
+from edgebench.cli.options import build, parse, sysfs_root
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
 from edgebench.units import parse_duration_s, parse_shape
 
-FLAGS = {"sample_interval_ms": "--interval", "timeout_s": "--timeout"}
+FLAGS = {
+    "sample_interval_ms": "--interval",
+    "timeout_s": "--timeout",
+    "idle_s": "--idle",
+    "estimate_energy": "--estimate-energy",
+}
 
 
 def run(
@@ -37,6 +42,24 @@ def run(
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
     ] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trial.")] = False,
+    idle: Annotated[
+        str | None,
+        typer.Option(
+            help="Idle baseline measured before the trial, e.g. 5s; 0 skips it [default: 5s "
+            "where a power sensor exists]."
+        ),
+    ] = None,
+    estimate_energy: Annotated[
+        str | None,
+        typer.Option(
+            "--estimate-energy",
+            help="Also estimate energy from utilization with this device's "
+            "power, e.g. idle=2.7W,max=6.4W[,gpu=10W]; labelled, never in energy_j.",
+        ),
+    ] = None,
+    sysfs_root_dir: Annotated[
+        Path | None, typer.Option("--sysfs-root", help="Read sensors from a tree copied from a device, not /.")
+    ] = None,
 ) -> int:
     """Train a model on this device: step latency, throughput, CPU use, memory, inference latency."""
     from edgebench.cli import fail
@@ -57,17 +80,20 @@ def run(
             "timeout_s": parse("--timeout", timeout, parse_duration_s),
             "device": device,
             "seed": seed,
+            "idle_s": parse("--idle", idle, parse_duration_s),
+            "estimate_energy": estimate_energy,
         },
         FLAGS,
     )
     from edgebench.runner.local import resolve_placement, run_trial
 
+    root = sysfs_root(sysfs_root_dir)
     resolve_placement(trial)  # a bad --cores fails before anything starts
     if not no_store:
         from edgebench.store import Store
 
         db = Store(store)  # an unwritable store fails before the trial, not after
-    outcome = run_trial(trial)
+    outcome = run_trial(trial, sysfs_root=root)
     result = outcome.result
     if not no_store:
         series = {"events": "\n".join(json.dumps(e) for e in outcome.events)}

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
     idle_ratio,
@@ -106,6 +107,10 @@ def build_result(
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
+    fields.update(gpu_fields(samples, t0, t1))
+    gpu_mean = fields["gpu_util_pct"].mean if fields.get("gpu_util_pct") else None
+    cpu_mean = fields["cpu_util_pct"].mean if fields.get("cpu_util_pct") else None
+    fields.update(energy_fields(trial, events, samples, t0, t1, len(step_ms), cpu_mean, gpu_mean))
     return TrialResult(status="ok", **fields)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
@@ -25,8 +26,19 @@ def _stats(s: Stats | None) -> str:
     return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 
-def _pcts(values: list[float]) -> str:
-    return "  ".join(f"{v:.0f}" if v == v else "-" for v in values)
+def _pcts(values: list[float] | list[float | None]) -> str:
+    return "  ".join(f"{v:.0f}" if v is not None and v == v else "-" for v in values)
+
+
+def energy_text(r: TrialResult) -> str:
+    """Measured energy with its source, or why there is none."""
+    if r.energy_j is None:
+        return "- (no power sensor; --estimate-energy gives a labelled estimate)"
+    idle = f", idle {r.idle_power_w:.2f} W subtracted" if r.idle_power_w is not None else ", no idle baseline"
+    return (
+        f"{r.energy_j:.3f} J ({r.energy_per_step_j:.4f} J/step, {r.energy_per_sample_j * 1e3:.2f} mJ/sample), "
+        f"mean {r.avg_power_w:.2f} W{idle}  " + escape(f"[{r.energy_source}]")
+    )
 
 
 def summary_table(r: TrialResult) -> Table:
@@ -41,9 +53,10 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))
     if r.cpu_util_pct:
-        table.add_row("cpu util % (per core)", f"mean {r.cpu_util_pct.mean:.1f}   [{_pcts(r.cpu_util_pct.per_core)}]")
+        mean = "-" if r.cpu_util_pct.mean is None else f"{r.cpu_util_pct.mean:.1f}"
+        table.add_row("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu_util_pct.per_core)}]")
     if r.idle_ratio:
-        table.add_row("idle ratio % (per core)", _pcts([100 * v for v in r.idle_ratio]))
+        table.add_row("idle ratio % (per core)", _pcts([None if v is None else 100 * v for v in r.idle_ratio]))
     if r.process_cpu_pct is not None:
         table.add_row("worker cpu %", f"{r.process_cpu_pct:.0f} (100 = one core)")
     source = f" ({r.peak_memory_source})" if r.peak_memory_source else ""
@@ -52,7 +65,22 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
         table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
-    table.add_row("energy", f"{r.energy_j:.3f} J" if r.energy_j is not None else "- (no power sensor)")
+    table.add_row("energy", energy_text(r))
+    if r.energy_by_rail and len(r.energy_by_rail) > 1:
+        rails = "  ".join(f"{k} {v.avg_power_w:.2f} W" for k, v in r.energy_by_rail.items())
+        table.add_row("power by rail (mean)", rails)
+    if r.estimated_energy_j is not None:
+        table.add_row(
+            "energy (estimated)",
+            f"{r.estimated_energy_j:.3f} J, {r.estimated_energy_per_step_j:.4f} J/step, mean "
+            f"{r.estimated_avg_power_w:.2f} W  " + escape(f"[{r.estimated_energy_source}]"),
+        )
+    if r.gpu_util_pct:
+        table.add_row(
+            "gpu util % (per gpu)", f"mean {r.gpu_util_pct.mean or 0:.1f}   [{_pcts(r.gpu_util_pct.per_gpu)}]"
+        )
+    for note in r.energy_notes or []:
+        table.add_row("[yellow]energy note[/yellow]", escape(note))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")

@@ -26,6 +26,7 @@ from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.trial import build_result, failed_result
 from edgebench.result import TrialResult
+from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.worker import READY_LINE
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 from edgebench.sensors.samples import read_samples
@@ -71,6 +72,7 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         spec.write_text(trial.model_dump_json())
         worker = _start_worker(trial, spec, events_path, work / "worker.stderr")
         sampler = None
+        idle_event = None
         try:
             deadline = time.monotonic() + trial.timeout_s
             startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
@@ -88,6 +90,10 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
                         pid=worker.pid,
                     )
                     sampler = SamplerProcess(config).start()
+                    idle_s = resolve_idle_s(trial, sysfs_root)
+                    if idle_s > 0:  # the worker waits for "go" with its model built: the device is idle
+                        idle_event = wait_idle(idle_s)
+                        deadline += idle_s
                 assert worker.stdin is not None
                 worker.stdin.write("go\n")
                 worker.stdin.flush()
@@ -110,6 +116,8 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
                 sampler.kill()
             _kill(worker)
         events = _read_events(events_path)
+        if idle_event:
+            events.insert(1 if events and events[0]["event"] == "ready" else 0, idle_event)
         samples_csv = samples_path.read_text() if meta else None
         if outcome is None:
             samples = read_samples(samples_path, meta) if meta else None

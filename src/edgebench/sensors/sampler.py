@@ -23,14 +23,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import PseudoFile, SysFS
 from edgebench.registry import SENSORS
-from edgebench.sensors.base import Sensor
+from edgebench.sensors.base import PolledSource, Sensor, open_source
 
-DEFAULT_SENSORS = ("cpu_time", "process", "memory", "cpu_freq", "thermal")
+DEFAULT_SENSORS = ("cpu_time", "process", "memory", "cpu_freq", "thermal", "process_memory", "rapl", "jetson_power",
+                   "jetson_gpu", "power_supply", "nvml")  # fmt: skip
 _FLUSH_EVERY_NS = 1_000_000_000
 
 
@@ -63,6 +64,8 @@ class SamplerMeta:
     late_samples: int = 0
     loop_cpu_s: float = 0.0
     loop_wall_s: float = 0.0
+    #: The power and energy quantities among the columns (``PowerChannel`` as dicts), for ``measure.power``.
+    power_channels: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def cpu_pct_of_core(self) -> float:
@@ -108,7 +111,9 @@ class Sampler:
         self.sensors, unavailable = build_sensors(sysfs, config.sensors, config.pid)
         columns: list[str] = []
         labels: dict[str, str] = {}
-        self._files: list[tuple[PseudoFile | None, int, int]] = []  # (file, max bytes, poll every n-th tick)
+        self._files: list[
+            tuple[PseudoFile | PolledSource | None, int, int]
+        ] = []  # (file, max bytes, poll every n-th tick)
         self._tick = 0
         #: (sensor, its first source, one past its last source, its number of columns), in record order
         self._layout: list[tuple[Sensor, int, int, int]] = []
@@ -126,7 +131,7 @@ class Sampler:
             every = max(1, round(sensor.min_period_ms / config.interval_ms))
             for source in sensor.sources():
                 try:
-                    self._files.append((sysfs.open(source.path), source.max_bytes, every))
+                    self._files.append((open_source(sysfs, source), source.max_bytes, every))
                 except OSError:
                     self._files.append((None, 0, every))  # decoded as a failed read every time
         self.meta = SamplerMeta(
@@ -138,6 +143,7 @@ class Sampler:
             clk_tck=os.sysconf("SC_CLK_TCK"),
             anchor_wall_ns=time.time_ns(),
             anchor_mono_ns=time.perf_counter_ns(),
+            power_channels=[asdict(c) for s in self.sensors for c in s.power_channels()],
         )
         self._stop = False
 
@@ -145,13 +151,17 @@ class Sampler:
         """Ask the loop to end after the sample in progress (safe from a signal handler)."""
         self._stop = True
 
-    def poll(self) -> bytes:
-        """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial."""
+    def poll(self, every_source: bool = False) -> bytes:
+        """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial.
+
+        ``every_source`` reads slow sources too even when they are not due (the last record after a stop), so every
+        column has a reading at the end of the run as at its start.
+        """
         parts = [_TIME.pack(time.perf_counter_ns())]
         pack, tick = _LENGTH.pack, self._tick
         self._tick += 1
         for handle, size, every in self._files:
-            if tick % every:
+            if tick % every and not every_source:
                 parts.append(_SKIPPED_BYTES)
                 continue
             try:
@@ -170,7 +180,7 @@ class Sampler:
         late = samples = 0
         write, poll = out.write, self.poll
         while True:
-            write(poll())
+            write(poll(self._stop))
             samples += 1
             if samples == 1 and on_first_sample is not None:
                 out.flush()
@@ -220,20 +230,29 @@ class Sampler:
                 blobs.append(blob)
             yield _TIME.unpack(head)[0], blobs
 
+    def decode_record(self, blobs: list[bytes | None]) -> list[int | float | None]:
+        """One record's values in column order; ``None`` where a source failed or was not due."""
+        values: list[int | float | None] = []
+        for sensor, lo, hi, width in self._layout:
+            mine = blobs[lo:hi]
+            if mine and mine[0] is SKIPPED:
+                values.extend([None] * width)
+                continue
+            values.extend(sensor.decode(mine))
+        return values
+
+    def rows(self, raw: IO[bytes]) -> Iterator[tuple[int, list[int | float | None]]]:
+        """``(t_ns, values)`` for each complete record of a raw stream, decoded in order (counters unwrap)."""
+        for t_ns, blobs in self.records(raw):
+            yield t_ns, self.decode_record(blobs)
+
     def decode(self, raw: IO[bytes], out: IO[str], header: bool = True) -> int:
         """Write the CSV rows of a raw stream; returns the number of rows."""
         if header:
             out.write(",".join(["t_ns", *self.meta.columns]) + "\n")
         rows = 0
-        for t_ns, blobs in self.records(raw):
-            cells = [str(t_ns)]
-            for sensor, lo, hi, width in self._layout:
-                mine = blobs[lo:hi]
-                if mine and mine[0] is SKIPPED:
-                    cells.extend([""] * width)
-                    continue
-                cells.extend("" if v is None else str(v) for v in sensor.decode(mine))
-            out.write(",".join(cells) + "\n")
+        for t_ns, values in self.rows(raw):
+            out.write(",".join([str(t_ns), *("" if v is None else str(v) for v in values)]) + "\n")
             rows += 1
         return rows
 

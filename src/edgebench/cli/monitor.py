@@ -1,0 +1,98 @@
+"""``edgebench monitor``: sample every available sensor into a folder until told to stop, and report throttling."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from edgebench.cli.options import parse, sysfs_root
+from edgebench.errors import UsageError
+from edgebench.units import parse_duration_s
+
+THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
+
+
+def _sensor_names(text: str) -> tuple[str, ...]:
+    from edgebench.registry import SENSORS
+
+    names = tuple(filter(None, (n.strip() for n in text.split(","))))
+    if not names:
+        raise ValueError(f"names no sensor; choose from: {', '.join(SENSORS.names())}")
+    return tuple(SENSORS.canonical(n) for n in names)
+
+
+def monitor(
+    out: Annotated[Path, typer.Option(help="Folder for samples.csv, freq_temperature.csv, meta.json, summary.json.")],
+    interval: Annotated[str, typer.Option(help="Sampling period, e.g. 10ms.")] = "10ms",
+    duration: Annotated[str | None, typer.Option(help="Stop after this long, e.g. 1h [default: until Ctrl-C].")] = None,
+    sysfs_root_dir: Annotated[
+        Path | None, typer.Option("--sysfs-root", help="Read a tree copied from a device instead of /.")
+    ] = None,
+    pid: Annotated[int | None, typer.Option(help="Also watch this process's CPU time and memory.")] = None,
+    sensors: Annotated[
+        str | None, typer.Option(help="Comma-separated sensors [default: every one this device has].")
+    ] = None,
+    throttle_temp: Annotated[
+        float | None,
+        typer.Option(help=THROTTLE_HELP),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON at the end.")] = False,
+) -> int:
+    """Sample all available sensors to disk (constant memory), survive Ctrl-C, and report thermal throttling."""
+    from edgebench.monitor.session import FILES, MonitorConfig, run_monitor
+    from edgebench.sensors.sampler import DEFAULT_SENSORS
+
+    interval_ms = parse("--interval", interval, lambda t: parse_duration_s(t, "ms") * 1e3)
+    if not interval_ms or interval_ms <= 0:
+        raise UsageError("--interval", "must be above 0, e.g. 10ms")
+    duration_s = parse("--duration", duration, parse_duration_s)
+    if duration_s is not None and duration_s <= 0:
+        raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")
+    names = parse("--sensors", sensors, _sensor_names) or DEFAULT_SENSORS
+    root = sysfs_root(sysfs_root_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError("--out", f"{out} is a file; give a folder")
+    taken = [f for f in FILES if (out / f).exists()]
+    if taken:
+        raise UsageError("--out", f"{out} already holds a monitor run ({', '.join(taken)}); choose another folder")
+    config = MonitorConfig(out, interval_ms, duration_s, root, pid, names, throttle_temp)
+
+    def started(summary) -> None:  # type: ignore[no-untyped-def]
+        until = f" for {duration}" if duration else " until Ctrl-C"
+        print(f"monitoring {', '.join(summary.sensors)} every {interval_ms:g} ms into {out}{until}", file=sys.stderr)
+        for name, reason in summary.unavailable.items():
+            print(f"  not on this device: {name}: {reason}", file=sys.stderr)
+
+    def throttle(kind: str, e) -> None:  # type: ignore[no-untyped-def]
+        now = time.strftime("%H:%M:%S")
+        if kind == "start":
+            print(f"{now} throttling: {e.policy} (cpu {','.join(map(str, e.cores))}) at {e.min_freq_khz / 1e3:.0f} "
+                  f"of {e.max_khz / 1e3:.0f} MHz under load, {e.max_temp_c:.1f} °C", file=sys.stderr)  # fmt: skip
+        else:
+            print(f"{now} throttling of {e.policy} ended after {e.duration_s:.0f} s", file=sys.stderr)
+
+    summary = run_monitor(config, on_start=started, on_throttle=throttle)
+    if as_json:
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return 0
+    typer.echo(
+        f"{summary.samples} samples over {summary.duration_s:.1f} s ({summary.late_samples} late, sampler "
+        f"{summary.cpu_pct_of_core:.2f}% of a core), stopped by {summary.stopped_by}; files in {out}"
+    )
+    for name, e in summary.energy.items():
+        if e["energy_j"] is not None:
+            typer.echo(f"  {name} ({e['scope']}): {e['energy_j']:.2f} J, mean {e['avg_power_w']:.3f} W")
+    if not summary.throttling:
+        typer.echo(f"  no thermal throttling (clock below 95% of max under load at >= {summary.hot_c:g} °C)")
+    for t in summary.throttling:
+        typer.echo(
+            f"  throttled: {t['policy']} from {t['start']} for {t['duration_s']:.0f} s, down to "
+            f"{t['min_freq_khz'] / 1e3:.0f} of {t['max_khz'] / 1e3:.0f} MHz, up to {t['max_temp_c']:.1f} °C"
+        )
+    return 0

@@ -1,0 +1,154 @@
+"""``edgebench monitor``: files in the MNN-based suite's format, every sample on disk after Ctrl-C, throttling."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from edgebench.monitor.session import MonitorConfig, run_monitor
+
+
+def csv_rows(path):
+    lines = path.read_text().splitlines()
+    return lines[0], lines[1:]
+
+
+def test_phone_monitor_writes_every_file(sysfs_tree, tmp_path):
+    out = tmp_path / "run"
+    config = MonitorConfig(out, interval_ms=5, sysfs_root=str(sysfs_tree("android_phone")), max_samples=40)
+    summary = run_monitor(config)  # the battery is read every 100 ms: at rows 1, 21
+    assert summary.samples == 40 and summary.stopped_by == "end of the sample budget"
+    assert sorted(p.name for p in out.iterdir()) == ["freq_temperature.csv", "meta.json", "samples.csv", "summary.json"]
+    header, rows = csv_rows(out / "freq_temperature.csv")
+    assert header == ",stamp,temperature,cpu0,cpu1,cpu2,cpu3,cpu4,cpu5,cpu6,cpu7"
+    first = rows[0].split(",")
+    assert first == ["1", "0", "247", *["1785600"] * 4, *["710400"] * 3, "825600"]  # battery temp as dumpsys prints
+    assert [int(r.split(",")[0]) for r in rows] == list(range(1, 41))
+    stamps = [int(r.split(",")[1]) for r in rows]
+    assert stamps == sorted(stamps) and all(r.split(",")[2] == "247" for r in rows)  # held between slow readings
+    header, rows = csv_rows(out / "samples.csv")
+    assert header.startswith("t_ns,cpu0_active_ticks") and "device_power_mw" in header and len(rows) == 40
+    assert json.loads((out / "summary.json").read_text())["energy"]["device"]["avg_power_w"] == pytest.approx(1.986)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["power_channels"][0]["name"] == "device" and meta["policies"][1]["cores"] == [4, 5, 6]
+
+
+def test_board_without_cpufreq_still_gets_the_suite_columns(sysfs_tree, tmp_path):
+    run_monitor(MonitorConfig(tmp_path / "c", interval_ms=1, sysfs_root=str(sysfs_tree("container")), max_samples=3))
+    header, rows = csv_rows(tmp_path / "c" / "freq_temperature.csv")
+    assert header == ",stamp,temperature,cpu0,cpu1"
+    assert rows[0].split(",")[2:] == ["", "", ""]  # nothing to report is left empty, not invented
+
+
+def test_throttling_is_detected_and_reported_while_it_happens(sysfs_tree, tmp_path):
+    tree = tmp_path / "pi"
+    shutil.copytree(sysfs_tree("rpi4"), tree)
+    stat, freq = tree / "proc/stat", tree / "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq"
+    temp = tree / "sys/class/thermal/thermal_zone0/temp"
+    stop = threading.Event()
+
+    def overwrite(path, text: str) -> None:
+        """In place and at a fixed length, as the kernel updates a value: a reader never sees a truncated file."""
+        fd = os.open(path, os.O_WRONLY)
+        os.pwrite(fd, text.encode(), 0)
+        os.close(fd)
+
+    def proc_stat(active: int) -> str:
+        cpu = "".join(f"cpu{c} {1000 + active:08d} 0 0 {5000 + active // 8:08d} 0 0 0 0 0 0\n" for c in range(4))
+        return f"cpu  0 0 0 0 0 0 0 0 0 0\n{cpu}intr 0\n"
+
+    stat.write_text(proc_stat(0))
+
+    def busy_board() -> None:
+        """Stands for a board under load that heats up: ticks grow busy, then the clock drops while hot."""
+        t0, active = time.monotonic(), 0
+        while not stop.is_set():
+            active += 2
+            overwrite(stat, proc_stat(active))
+            if time.monotonic() - t0 > 0.8:
+                overwrite(freq, "0900000\n")
+                overwrite(temp, "86000\n")
+            time.sleep(0.01)
+
+    events = []
+    writer = threading.Thread(target=busy_board, daemon=True)
+    writer.start()
+    try:
+        config = MonitorConfig(tmp_path / "m", interval_ms=10, duration_s=2.5, sysfs_root=str(tree), hot_c=80.0,
+                               window_s=0.25)  # fmt: skip
+        summary = run_monitor(config, on_throttle=lambda kind, e: events.append((kind, time.monotonic(), e)))
+    finally:
+        stop.set()
+        writer.join()
+    assert summary.stopped_by == "end of --duration"
+    assert [kind for kind, _, _ in events][:1] == ["start"]
+    (episode,) = summary.throttling
+    assert episode["policy"] == "policy0" and episode["min_freq_khz"] == pytest.approx(900000)
+    assert 0.5 < episode["duration_s"] < 2.0 and episode["max_temp_c"] == pytest.approx(86.0)
+
+
+def start_cli(*args):
+    env = dict(os.environ, COLUMNS="120")
+    return subprocess.Popen([sys.executable, "-m", "edgebench", "monitor", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+
+
+def test_ctrl_c_leaves_every_sample_on_disk(sysfs_tree, tmp_path):
+    out = tmp_path / "m"
+    proc = start_cli("--out", str(out), "--interval", "5ms", "--sysfs-root", str(sysfs_tree("rpi4")), "--json")
+    assert proc.stderr.readline().startswith("monitoring ")  # the loop is running
+    time.sleep(0.6)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    summary = json.loads(stdout)
+    assert summary["stopped_by"] == "Ctrl-C" and summary["samples"] >= 20
+    for name in ("samples.csv", "freq_temperature.csv"):
+        text = (out / name).read_text()
+        assert text.endswith("\n") and len(text.splitlines()) == summary["samples"] + 1
+    assert json.loads((out / "summary.json").read_text())["samples"] == summary["samples"]
+
+
+def test_duration_ends_the_run_with_a_summary(sysfs_tree, tmp_path):
+    proc = start_cli("--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("jetson_tx2")))
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "stopped by end of --duration" in stdout
+    assert "VDD_IN (total)" in stdout and "no thermal throttling" in stdout
+    assert "not on this device: rapl" in stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--interval", "0ms"], "--interval"),
+        (["--interval", "soon"], "--interval"),
+        (["--duration", "forever"], "--duration"),
+        (["--sensors", "rapl,bogus"], "--sensors"),
+        (["--sysfs-root", "/no/such/tree"], "--sysfs-root"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, flag):
+    out = tmp_path / "m"
+    proc = start_cli("--out", str(out), *args)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("edgebench: error:") and flag in lines[0]
+    assert not out.exists()
+
+
+def test_an_earlier_run_is_not_overwritten(tmp_path):
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / "samples.csv").write_text("t_ns\n1\n")
+    proc = start_cli("--out", str(out), "--duration", "50ms")
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "--out" in stderr and "already holds" in stderr
+    assert (out / "samples.csv").read_text() == "t_ns\n1\n"

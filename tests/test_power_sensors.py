@@ -1,0 +1,317 @@
+"""Power, energy and GPU sensors on fixture trees written from the documented layouts of real boards.
+
+Variants (another vendor's sign or units, a charger plugged in, a wrapped counter, a root-only file) are made by
+copying a tree into ``tmp_path`` and changing the files a real device of that kind would show differently.
+"""
+
+import io
+import json
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.host.sysfs import SysFS
+from edgebench.measure.power import device_energy, power_channels
+from edgebench.sensors.base import CounterUnwrap
+from edgebench.sensors.jetson_gpu import JetsonGpuSensor
+from edgebench.sensors.jetson_power import JetsonPowerSensor
+from edgebench.sensors.power_supply import PowerSupplySensor
+from edgebench.sensors.process_memory import ProcessMemorySensor
+from edgebench.sensors.rapl import RaplSensor
+from edgebench.sensors.sampler import Sampler, SamplerConfig
+from edgebench.sensors.samples import parse_samples
+
+POWER_SENSORS = (RaplSensor, JetsonPowerSensor, JetsonGpuSensor, PowerSupplySensor)
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, dirs_exist_ok=True)
+    return dst
+
+
+def opened(sensor):
+    assert sensor.available(), sensor.available().reason
+    return dict(zip(sensor.open(), sensor.read(), strict=True))
+
+
+# --------------------------------------------------------------------------- RAPL
+
+
+def test_rapl_on_an_intel_laptop(sysfs_tree):
+    rapl = RaplSensor(SysFS(sysfs_tree("intel_laptop")))
+    values = opened(rapl)
+    assert values == {
+        "rapl_package_0_energy_uj": 48234111322,
+        "rapl_package_0_core_energy_uj": 21045633120,
+        "rapl_package_0_uncore_energy_uj": 1183376552,
+        "rapl_package_0_dram_energy_uj": 9043344066,
+        "rapl_psys_energy_uj": 101234556612,
+    }
+    scopes = {c.name: c.scope for c in rapl.power_channels()}
+    assert scopes == {
+        "package-0": "part",
+        "package-0/core": "sub",
+        "package-0/uncore": "sub",
+        "package-0/dram": "part",  # DRAM is outside the package domain although listed below it
+        "psys": "total",
+    }
+    assert rapl.labels()["rapl_package_0_dram_energy_uj"] == "RAPL package-0/dram"
+
+
+def test_counter_unwrap_adds_the_range_at_each_wrap():
+    unwrap = CounterUnwrap(1000)
+    assert [unwrap(v) for v in (900, 990, 10, None, 500, 20)] == [900, 990, 1010, None, 1500, 2020]
+    assert unwrap.wraps == 2
+    assert [CounterUnwrap(None)(v) for v in (5, 3)] == [5, 3]  # no range known: left as read
+
+
+def test_rapl_wraparound_through_the_sampler_and_energy(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("intel_laptop"), tmp_path / "laptop")
+    package = tree / "sys/class/powercap/intel-rapl:0/energy_uj"
+    max_range = 262143328850
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(tree), sensors=("rapl",))
+    sampler = Sampler(config)
+    raw = b""
+    for value in (max_range - 300_000, max_range - 100_000, 200_000, 700_000):
+        package.write_text(f"{value}\n")
+        raw += sampler.poll()
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    samples = parse_samples(csv.getvalue(), sampler.meta)
+    energy = samples.columns["rapl_package_0_energy_uj"]
+    assert np.diff(energy).tolist() == [200_000, 300_000, 500_000]  # the wrap costs nothing
+    channel = next(c for c in power_channels(samples) if c.name == "package-0")
+    from edgebench.measure.power import window_energy_j
+
+    assert window_energy_j(samples, channel, int(samples.t_ns[0]), int(samples.t_ns[-1])) == pytest.approx(1.0)
+
+
+def _as_nobody(fn):
+    """Call ``fn`` without root's right to read anything: in a forked child that drops to ``nobody`` when root."""
+    if os.geteuid() != 0:
+        return fn()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write_end, json.dumps(fn()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def test_rapl_readable_by_root_only_says_how_to_grant_access(sysfs_tree):
+    # The tree must be reachable by an unprivileged user: pytest's tmp_path is private to root.
+    base = Path(tempfile.mkdtemp(prefix="edgebench-rapl-", dir="/tmp"))
+    try:
+        tree = copy_tree(sysfs_tree("intel_laptop"), base / "laptop")
+        for folder in [base, *(p for p in tree.rglob("*") if p.is_dir()), tree]:
+            folder.chmod(0o755)
+        for counter in tree.glob("sys/class/powercap/intel-rapl:*/energy_uj"):
+            counter.chmod(stat.S_IRUSR)  # 0400 root, as since Linux 5.10
+
+        def check():
+            status = RaplSensor(SysFS(tree)).available()
+            return [bool(status), status.reason]
+
+        ok, reason = _as_nobody(check)
+        assert not ok
+        assert "readable by root only" in reason and "chmod a+r" in reason and "energy_uj" in reason
+    finally:
+        shutil.rmtree(base)
+
+
+def test_rapl_missing_counter_file_reads_as_empty(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("intel_laptop"), tmp_path / "laptop")
+    rapl = RaplSensor(SysFS(tree))
+    rapl.open()
+    (tree / "sys/class/powercap/intel-rapl:0:0/energy_uj").unlink()  # a zone that vanished after discovery
+    assert rapl.read()[1] is None
+
+
+# --------------------------------------------------------------------------- Jetson
+
+
+def test_jetson_tx2_iio_rails(sysfs_tree):
+    sensor = JetsonPowerSensor(SysFS(sysfs_tree("jetson_tx2")))
+    values = opened(sensor)
+    assert values["rail_vdd_in_power_mw"] == 2981
+    assert values["rail_vdd_sys_cpu_power_mw"] == 306
+    assert values["rail_vdd_sys_gpu_power_mw"] == 152
+    assert values["rail_vdd_sys_ddr_power_mw"] == 611
+    assert values["rail_vdd_sys_soc_power_mw"] == 687
+    scopes = {c.name: c.scope for c in sensor.power_channels()}
+    assert scopes["VDD_IN"] == scopes["VDD_MUX"] == "total"  # module and carrier board inputs
+    assert {scopes[r] for r in ("VDD_SYS_CPU", "VDD_SYS_GPU", "VDD_SYS_DDR", "VDD_SYS_SOC")} == {"sub"}
+
+
+def test_jetson_orin_hwmon_rails_multiply_volts_and_amps_and_skip_nc(sysfs_tree):
+    sensor = JetsonPowerSensor(SysFS(sysfs_tree("jetson_orin")))
+    values = opened(sensor)
+    assert values["rail_vdd_gpu_soc_power_mw"] == round(19960 * 215 / 1000)
+    assert values["rail_vdd_gpu_soc_voltage_mv"] == 19960 and values["rail_vdd_gpu_soc_current_ma"] == 215
+    assert values["rail_vddq_vdd2_1v8ao_power_mw"] == round(4992 * 132 / 1000)
+    assert not any("nc" in c.split("_") for c in values)  # the unconnected channels
+    assert not any("shunt" in c for c in values)  # in7 is the sum of shunt voltages, not a rail
+    # No input rail on an AGX Orin: its rails are the parts that add up to the module.
+    assert {c.scope for c in sensor.power_channels()} == {"part"}
+    assert len(sensor.power_channels()) == 4
+
+
+def test_jetson_rail_that_fails_to_read_is_empty(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("jetson_orin"), tmp_path / "orin")
+    sensor = JetsonPowerSensor(SysFS(tree))
+    sensor.open()
+    (tree / "sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon3/curr1_input").write_text("")
+    assert sensor.read()[:3] == [None, 19960, None]
+
+
+def test_jetson_gpu_load_and_clock(sysfs_tree):
+    assert opened(JetsonGpuSensor(SysFS(sysfs_tree("jetson_tx2")))) == {
+        "gpu0_load_permille": 312,
+        "gpu0_freq_khz": 1300500,
+    }
+    assert opened(JetsonGpuSensor(SysFS(sysfs_tree("jetson_orin")))) == {
+        "gpu0_load_permille": 0,
+        "gpu0_freq_khz": 306000,
+    }
+
+
+# --------------------------------------------------------------------------- battery and USB
+
+
+def phone(sysfs_tree, tmp_path, **files: str) -> SysFS:
+    tree = copy_tree(sysfs_tree("android_phone"), tmp_path / "phone")
+    for rel, text in files.items():
+        (tree / "sys/class/power_supply" / rel).write_text(text + "\n")
+    return SysFS(tree)
+
+
+def test_android_phone_discharging_with_negative_current(sysfs_tree):
+    values = opened(PowerSupplySensor(SysFS(sysfs_tree("android_phone"))))
+    assert values == {
+        "battery_charging": 0,
+        "external_power_online": 0,
+        "battery_voltage_uv": 3876000,
+        "battery_current_ua": 512345,  # positive: leaving the battery, whatever the vendor's sign
+        "battery_power_mw": round(512345 * 3876000 / 1e9),
+        "usb_voltage_uv": 0,
+        "usb_current_ua": 0,
+        "usb_power_mw": 0,
+        "device_power_mw": round(512345 * 3876000 / 1e9),
+        "temp_power_supply_battery_mc": 24700,  # 247 tenths of a degree, as dumpsys battery prints
+    }
+
+
+@pytest.mark.parametrize(
+    ("current", "voltage"),
+    [
+        ("512345", "3876000"),  # vendors that report discharge as positive
+        ("-512345", "3876000"),  # the kernel ABI's sign
+        ("-512", "3876000"),  # mA instead of uA
+        ("512", "3876"),  # mA and mV
+    ],
+)
+def test_units_and_sign_are_normalized_across_vendors(sysfs_tree, tmp_path, current, voltage):
+    fs = phone(sysfs_tree, tmp_path, **{"battery/current_now": current, "battery/voltage_now": voltage})
+    values = opened(PowerSupplySensor(fs))
+    assert values["battery_current_ua"] == pytest.approx(512345, rel=1e-3)
+    assert values["battery_voltage_uv"] == 3876000
+    assert values["device_power_mw"] == pytest.approx(1986, abs=2)
+
+
+def test_usb_charging_is_detected_and_device_power_is_usb_in_minus_charge(sysfs_tree, tmp_path):
+    fs = phone(
+        sysfs_tree,
+        tmp_path,
+        **{
+            "battery/status": "Charging",
+            "battery/current_now": "800000",
+            "usb/online": "1",
+            "usb/input_current_now": "1200000",
+            "usb/voltage_now": "5000000",
+        },
+    )
+    values = opened(PowerSupplySensor(fs))
+    assert values["battery_charging"] == 1 and values["external_power_online"] == 1
+    assert values["battery_current_ua"] == -800000
+    assert values["battery_power_mw"] == -round(800000 * 3876000 / 1e9)
+    assert values["usb_power_mw"] == 6000
+    assert values["device_power_mw"] == 6000 - round(800000 * 3876000 / 1e9)
+
+
+def test_full_battery_on_usb_counts_as_entering(sysfs_tree, tmp_path):
+    fs = phone(sysfs_tree, tmp_path, **{"battery/status": "Full", "battery/current_now": "20000", "usb/online": "1"})
+    assert opened(PowerSupplySensor(fs))["battery_current_ua"] == -20000
+
+
+def test_charger_without_readable_input_leaves_device_power_empty(sysfs_tree, tmp_path):
+    fs = phone(sysfs_tree, tmp_path, **{"battery/status": "Charging", "dc/online": "1"})
+    values = opened(PowerSupplySensor(fs))
+    assert values["external_power_online"] == 1
+    assert values["device_power_mw"] is None  # the battery alone cannot say what the device used
+
+
+def test_laptop_battery_power_now(sysfs_tree):
+    values = opened(PowerSupplySensor(SysFS(sysfs_tree("intel_laptop"))))
+    assert values["battery_power_mw"] == values["device_power_mw"] == 7850
+    assert values["battery_current_ua"] is None and values["battery_voltage_uv"] == 12480000
+
+
+# --------------------------------------------------------------------------- absent sensors, process memory
+
+
+@pytest.mark.parametrize(
+    ("tree", "present"),
+    [
+        ("container", set()),
+        ("rpi4", set()),
+        ("jetson_tx2", {JetsonPowerSensor, JetsonGpuSensor}),
+        ("jetson_orin", {JetsonPowerSensor, JetsonGpuSensor}),
+        ("android_phone", {PowerSupplySensor}),
+        ("intel_laptop", {RaplSensor, PowerSupplySensor}),
+    ],
+)
+def test_each_tree_has_exactly_its_power_sensors_and_says_why_not(sysfs_tree, tree, present):
+    fs = SysFS(sysfs_tree(tree))
+    for cls in POWER_SENSORS:
+        status = cls(fs).available()
+        assert bool(status) == (cls in present), (tree, cls.name, status.reason)
+        if not status:
+            assert status.reason and ("no " in status.reason)
+
+
+def test_process_memory_as_top_shows_it(sysfs_tree):
+    values = opened(ProcessMemorySensor(SysFS(sysfs_tree("rpi4")), pid=4242, page_size_bytes=4096))
+    assert values == {
+        "proc_virt_bytes": 288315 * 4096,
+        "proc_res_bytes": 86213 * 4096,
+        "proc_shr_bytes": 9912 * 4096,
+    }
+    assert not ProcessMemorySensor(SysFS(sysfs_tree("rpi4"))).available()
+
+
+def test_device_energy_on_tx2_samples_adds_module_and_carrier(sysfs_tree, tmp_path):
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(sysfs_tree("jetson_tx2")))
+    sampler = Sampler(config)
+    raw = b"".join(sampler.poll() for _ in range(5))
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    samples = parse_samples(csv.getvalue(), sampler.meta)
+    t0, t1 = int(samples.t_ns[0]), int(samples.t_ns[-1])
+    figures = device_energy(samples, t0, t1)
+    assert figures.source == "jetson_power: VDD_IN + VDD_MUX (power samples)"
+    assert figures.avg_power_w == pytest.approx(2.981 + 1.250)
+    assert figures.rails["VDD_SYS_CPU"].avg_power_w == pytest.approx(0.306)

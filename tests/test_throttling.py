@@ -1,0 +1,109 @@
+"""Thermal-throttling detection on hand-built series: busy, clocked down and hot, or not."""
+
+import numpy as np
+import pytest
+
+from edgebench.host.sysfs import SysFS
+from edgebench.measure.throttling import (
+    LoadWindow,
+    PolicyLimit,
+    ThrottleTracker,
+    default_hot_c,
+    detect_throttling,
+    load_windows,
+    policy_limits,
+    throttled,
+)
+from edgebench.sensors.samples import Samples
+
+MS = 1_000_000
+BIG = PolicyLimit("policy4", (2, 3), 2_400_000)
+LITTLE = PolicyLimit("policy0", (0, 1), 1_800_000)
+
+
+def series(seconds=10, step_ms=100, big_freq=None, temp_c=None, little_busy=False):
+    """Cores 2-3 busy throughout; cores 0-1 idle unless ``little_busy``; per-tick frequency and temperature."""
+    n = seconds * 1000 // step_ms + 1
+    t = np.arange(n, dtype=np.int64) * step_ms * MS
+    ticks = np.arange(n, dtype=np.float64) * step_ms / 10  # USER_HZ 100: 10 ticks per 100 ms
+    columns = {}
+    for core in range(4):
+        busy = core >= 2 or little_busy
+        columns[f"cpu{core}_active_ticks"] = ticks * (0.9 if busy else 0.0)
+        columns[f"cpu{core}_idle_ticks"] = ticks * (0.1 if busy else 1.0)
+    big = np.full(n, 2_400_000.0) if big_freq is None else big_freq(t / 1e9)
+    for core in (2, 3):
+        columns[f"cpu{core}_freq_khz"] = big
+    for core in (0, 1):
+        columns[f"cpu{core}_freq_khz"] = np.full(n, 600_000.0)  # low but idle: not throttling
+    columns["temp_cpu_thermal_mc"] = (np.full(n, 60.0) if temp_c is None else temp_c(t / 1e9)) * 1000
+    columns["temp_battery_mc"] = np.full(n, 30_000.0)
+    return Samples(t, columns)
+
+
+def dip(lo_s, hi_s, low=1_400_000.0, high=2_400_000.0):
+    return lambda t: np.where((t >= lo_s) & (t < hi_s), low, high)
+
+
+def test_clock_held_down_under_load_while_hot_is_one_episode():
+    s = series(big_freq=dip(4, 7), temp_c=lambda t: np.where(t >= 3, 88.0, 60.0))
+    (episode,) = detect_throttling(s, [LITTLE, BIG], hot_c=80.0)
+    assert episode.policy == "policy4" and episode.cores == (2, 3)
+    assert (episode.start_ns, episode.end_ns) == (4000 * MS, 7000 * MS)
+    assert episode.duration_s == pytest.approx(3.0)
+    assert episode.min_freq_khz == pytest.approx(1_400_000) and episode.max_khz == 2_400_000
+    assert episode.max_temp_c == pytest.approx(88.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"big_freq": dip(4, 7), "temp_c": lambda t: np.full_like(t, 60.0)},  # clocked down but cool: a governor
+        {"temp_c": lambda t: np.full_like(t, 95.0)},  # hot but at full clock
+        {"big_freq": dip(4, 7, high=2_400_000.0, low=2_350_000.0), "temp_c": lambda t: np.full_like(t, 95.0)},
+    ],
+)
+def test_not_throttling(kwargs):
+    assert detect_throttling(series(**kwargs), [LITTLE, BIG], hot_c=80.0) == []
+
+
+def test_idle_cores_at_a_low_clock_are_not_throttled_but_busy_ones_are():
+    hot = {"temp_c": lambda t: np.full_like(t, 90.0)}
+    assert [e.policy for e in detect_throttling(series(**hot), [LITTLE, BIG], 80.0)] == []
+    episodes = detect_throttling(series(little_busy=True, **hot), [LITTLE, BIG], 80.0)
+    assert [(e.policy, e.duration_s) for e in episodes] == [("policy0", pytest.approx(10.0))]
+
+
+def test_windows_measure_utilization_from_ticks():
+    ((first, *_),) = [load_windows(series(), 1.0)]
+    assert first.util_pct[2] == pytest.approx(90.0) and first.util_pct[0] == pytest.approx(0.0)
+    assert first.temp_c == pytest.approx(60.0)  # the hottest reading in the window
+
+
+def test_tracker_fed_in_pieces_finds_what_the_whole_series_has_and_says_when():
+    s = series(big_freq=dip(2, 4), temp_c=lambda t: np.full_like(t, 85.0))
+    whole = detect_throttling(s, [LITTLE, BIG], 80.0)
+    started, ended = [], []
+    tracker = ThrottleTracker([LITTLE, BIG], 80.0, on_start=started.append, on_end=ended.append)
+    for window in load_windows(s, 1.0):
+        tracker.feed(window)
+        if window.end_ns == 3000 * MS:
+            assert [e.policy for e in started] == ["policy4"] and not ended  # reported while it lasts
+    assert tracker.finish() == whole and len(ended) == 1
+
+
+def test_missing_readings_do_not_count():
+    window = LoadWindow(0, 1, {2: float("nan")}, {}, None)
+    assert not throttled(window, BIG, 80.0)
+
+
+def test_reference_clock_and_hot_threshold_from_the_device(sysfs_tree):
+    tx2 = SysFS(sysfs_tree("jetson_tx2"))
+    assert [(p.name, p.cores, p.max_khz) for p in policy_limits(tx2)] == [
+        ("policy0", (0, 3, 4, 5), 2035200),
+        ("policy1", (1, 2), 2035200),
+    ]
+    assert default_hot_c(tx2) == pytest.approx(96.5 - 5)
+    assert default_hot_c(SysFS(sysfs_tree("intel_laptop"))) == pytest.approx(95.0 - 5)  # passive 0 is ignored
+    assert default_hot_c(SysFS(sysfs_tree("rpi4"))) == 70.0  # no trip points in the tree
+    assert policy_limits(SysFS(sysfs_tree("container"))) == []
