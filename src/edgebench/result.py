@@ -55,6 +55,19 @@ class SamplerSummary(BaseModel):
     unavailable: dict[str, str]
 
 
+class SweepInfo(BaseModel):
+    """Where a trial sits in a sweep: the sweep, its stable key there, and what was done to the device before it."""
+
+    sweep_id: str
+    trial_key: str
+    position: int
+    #: Frequency each cpufreq policy was pinned to for this trial (kHz), when the sweep set one.
+    freq_set_khz: dict[str, int] | None = None
+    #: How long the sweep cooled the device down before this trial, and by which rule.
+    cooldown_s: float = 0.0
+    cooldown_by: str | None = None
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -90,6 +103,17 @@ class TrialResult(BaseModel):
     loss: LossSummary | None = None
     sampler: SamplerSummary | None = None
     env: dict[str, Any] = {}
+    backend: str = "torch"
+    precision: str = "fp32"
+    #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
+    freq_khz: int | None = None
+    #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).
+    target_ci_pct: float | None = None
+    #: The worker's CPU time over the inference window (100 = one core), as ``process_cpu_pct`` for training.
+    infer_process_cpu_pct: float | None = None
+    #: Peak virtual size of the worker over its life (``VmPeak``), the MNN suite's ``VIRT``.
+    virtual_memory_peak_bytes: int | None = None
+    sweep: SweepInfo | None = None
 
     @property
     def ok(self) -> bool:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from edgebench.registry import MODELS
 
 PositiveInt = Annotated[int, Field(ge=1)]
+#: Numeric precision of training: ``fp32``, or autocast mixed precision with ``bf16`` / ``fp16`` compute.
+Precision = Literal["fp32", "bf16", "fp16"]
+#: Frameworks a worker can train with (MNN and onnxruntime are planned, see DESIGN.md).
+Backend = Literal["torch"]
 
 
 class Trial(BaseModel):
@@ -31,6 +35,15 @@ class Trial(BaseModel):
     timeout_s: Annotated[float, Field(gt=0)] = 1800.0
     device: str = "cpu"
     seed: int = 0
+    backend: Backend = "torch"
+    precision: Precision = "fp32"
+    #: CPU frequency the cpufreq policies of ``cores`` are pinned to; applied by the launcher that owns it (sweep).
+    freq_khz: PositiveInt | None = None
+    #: Adaptive measurement: keep stepping until the 95% CI half-width of the mean step time is within this
+    #: percentage of the mean; ``steps`` is then the minimum, ``max_steps`` / ``max_time_s`` the caps.
+    target_ci_pct: Annotated[float, Field(gt=0, lt=100)] | None = None
+    max_steps: PositiveInt = 2000
+    max_time_s: Annotated[float, Field(gt=0)] = 120.0
 
     @field_validator("model")
     @classmethod
@@ -54,6 +67,14 @@ class Trial(BaseModel):
         if device != "cpu" and not device.startswith("cuda"):
             raise ValueError("must be cpu or cuda[:N]")
         return device
+
+    @field_validator("max_steps")
+    @classmethod
+    def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
+        steps = info.data.get("steps", 1)
+        if info.data.get("target_ci_pct") is not None and max_steps < max(steps, 2):
+            raise ValueError(f"must be at least steps ({steps}) and 2, the fewest steps a confidence interval needs")
+        return max_steps
 
     def with_placement(self, allowed: tuple[int, ...]) -> Trial:
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""

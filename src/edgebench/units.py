@@ -1,4 +1,4 @@
-"""Parsing the quantities users type: durations (``10ms``, ``1h``) and sizes (``8GiB``)."""
+"""Parsing the quantities users type: durations (``10ms``, ``1h``), sizes (``8GiB``), percentages, frequencies."""
 
 from __future__ import annotations
 
@@ -35,3 +35,14 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
         raise ValueError(f"{text!r} is not a shape such as 3x224x224")
     return tuple(int(p) for p in parts)
+
+
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*$")
+
+
+def parse_percent(text: str) -> float:
+    """Percent in ``text``: ``2%``, ``2`` and ``0.5%`` read as 2, 2 and 0.5 (a bare number is already percent)."""
+    match = _PERCENT.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a percentage such as 2% or 0.5%")
+    return float(match.group(1))
