@@ -46,3 +46,18 @@ def parse_percent(text: str) -> float:
     if not match:
         raise ValueError(f"{text!r} is not a percentage such as 2% or 0.5%")
     return float(match.group(1))
+
+
+_FREQ = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(khz|mhz|ghz)?\s*$", re.IGNORECASE)
+_FREQ_KHZ = {"khz": 1.0, "mhz": 1e3, "ghz": 1e6}
+
+
+def parse_freq_khz(text: str | int) -> int:
+    """kHz in ``text`` (``1708800``, ``1708800kHz``, ``1.7GHz``, ``600MHz``); a bare number is kHz, as in sysfs."""
+    match = _FREQ.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a frequency such as 1708800 (kHz), 600MHz or 1.7GHz")
+    khz = round(float(match.group(1)) * _FREQ_KHZ[(match.group(2) or "khz").lower()])
+    if khz <= 0:
+        raise ValueError(f"{text!r} is not a positive frequency")
+    return khz

@@ -12,6 +12,7 @@ import typer
 from pydantic import ValidationError
 
 from edgebench.cli import run as run_cmd
+from edgebench.cli import sweep as sweep_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
 
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run")(run_cmd.run)
+app.command("sweep")(sweep_cmd.sweep)
 
 
 @app.callback(invoke_without_command=True)
