@@ -11,6 +11,8 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import compare as compare_cmd
+from edgebench.cli import export as export_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.errors import UsageError
@@ -25,6 +27,8 @@ app = typer.Typer(
 )
 app.command("run")(run_cmd.run)
 app.command("sweep")(sweep_cmd.sweep)
+app.command("export")(export_cmd.export)
+app.command("compare")(compare_cmd.compare)
 
 
 @app.callback(invoke_without_command=True)
