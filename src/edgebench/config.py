@@ -12,6 +12,7 @@ fix it; nothing runs until the whole configuration is valid.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 import typing
 from collections.abc import Callable
@@ -58,7 +59,7 @@ def _duration_ms(text: str) -> float:
 
 
 def _core_spec(value: Any) -> tuple[int, ...] | str | None:
-    """A core set: a taskset hex mask (``f0``), a cpu list (``0,2-3`` or ``[0, 2, 3]``), ``big``, ``little``, ``all``."""
+    """A core set: a taskset hex mask (``f0``), a cpu list (``0,2-3``, ``[0, 2, 3]``), ``big``, ``little``, ``all``."""
     if value is None:
         return None
     if isinstance(value, str) and value.strip().lower().replace("+", "_") in (*CORE_ROLES, "big_little"):
@@ -179,14 +180,14 @@ class SweepConfig(StrictModel):
     steps: PositiveInt | None = None
     warmup: Annotated[int, Field(ge=0)] = 3
     infer_steps: Annotated[int, Field(ge=0)] = 10
-    target_ci_pct: Annotated[
-        Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent))
-    ] = Field(None, alias="target_ci")
+    target_ci_pct: Annotated[Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent))] = (
+        Field(None, alias="target_ci")
+    )
     max_steps: PositiveInt = 2000
     max_time_s: Annotated[float, Field(gt=0, alias="max_time"), BeforeValidator(_unit(parse_duration_s))] = 120.0
-    sample_interval_ms: Annotated[
-        float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))
-    ] = 10.0
+    sample_interval_ms: Annotated[float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))] = (
+        10.0
+    )
     timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(_unit(parse_duration_s))] = 1800.0
     seed: int = 0
     cooldown: Annotated[CooldownConfig, BeforeValidator(_cooldown)] = Field(default_factory=CooldownConfig)
@@ -292,7 +293,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -310,7 +311,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UsageError(str(path), f"the top level must be a mapping of keys (models:, batch_sizes: ...), not a {type(data).__name__}")
+        raise UsageError(
+            str(path),
+            f"the top level must be a mapping of keys (models:, batch_sizes: ...), not a {type(data).__name__}",
+        )
     return data
 
 
@@ -337,7 +341,7 @@ def set_path(data: dict[str, Any], key: str, value: Any) -> None:
     """Set ``a.b[2].c`` inside nested dicts and lists, creating mappings on the way."""
     steps: list[str | int] = [m.group(1) if m.group(1) else int(m.group(2)) for m in _STEP.finditer(key)]
     node: Any = data
-    for step, following in zip(steps, steps[1:], strict=False):
+    for step, following in itertools.pairwise(steps):
         if isinstance(step, int):
             if not isinstance(node, list) or step >= len(node):
                 raise UsageError(f"--set {key}", f"there is no item {step} to set inside")

@@ -76,7 +76,9 @@ def _section(value: Any, name: str, keys: tuple[str, ...], source: str) -> dict[
     for key, item in value.items():
         lower = str(key).lower()
         if lower not in keys:
-            raise UsageError(f"{source}: {name}.{key}", f"unknown key in DNNTune's {name} section; valid: {', '.join(keys)}")
+            raise UsageError(
+                f"{source}: {name}.{key}", f"unknown key in DNNTune's {name} section; valid: {', '.join(keys)}"
+            )
         out[lower] = (f"{name}.{key}", item)
     return out
 
@@ -121,7 +123,7 @@ def _model(
         if precision is None:
             raise UsageError(
                 f"{source}: {key}",
-                f"{data_type!r} cannot be trained here; use float (fp32), float16 or bfloat16 (autocast mixed precision)",
+                f"{data_type!r} cannot be trained here; use float (fp32), float16 or bfloat16 (mixed precision)",
             )
         _claim(native, "precision", [precision], key, origins, source)
 

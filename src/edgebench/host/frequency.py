@@ -158,7 +158,9 @@ class FrequencyControl:
             for name in ("scaling_governor", "scaling_min_freq", "scaling_max_freq"):
                 target = self.sysfs.path(f"{path}/{name}")
                 if not os.access(target, os.W_OK):
-                    raise UsageError(FIELD, f"{target} is missing or not writable; leave frequencies out on this device")
+                    raise UsageError(
+                        FIELD, f"{target} is missing or not writable; leave frequencies out on this device"
+                    )
 
     def __enter__(self) -> FrequencyControl:
         self.check()

@@ -51,7 +51,8 @@ def resolve(store: Store, ref: str) -> Side:
     if len(ids) == 1:
         return Side(ids[0], "trial", [store.get(ids[0])])
     if len(ids) > 1:
-        raise UsageError(ref, f"{len(ids)} trials start with it ({', '.join(ids[:3])}...); give more of the id")
+        shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+        raise UsageError(ref, f"{len(ids)} trials start with it ({shown}); give more of the id")
     if ref in store.hostnames():
         return Side(ref, "device", [r for r in store.query(hostname=ref) if r.ok])
     raise UsageError(ref, f"no sweep, trial id or hostname in {store.path} matches it")
@@ -116,7 +117,7 @@ class Measure:
 
 
 def _extra(name: str) -> Callable[[TrialResult], float | None]:
-    return lambda r: (r.model_dump().get(name))
+    return lambda r: r.model_dump().get(name)
 
 
 MEASURES = (

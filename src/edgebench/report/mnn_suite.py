@@ -3,9 +3,9 @@
 Layout, names and columns are the suite's own (its ``dataprocess.py`` and ``energy_compute.py`` write them with
 pandas; REFERENCE.md section 1)::
 
-    OUT/<Device>_Core_<mask>/processed_data/<Net>/time_table_<Net>.csv     ,batchsize,expr_train,expr_infer,session_infer
-    OUT/<Device>_Core_<mask>/processed_data/<Net>/performance_<Net>.csv    ,batchsize,VIRT,RES,SHR,cpuUsage_train,...
-    OUT/batchsize_energy_<Device>_Core_<mask>.csv                          ,Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet
+    OUT/<Device>_Core_<mask>/processed_data/<Net>/time_table_<Net>.csv   ,batchsize,expr_train,expr_infer,session_infer
+    OUT/<Device>_Core_<mask>/processed_data/<Net>/performance_<Net>.csv  ,batchsize,VIRT,RES,SHR,cpuUsage_train,...
+    OUT/batchsize_energy_<Device>_Core_<mask>.csv                        ,Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet
     OUT/singleBatch_energy_<Device>_Core_<mask>.csv, OUT/singleSample_energy_<Device>_Core_<mask>.csv
 
 A trial run at a pinned frequency goes to ``<Device>_Freq_<kHz>`` instead (the suite's frequency sweep).  The
@@ -212,11 +212,21 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
             by_batch = sorted((b, r) for (m, b), r in trials.items() if m == model)
             time_rows, perf_rows = [], []
             for i, (batch, r) in enumerate(by_batch, start=1):
-                time_rows.append([i, batch, r.step_time_ms.mean, r.infer_time_ms.mean if r.infer_time_ms else None, None])
+                time_rows.append(
+                    [i, batch, r.step_time_ms.mean, r.infer_time_ms.mean if r.infer_time_ms else None, None]
+                )
                 power = power_maxima(r, series)
                 perf_rows.append(
-                    [i, batch, _mib(r.virtual_memory_peak_bytes), _mib(r.peak_memory_bytes), None, r.process_cpu_pct,
-                     r.infer_process_cpu_pct, *(power[c] for c in POWER_COLUMNS)]  # fmt: skip
+                    [
+                        i,
+                        batch,
+                        _mib(r.virtual_memory_peak_bytes),
+                        _mib(r.peak_memory_bytes),
+                        None,
+                        r.process_cpu_pct,
+                        r.infer_process_cpu_pct,
+                        *(power[c] for c in POWER_COLUMNS),
+                    ]
                 )
             base = f"{folder}/processed_data/{net}"
             files[f"{base}/time_table_{net}.csv"] = _csv(list(TIME_COLUMNS), time_rows)

@@ -89,6 +89,4 @@ def train_rule(trial: Trial) -> StopRule:
     """The rule for a trial's measured training phase: fixed steps, or the target-CI rule with its caps."""
     if trial.target_ci_pct is None:
         return FixedSteps(trial.steps)
-    return TargetCI(
-        trial.target_ci_pct, min_steps=trial.steps, max_steps=trial.max_steps, max_time_s=trial.max_time_s
-    )
+    return TargetCI(trial.target_ci_pct, min_steps=trial.steps, max_steps=trial.max_steps, max_time_s=trial.max_time_s)

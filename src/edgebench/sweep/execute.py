@@ -25,7 +25,7 @@ from edgebench.measure.trial import failed_result
 from edgebench.result import SweepInfo, TrialResult
 from edgebench.runner.local import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
-from edgebench.sweep.cooldown import Cooler, CooldownOutcome
+from edgebench.sweep.cooldown import CooldownOutcome, Cooler
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.trial import Trial
 

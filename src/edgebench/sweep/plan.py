@@ -85,7 +85,9 @@ def resolve_cores(
     if isinstance(spec, str):
         policies = [p for p in freq_policies(sysfs) if set(p.cores) & set(allowed)]
         if not policies:
-            raise UsageError(field, f"{spec} cores are told apart by cpufreq clusters and this device has none; give a mask")
+            raise UsageError(
+                field, f"{spec} cores are told apart by cpufreq clusters and this device has none; give a mask"
+            )
         ordered = sorted(policies, key=lambda p: (p.cpuinfo_max_khz or p.max_khz or 0, p.cores))
         little = set(ordered[0].cores)
         cores = little if spec == "little" or len(ordered) == 1 else {c for p in ordered[1:] for c in p.cores}
