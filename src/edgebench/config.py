@@ -25,6 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import parse_cores
 from edgebench.registry import MODELS
+from edgebench.trial import check_device, check_step_cap
 from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape
 
 #: The batch sizes of the MNN-based suite.
@@ -211,17 +212,12 @@ class SweepConfig(StrictModel):
     @field_validator("device")
     @classmethod
     def _device(cls, device: str) -> str:
-        if device != "cpu" and not device.startswith("cuda"):
-            raise ValueError("must be cpu or cuda[:N]")
-        return device
+        return check_device(device)
 
     @field_validator("max_steps")
     @classmethod
     def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
-        steps = info.data.get("steps") or 5
-        if info.data.get("target_ci_pct") is not None and max_steps < max(steps, 2):
-            raise ValueError(f"must be at least steps ({steps}), the minimum an adaptive trial takes")
-        return max_steps
+        return check_step_cap(max_steps, info.data.get("steps") or 5, info.data.get("target_ci_pct"))
 
     @property
     def measured_steps(self) -> int:

@@ -64,19 +64,27 @@ class Trial(BaseModel):
     @field_validator("device")
     @classmethod
     def _device(cls, device: str) -> str:
-        if device != "cpu" and not device.startswith("cuda"):
-            raise ValueError("must be cpu or cuda[:N]")
-        return device
+        return check_device(device)
 
     @field_validator("max_steps")
     @classmethod
     def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
-        steps = info.data.get("steps", 1)
-        if info.data.get("target_ci_pct") is not None and max_steps < max(steps, 2):
-            raise ValueError(f"must be at least steps ({steps}) and 2, the fewest steps a confidence interval needs")
-        return max_steps
+        return check_step_cap(max_steps, info.data.get("steps") or 1, info.data.get("target_ci_pct"))
 
     def with_placement(self, allowed: tuple[int, ...]) -> Trial:
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""
         cores = self.cores or allowed
         return self.model_copy(update={"cores": cores, "threads": self.threads or len(cores)})
+
+
+def check_device(device: str) -> str:
+    if device != "cpu" and not device.startswith("cuda"):
+        raise ValueError("must be cpu or cuda[:N]")
+    return device
+
+
+def check_step_cap(max_steps: int, steps: int, target_ci_pct: float | None) -> int:
+    """An adaptive trial's step cap cannot be below its minimum (nor below 2, the fewest a CI needs)."""
+    if target_ci_pct is not None and max_steps < max(steps, 2):
+        raise ValueError(f"must be at least steps ({steps}) and 2, the fewest steps a confidence interval needs")
+    return max_steps
