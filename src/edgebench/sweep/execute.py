@@ -134,6 +134,9 @@ def run_sweep(
             if control is not None:
                 stack.enter_context(control)
             reporter.begin(plan, todo, outcome.skipped)
+            if resume and not done:
+                reporter.note(f"nothing stored yet for sweep {plan.sweep_id}: running all of it (an unnamed sweep "
+                              "whose configuration changed is a new sweep; give it a name to keep one id)")  # fmt: skip
             if cooler.config.until_idle:
                 idle = cooler.measure_idle()
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
