@@ -100,6 +100,7 @@ def test_set_overrides_any_key_with_yaml_values(tmp_path):
         ("precision: int8", (), "sweep.yaml: precision[0]", "'fp32', 'bf16' or 'fp16'"),
         ("backend: tensorflow", (), "sweep.yaml: backend[0]", "'torch'"),
         ("target_ci: lots", (), "sweep.yaml: target_ci", "not a percentage"),
+        ("target_ci: 0.02", (), "sweep.yaml: target_ci", "ambiguous: write 2% for a fraction"),
         ("target_ci: 2%\nsteps: 50\nmax_steps: 10", (), "sweep.yaml: max_steps", "at least steps (50) and 2"),
         ("name: my sweep", (), "sweep.yaml: name", "letters, digits"),
         ("sample_interval: 0ms", (), "sweep.yaml: sample_interval", "greater than 0"),

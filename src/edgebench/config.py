@@ -48,7 +48,7 @@ def _unit(parser: Callable[[str], float], *, bare_numbers: bool = True) -> Calla
             return value  # let the type check reject it
         if isinstance(value, int | float) and bare_numbers:
             return value
-        if isinstance(value, str):
+        if isinstance(value, str) or (isinstance(value, int | float) and not bare_numbers):
             return parser(value)
         return value
 
@@ -181,9 +181,9 @@ class SweepConfig(StrictModel):
     steps: PositiveInt | None = None
     warmup: Annotated[int, Field(ge=0)] = 3
     infer_steps: Annotated[int, Field(ge=0)] = 10
-    target_ci_pct: Annotated[Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent))] = (
-        Field(None, alias="target_ci")
-    )
+    target_ci_pct: Annotated[
+        Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent, bare_numbers=False))
+    ] = Field(None, alias="target_ci")
     max_steps: PositiveInt = 2000
     max_time_s: Annotated[float, Field(gt=0, alias="max_time"), BeforeValidator(_unit(parse_duration_s))] = 120.0
     sample_interval_ms: Annotated[float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))] = (

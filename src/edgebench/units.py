@@ -40,12 +40,18 @@ def parse_shape(text: str) -> tuple[int, ...]:
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*$")
 
 
-def parse_percent(text: str) -> float:
-    """Percent in ``text``: ``2%``, ``2`` and ``0.5%`` read as 2, 2 and 0.5 (a bare number is already percent)."""
+def parse_percent(text: str | float) -> float:
+    """Percent in ``text``: ``2%``, ``2`` and ``0.5%`` read as 2, 2 and 0.5 (a bare number is already percent).
+
+    A bare number below 1 is refused: ``0.02`` is more likely a fraction meant as 2% than a target of 0.02%.
+    """
     match = _PERCENT.match(str(text))
     if not match:
         raise ValueError(f"{text!r} is not a percentage such as 2% or 0.5%")
-    return float(match.group(1))
+    value = float(match.group(1))
+    if "%" not in str(text) and value < 1:
+        raise ValueError(f"{text!r} is ambiguous: write {value * 100:g}% for a fraction, or {value:g}% if you mean it")
+    return value
 
 
 _FREQ = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(khz|mhz|ghz)?\s*$", re.IGNORECASE)
