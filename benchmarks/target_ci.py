@@ -60,12 +60,14 @@ def check_cost_us(n: int, repeat: int = 2000) -> float:
     """Time of one ``TargetCI.check`` call with ``n`` durations already measured (the rule's cost per step)."""
     import numpy as np
 
-    rule = TargetCI(0.001, min_steps=2, max_steps=10**9, max_time_s=1e9)
-    durations = list(np.random.default_rng(0).normal(10, 1, n))
-    rule.check(durations)
+    rule = TargetCI(0.001, min_steps=2, max_steps=n + repeat + 1, max_time_s=1e9)
+    durations = list(np.random.default_rng(0).normal(10, 1, n + repeat))
+    steps = durations[:n]
+    rule.check(steps)
     t0 = time.perf_counter()
-    for _ in range(repeat):
-        rule.check(durations)
+    for x in durations[n:]:  # as in the worker: one more step per check
+        steps.append(x)
+        rule.check(steps)
     return (time.perf_counter() - t0) / repeat * 1e6
 
 

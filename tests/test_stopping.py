@@ -29,6 +29,15 @@ def run(rule, durations):
     return len(taken), rule.check(taken)
 
 
+def test_running_interval_equals_the_one_from_all_steps():
+    x = list(np.random.default_rng(7).normal(10.0, 2.0, 3000))
+    rule = TargetCI(2.0, min_steps=2, max_steps=2500, max_time_s=60)  # beyond the cap: the quantile is computed
+    for n in (2, 3, 10, 100, 2499, 2500, 3000):
+        expected = 100 * ci95_half_width(x[:n]) / np.mean(x[:n])
+        assert rule.relative_ci_pct(x[:n]) == pytest.approx(expected, rel=1e-9)
+    assert rule.relative_ci_pct(x[:5]) == pytest.approx(100 * ci95_half_width(x[:5]) / np.mean(x[:5]), rel=1e-9)
+
+
 def test_stable_steps_stop_at_the_minimum():
     rule = TargetCI(2.0, min_steps=5, max_steps=1000, max_time_s=60)
     n, reason = run(rule, [10.0, 10.1, 9.9, 10.0, 10.05] + [10.0] * 100)
