@@ -166,3 +166,21 @@ def test_dnntune_errors_name_the_dnntune_key(tmp_path, text, field, words):
 def test_example_configurations_are_valid():
     for path in sorted(EXAMPLES.glob("*.yaml")):
         load_config(path)
+
+
+def test_planning_errors_name_the_key_as_written(tmp_path, sysfs_tree):
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sweep.plan import plan
+
+    def plan_error(path, *overrides):
+        loaded = load_config(path, overrides)
+        with pytest.raises(UsageError) as err:
+            plan(loaded.config, source=path, sysfs=SysFS(tmp_path / "none"), allowed=(0, 1))
+        return loaded.relabel(err.value)
+
+    assert plan_error(EXAMPLES / "dnntune_mobilenet.yaml").field.endswith(
+        "dnntune_mobilenet.yaml: processing.CPU_affinity"
+    )
+    path = write(tmp_path, "cores: [0x1, f0]\n")
+    assert plan_error(path).field == f"{path}: cores[1]"
+    assert plan_error(path, "cores=[0x1, 0x2, 0x4]").field == "--set cores[2]"

@@ -233,6 +233,23 @@ class LoadedConfig(BaseModel):
     source: str
     notes: tuple[str, ...] = ()
     raw: dict[str, Any]
+    #: native key -> the DNNTune key it came from (``cores`` -> ``processing.CPU_affinity``)
+    origins: dict[str, str] = {}
+    #: keys given with --set
+    overridden: frozenset[str] = frozenset()
+    from_file: bool = False
+
+    def label(self, key_path: str) -> str:
+        """Where a key was written, as an error should name it: ``sweep.yaml: cores[1]`` or ``--set cores[1]``."""
+        original = next((o for n, o in self.origins.items() if _under(key_path, n)), key_path)
+        from_set = any(_under(original, k) or _under(k, original) for k in self.overridden)
+        return f"--set {original}" if from_set or not self.from_file else f"{self.source}: {original}"
+
+    def relabel(self, error: UsageError) -> UsageError:
+        """A planning error on a native key (``cores[0]``) named as the user wrote it."""
+        if "--" in error.field or ":" in error.field:
+            return error
+        return UsageError(self.label(error.field), error.message)
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
@@ -247,18 +264,13 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
         set_path(raw, key, value)
         overridden.add(key)
     native, origins, notes = translate(raw, source)
-
-    def label(key_path: str) -> str:
-        original = next((o for n, o in origins.items() if _under(key_path, n)), key_path)
-        from_set = any(_under(original, k) or _under(k, original) for k in overridden)
-        return f"--set {original}" if from_set or not path else f"{source}: {original}"
-
+    context = dict(source=source, origins=origins, overridden=frozenset(overridden), from_file=path is not None)
     try:
         config = SweepConfig.model_validate(native)
     except ValidationError as exc:
         key_path, message = describe_error(exc, SweepConfig)
-        raise UsageError(label(key_path), message) from None
-    return LoadedConfig(config=config, source=source, notes=tuple(notes), raw=native)
+        raise UsageError(LoadedConfig.model_construct(**context).label(key_path), message) from None
+    return LoadedConfig(config=config, notes=tuple(notes), raw=native, **context)
 
 
 def _under(path: str, prefix: str) -> bool:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.config import LoadedConfig
 
 SetOption = Annotated[
     list[str] | None,
@@ -48,7 +55,10 @@ def sweep(
         overrides.append(f"target_ci={target_ci}")
     loaded = load_config(config, overrides)
     sysfs = SysFS(sysfs_root or "/")
-    planned = plan(loaded.config, source=config, sysfs=sysfs, allowed=allowed_cores())
+    try:
+        planned = plan(loaded.config, source=config, sysfs=sysfs, allowed=allowed_cores())
+    except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
+        raise loaded.relabel(exc) from None
     console = Console()
     for note in loaded.notes:
         console.print(f"[dim]note: {note}[/dim]")
@@ -64,7 +74,7 @@ def sweep(
     from edgebench.sweep.execute import run_sweep
     from edgebench.sweep.progress import RichReporter
 
-    with Store(store) as db, RichReporter(console) as reporter:
+    with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
         outcome = run_sweep(
             planned,
             db,
@@ -105,3 +115,11 @@ def _config(r: object) -> str:
     fields = {k: getattr(r, k) for k in ("model", "batch_size", "threads", "precision", "freq_khz")}
     cores = getattr(r, "cores", None)
     return trial_label(Trial(**fields, cores=tuple(cores) if cores else None))
+
+
+@contextlib.contextmanager
+def _relabelled(loaded: LoadedConfig) -> Iterator[None]:
+    try:
+        yield
+    except UsageError as exc:
+        raise loaded.relabel(exc) from None
