@@ -155,3 +155,15 @@ def test_export_filters(tmp_path, cli):
     assert proc.returncode == 2 and "no sweep 'nope'" in proc.stderr
     proc = cli("export", "--host", "elsewhere")
     assert proc.returncode == 2 and "no trials" in proc.stderr
+
+
+def test_trials_csv_matches_its_golden_copy(tmp_path):
+    from edgebench.report.tables import columns_of, to_csv, trial_row
+
+    with phone_store(tmp_path / "s.sqlite") as store:
+        rows = [trial_row(r) for r in store.query()]
+    text = to_csv(rows, columns_of(rows))
+    golden = GOLDEN.parent / "trials.csv"
+    if os.environ.get("EDGEBENCH_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()

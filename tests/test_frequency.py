@@ -128,3 +128,13 @@ def test_journal_restores_what_a_killed_run_left_behind(phone, tmp_path):
         assert snapshot(phone) == before  # the next run put it back before anything else
     assert notes and "restored" in notes[0]
     assert not journal.exists()
+
+
+def test_a_userspace_governor_gets_its_own_speed_back(pi):
+    (pi / POLICIES / "policy0" / "scaling_governor").write_text("userspace\n")
+    (pi / POLICIES / "policy0" / "scaling_setspeed").write_text("800000\n")
+    with FrequencyControl(SysFS(pi), is_root=lambda: True) as control:
+        control.pin(None, 1_500_000)
+        assert read(pi, "policy0", "scaling_setspeed") == "1500000"
+    assert read(pi, "policy0", "scaling_governor") == "userspace"
+    assert read(pi, "policy0", "scaling_setspeed") == "800000"

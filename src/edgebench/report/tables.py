@@ -11,9 +11,12 @@ import csv
 import io
 import json
 import math
+import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from edgebench.host.cpuset import format_mask
 from edgebench.result import TrialResult
@@ -46,8 +49,21 @@ def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> 
     return out
 
 
+def _nested(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    if typing.get_origin(annotation) in (list, dict, tuple):
+        return True
+    return any(_nested(a) for a in typing.get_args(annotation))
+
+
+#: Fields that hold a record or a list: when absent they add no column (their parts do, when present).
+NESTED = frozenset(name for name, field in TrialResult.model_fields.items() if _nested(field.annotation))
+
+
 def trial_row(result: TrialResult) -> dict[str, Any]:
-    row = flatten(result.model_dump(mode="json"))
+    record = result.model_dump(mode="json")
+    row = flatten({k: v for k, v in record.items() if not (v is None and k in NESTED)})
     row["mask"] = format_mask(result.cores) if result.cores else None
     return row
 
