@@ -1,6 +1,6 @@
 import pytest
 
-from edgebench.units import parse_duration_s, parse_shape, parse_size_bytes
+from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape, parse_size_bytes
 
 
 def test_durations():
@@ -26,3 +26,20 @@ def test_shapes():
     assert parse_shape("1,28,28") == (1, 28, 28)
     with pytest.raises(ValueError):
         parse_shape("3x0x2")
+
+
+def test_percentages():
+    assert parse_percent("2%") == 2.0 and parse_percent("2") == 2.0 and parse_percent("0.5%") == 0.5
+    assert parse_percent(1.5) == 1.5
+    with pytest.raises(ValueError, match="write 2% for a fraction"):
+        parse_percent("0.02")
+    with pytest.raises(ValueError, match="percentage"):
+        parse_percent("two")
+
+
+def test_frequencies():
+    assert parse_freq_khz("1708800") == 1_708_800 and parse_freq_khz(600000) == 600_000
+    assert parse_freq_khz("1.7GHz") == 1_700_000 and parse_freq_khz("600 MHz") == 600_000
+    assert parse_freq_khz("1708800kHz") == 1_708_800
+    with pytest.raises(ValueError, match="frequency"):
+        parse_freq_khz("fast")

@@ -72,6 +72,19 @@ class GpuUtil(BaseModel):
     mean: float | None
 
 
+class SweepInfo(BaseModel):
+    """Where a trial sits in a sweep: the sweep, its stable key there, and what was done to the device before it."""
+
+    sweep_id: str
+    trial_key: str
+    position: int
+    #: Frequency each cpufreq policy was pinned to for this trial (kHz), when the sweep set one.
+    freq_set_khz: dict[str, int] | None = None
+    #: How long the sweep cooled the device down before this trial, and by which rule.
+    cooldown_s: float = 0.0
+    cooldown_by: str | None = None
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -130,6 +143,17 @@ class TrialResult(BaseModel):
     loss: LossSummary | None = None
     sampler: SamplerSummary | None = None
     env: dict[str, Any] = {}
+    backend: str = "torch"
+    precision: str = "fp32"
+    #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
+    freq_khz: int | None = None
+    #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).
+    target_ci_pct: float | None = None
+    #: The worker's CPU time over the inference window (100 = one core), as ``process_cpu_pct`` for training.
+    infer_process_cpu_pct: float | None = None
+    #: Peak virtual size of the worker over its life (``VmPeak``), the MNN suite's ``VIRT``.
+    virtual_memory_peak_bytes: int | None = None
+    sweep: SweepInfo | None = None
 
     @property
     def ok(self) -> bool:
@@ -139,8 +163,8 @@ class TrialResult(BaseModel):
 def upgrade(record: dict[str, Any]) -> dict[str, Any]:
     """Bring a stored record of any earlier schema version to :data:`SCHEMA_VERSION`.
 
-    Version 2 added the energy, idle-power, estimated-energy and GPU-utilization fields, all optional: a version 1
-    record reads as one with none of them measured.
+    Version 2 added the energy, idle-power, estimated-energy and GPU-utilization fields, and the sweep, precision,
+    target-CI, inference-CPU and VmPeak fields, all optional: a version 1 record reads as one with none measured.
     """
     version = record.get("schema_version", 1)
     if version > SCHEMA_VERSION:

@@ -1,4 +1,4 @@
-"""Parsing the quantities users type: durations (``10ms``, ``1h``) and sizes (``8GiB``)."""
+"""Parsing the quantities users type: durations (``10ms``, ``1h``), sizes (``8GiB``), percentages, frequencies."""
 
 from __future__ import annotations
 
@@ -35,3 +35,35 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
         raise ValueError(f"{text!r} is not a shape such as 3x224x224")
     return tuple(int(p) for p in parts)
+
+
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*$")
+
+
+def parse_percent(text: str | float) -> float:
+    """Percent in ``text``: ``2%``, ``2`` and ``0.5%`` read as 2, 2 and 0.5 (a bare number is already percent).
+
+    A bare number below 1 is refused: ``0.02`` is more likely a fraction meant as 2% than a target of 0.02%.
+    """
+    match = _PERCENT.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a percentage such as 2% or 0.5%")
+    value = float(match.group(1))
+    if "%" not in str(text) and value < 1:
+        raise ValueError(f"{text!r} is ambiguous: write {value * 100:g}% for a fraction, or {value:g}% if you mean it")
+    return value
+
+
+_FREQ = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(khz|mhz|ghz)?\s*$", re.IGNORECASE)
+_FREQ_KHZ = {"khz": 1.0, "mhz": 1e3, "ghz": 1e6}
+
+
+def parse_freq_khz(text: str | int) -> int:
+    """kHz in ``text`` (``1708800``, ``1708800kHz``, ``1.7GHz``, ``600MHz``); a bare number is kHz, as in sysfs."""
+    match = _FREQ.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a frequency such as 1708800 (kHz), 600MHz or 1.7GHz")
+    khz = round(float(match.group(1)) * _FREQ_KHZ[(match.group(2) or "khz").lower()])
+    if khz <= 0:
+        raise ValueError(f"{text!r} is not a positive frequency")
+    return khz

@@ -11,9 +11,12 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import compare as compare_cmd
+from edgebench.cli import export as export_cmd
 from edgebench.cli import monitor as monitor_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
+from edgebench.cli import sweep as sweep_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
 
@@ -27,6 +30,9 @@ app = typer.Typer(
 app.command("run")(run_cmd.run)
 app.command("sensors")(sensors_cmd.sensors)
 app.command("monitor")(monitor_cmd.monitor)
+app.command("sweep")(sweep_cmd.sweep)
+app.command("export")(export_cmd.export)
+app.command("compare")(compare_cmd.compare)
 
 
 @app.callback(invoke_without_command=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -11,20 +10,24 @@ import typer
 from edgebench.cli.options import build, parse, sysfs_root
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
-from edgebench.units import parse_duration_s, parse_shape
+from edgebench.units import parse_duration_s, parse_percent, parse_shape
 
 FLAGS = {
     "sample_interval_ms": "--interval",
     "timeout_s": "--timeout",
     "idle_s": "--idle",
     "estimate_energy": "--estimate-energy",
+    "target_ci_pct": "--target-ci",
+    "max_time_s": "--max-time",
 }
 
 
 def run(
     model: Annotated[str, typer.Option("--model", "-m", help="Workload name (see `edgebench models`).")] = "lenet",
     batch_size: Annotated[int, typer.Option("--batch-size", "-b", help="Samples per training step.")] = 32,
-    steps: Annotated[int, typer.Option(help="Measured training steps.")] = 20,
+    steps: Annotated[
+        int | None, typer.Option(help="Measured training steps (with --target-ci: the minimum) [default: 20; 5].")
+    ] = None,
     warmup: Annotated[int, typer.Option(help="Warm-up steps, excluded from every statistic.")] = 3,
     threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")] = None,
     cores: Annotated[
@@ -36,6 +39,13 @@ def run(
     infer_steps: Annotated[int, typer.Option(help="Inference passes timed after training (0 = none).")] = 10,
     timeout: Annotated[str, typer.Option(help="Give up on the worker after this long, e.g. 30m.")] = "30m",
     device: Annotated[str, typer.Option(help="cpu or cuda[:N].")] = "cpu",
+    precision: Annotated[str, typer.Option(help="fp32, or autocast mixed precision bf16 / fp16.")] = "fp32",
+    target_ci: Annotated[
+        str | None,
+        typer.Option(help="Step until the 95% CI of the mean step time is within this much of it, e.g. 2%."),
+    ] = None,
+    max_steps: Annotated[int, typer.Option(help="With --target-ci: stop after this many steps anyway.")] = 2000,
+    max_time: Annotated[str, typer.Option(help="With --target-ci: stop after this long anyway, e.g. 2m.")] = "120s",
     seed: Annotated[int, typer.Option(help="Seed for weights and synthetic data.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
@@ -69,7 +79,7 @@ def run(
         {
             "model": model,
             "batch_size": batch_size,
-            "steps": steps,
+            "steps": steps if steps is not None else (20 if target_ci is None else 5),
             "warmup": warmup,
             "threads": threads,
             "cores": parse("--cores", cores, parse_cores),
@@ -82,6 +92,10 @@ def run(
             "seed": seed,
             "idle_s": parse("--idle", idle, parse_duration_s),
             "estimate_energy": estimate_energy,
+            "precision": precision,
+            "target_ci_pct": parse("--target-ci", target_ci, parse_percent),
+            "max_steps": max_steps,
+            "max_time_s": parse("--max-time", max_time, parse_duration_s),
         },
         FLAGS,
     )
@@ -96,11 +110,8 @@ def run(
     outcome = run_trial(trial, sysfs_root=root)
     result = outcome.result
     if not no_store:
-        series = {"events": "\n".join(json.dumps(e) for e in outcome.events)}
-        if outcome.samples_csv is not None:
-            series["samples"] = outcome.samples_csv
         with db:
-            db.save(result, series)
+            db.save(result, outcome.series())
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

@@ -44,6 +44,10 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "num_classes": ready.get("num_classes"),
         "params": ready.get("params"),
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "backend": trial.backend,
+        "precision": trial.precision,
+        "freq_khz": trial.freq_khz,
+        "target_ci_pct": trial.target_ci_pct,
         "env": {**env, **ready.get("env", {})},
     }
 
@@ -89,6 +93,10 @@ def build_result(
     infer = steps_of(events, "infer")
     if infer:
         fields["infer_time_ms"] = summarize(durations_ms(infer))
+        if done.get("infer_cpu_s") is not None:
+            window_s = (infer[-1]["end_ns"] - infer[0]["start_ns"]) / 1e9
+            fields["infer_process_cpu_pct"] = 100.0 * done["infer_cpu_s"] / window_s if window_s > 0 else None
+    fields["virtual_memory_peak_bytes"] = done.get("virtual_memory_peak_bytes")
     fields["infer_peak_memory_bytes"] = done.get("infer_peak_memory_bytes")
     losses = [s["loss"] for s in steps_of(events, "warmup") + train if s["loss"] is not None]
     if losses:

@@ -48,7 +48,11 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
-    table.add_row("train step (ms)", _stats(r.step_time_ms) + f"  over {r.steps} steps after {r.warmup} warm-up")
+    measured = r.step_time_ms.n if r.step_time_ms else r.steps
+    stopped = f"; {r.stopped_by}" if r.stopped_by and r.target_ci_pct is not None else ""
+    table.add_row(
+        "train step (ms)", _stats(r.step_time_ms) + f"  over {measured} steps after {r.warmup} warm-up{stopped}"
+    )
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))

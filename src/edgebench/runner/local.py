@@ -43,6 +43,13 @@ class TrialRun:
     events: list[dict[str, Any]]
     samples_csv: str | None
 
+    def series(self) -> dict[str, str]:
+        """The raw series the store keeps beside the result: step events (JSON lines) and sensor samples (CSV)."""
+        series = {"events": "\n".join(json.dumps(e) for e in self.events)}
+        if self.samples_csv is not None:
+            series["samples"] = self.samples_csv
+        return series
+
 
 def new_trial_id() -> str:
     """Sortable and short enough to type: ``20261122-031502-4f9a``."""

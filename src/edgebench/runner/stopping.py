@@ -7,7 +7,13 @@ says which rule produced it.
 
 from __future__ import annotations
 
-from typing import Protocol
+import math
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from edgebench.trial import Trial
 
 
 class StopRule(Protocol):
@@ -24,3 +30,94 @@ class FixedSteps:
 
     def check(self, durations_ms: list[float]) -> str | None:
         return f"fixed: {self.n} steps" if len(durations_ms) >= self.n else None
+
+
+_BLOCK = 10_000
+
+
+class TargetCI:
+    """Stop once the 95% confidence half-width of the mean step time is within ``target_pct`` of the mean.
+
+    A short noisy trial then runs as many steps as its noise needs, and a long stable one stops after a few, so
+    both report a mean that is good to ``target_pct``.  ``min_steps`` keeps a lucky run of equal first steps from
+    ending the phase; ``max_steps`` and ``max_time_s`` bound a trial whose noise never settles (the reason then
+    says which cap ended it and the precision reached).
+
+    The interval is the one :func:`edgebench.measure.stats.ci95_half_width` gives, kept up to date in O(1) per
+    step (Welford's running mean and variance, Student-t quantiles computed once), because the check runs between
+    every two steps: recomputing it from all steps with scipy cost 0.2-0.3 ms a step, a few percent of a LeNet step.
+    The rule expects, as the worker gives it, the same list growing by one step per call.
+    """
+
+    def __init__(
+        self,
+        target_pct: float,
+        *,
+        min_steps: int,
+        max_steps: int,
+        max_time_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        # scipy is imported here, not at module level: fixed-step workers never pay for it.
+        import numpy as np
+        from scipy import stats
+
+        self.target_pct = target_pct
+        self.min_steps = max(min_steps, 2)
+        self.max_steps = max_steps
+        self.max_time_s = max_time_s
+        self._clock = clock
+        self._start: float | None = None
+        self._t_ppf, self._arange = stats.t.ppf, np.arange
+        #: t quantile for df = n - 1 at index n - 2, computed in blocks of 10,000 as the trial gets there
+        self._t975: list[float] = []
+        self._extend_quantiles(min(max(max_steps, 2), _BLOCK))
+        self._n, self._mean, self._m2 = 0, 0.0, 0.0
+
+    def _extend_quantiles(self, size: int) -> None:
+        dfs = self._arange(len(self._t975) + 1, size + 1)
+        self._t975.extend(float(q) for q in self._t_ppf(0.975, dfs))
+
+    def _absorb(self, durations_ms: list[float]) -> None:
+        if len(durations_ms) < self._n:  # a new list: start over
+            self._n, self._mean, self._m2 = 0, 0.0, 0.0
+        for x in durations_ms[self._n :]:
+            self._n += 1
+            delta = x - self._mean
+            self._mean += delta / self._n
+            self._m2 += delta * (x - self._mean)
+
+    def relative_ci_pct(self, durations_ms: list[float]) -> float:
+        """Half-width of the 95% interval of the mean in percent of the mean (inf when undefined)."""
+        self._absorb(durations_ms)
+        n = self._n
+        if n < 2 or self._mean <= 0:
+            return math.inf
+        if n - 2 >= len(self._t975):
+            self._extend_quantiles(n - 2 + _BLOCK)
+        t = self._t975[n - 2]
+        half_width = t * math.sqrt(max(self._m2, 0.0) / (n - 1)) / math.sqrt(n)
+        return 100.0 * half_width / self._mean
+
+    def check(self, durations_ms: list[float]) -> str | None:
+        now = self._clock()
+        if self._start is None:
+            self._start = now
+        n = len(durations_ms)
+        if n < self.min_steps:
+            return None
+        ci_pct = self.relative_ci_pct(durations_ms)
+        if ci_pct <= self.target_pct:
+            return f"target-ci: ±{ci_pct:.2f}% <= {self.target_pct:g}% after {n} steps"
+        if n >= self.max_steps:
+            return f"step cap: {n} steps (ci ±{ci_pct:.2f}%, target {self.target_pct:g}%)"
+        if now - self._start >= self.max_time_s:
+            return f"time cap: {self.max_time_s:g} s after {n} steps (ci ±{ci_pct:.2f}%, target {self.target_pct:g}%)"
+        return None
+
+
+def train_rule(trial: Trial) -> StopRule:
+    """The rule for a trial's measured training phase: fixed steps, or the target-CI rule with its caps."""
+    if trial.target_ci_pct is None:
+        return FixedSteps(trial.steps)
+    return TargetCI(trial.target_ci_pct, min_steps=trial.steps, max_steps=trial.max_steps, max_time_s=trial.max_time_s)

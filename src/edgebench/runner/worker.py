@@ -21,7 +21,8 @@ from typing import IO, Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.stopping import FixedSteps, StopRule
+from edgebench.runner.precision import at_precision
+from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
 
@@ -117,24 +118,30 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
             "parallel_backend": _parallel_backend(torch),
         },
     )
+    train_step = at_precision(session.train_step, trial.precision, trial.device)
+    infer_step = at_precision(session.infer_step, trial.precision, trial.device)
+    rule = train_rule(trial)
     wait_for_go()
     memory = PhaseMemory()
-    timed(session.train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    timed(train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
     memory.reset()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     cpu_start_s = process_cpu_s()
-    _, stopped_by = timed(session.train_step, FixedSteps(trial.steps), "train", emit, sync)
+    _, stopped_by = timed(train_step, rule, "train", emit, sync)
     train_cpu_s = process_cpu_s() - cpu_start_s
     train_peak = memory.peak_bytes()
     gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
-    infer_peak = None
+    infer_peak = infer_cpu_s = None
     if trial.infer_steps:
         session.model.eval()
-        timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
+        timed(infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
-        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
+        cpu_start_s = process_cpu_s()
+        timed(infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
+        infer_cpu_s = process_cpu_s() - cpu_start_s
         infer_peak = memory.peak_bytes()
+    vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
     emit(
         "done",
         stopped_by=stopped_by,
@@ -142,6 +149,8 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
         train_peak_memory_bytes=train_peak,
         infer_peak_memory_bytes=infer_peak,
         gpu_peak_memory_bytes=gpu_peak,
+        infer_cpu_s=infer_cpu_s,
+        virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
     )
 
 

@@ -39,6 +39,23 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (trial_id, name)
     );
     """,
+    # Sweeps: each planned trial has a stable key; a stored trial is linked to its sweep and key in the same
+    # transaction that stores it, so `sweep --resume` skips exactly the trials that landed.
+    """
+    CREATE TABLE sweeps (
+        sweep_id    TEXT PRIMARY KEY,
+        created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+        planned     INTEGER NOT NULL,
+        config_json TEXT NOT NULL
+    );
+    CREATE TABLE sweep_trials (
+        sweep_id  TEXT NOT NULL REFERENCES sweeps (sweep_id) ON DELETE CASCADE,
+        trial_key TEXT NOT NULL,
+        trial_id  TEXT NOT NULL UNIQUE REFERENCES trials (trial_id) ON DELETE CASCADE,
+        position  INTEGER NOT NULL,
+        PRIMARY KEY (sweep_id, trial_key, trial_id)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -86,7 +103,11 @@ class Store:
             yield self._db
 
     def save(self, result: TrialResult, series: dict[str, str] | None = None) -> None:
-        """Insert (or replace) a trial and its series in one transaction: all of it lands or none."""
+        """Insert (or replace) a trial and its series in one transaction: all of it lands or none.
+
+        A result that belongs to a sweep (``result.sweep``) is linked to its sweep and key in the same
+        transaction, so a sweep killed at any moment has every finished trial linked and no half-linked one.
+        """
         with self._tx() as db:
             db.execute(
                 "INSERT OR REPLACE INTO trials (trial_id, status, model, batch_size, threads, cores, hostname,"
@@ -106,6 +127,11 @@ class Store:
                 db.execute(
                     "INSERT OR REPLACE INTO series (trial_id, name, encoding, data) VALUES (?, ?, 'gzip', ?)",
                     (result.trial_id, name, gzip.compress(text.encode(), compresslevel=6)),
+                )
+            if result.sweep is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO sweep_trials (sweep_id, trial_key, trial_id, position) VALUES (?, ?, ?, ?)",
+                    (result.sweep.sweep_id, result.sweep.trial_key, result.trial_id, result.sweep.position),
                 )
 
     def get(self, trial_id: str) -> TrialResult:
@@ -130,3 +156,54 @@ class Store:
             sql, args = sql + " WHERE model = ?", (model,)
         rows = self._db.execute(sql + " ORDER BY trial_id", args)
         return [TrialResult.model_validate(upgrade(json.loads(r[0]))) for r in rows]
+
+    def add_sweep(self, sweep_id: str, planned: int, config_json: str) -> None:
+        """Record a sweep (or, on resume, update its plan) before its first trial is stored."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO sweeps (sweep_id, planned, config_json) VALUES (?, ?, ?) ON CONFLICT (sweep_id)"
+                " DO UPDATE SET planned = excluded.planned, config_json = excluded.config_json",
+                (sweep_id, planned, config_json),
+            )
+
+    def sweep_exists(self, sweep_id: str) -> bool:
+        return self._db.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", (sweep_id,)).fetchone() is not None
+
+    def sweep_ids(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT sweep_id FROM sweeps ORDER BY created_at, sweep_id")]
+
+    def sweep_done(self, sweep_id: str) -> dict[str, str]:
+        """``{trial key: status}`` of the trials a sweep has stored (the latest status when a key ran twice)."""
+        rows = self._db.execute(
+            "SELECT s.trial_key, t.status FROM sweep_trials s JOIN trials t USING (trial_id)"
+            " WHERE s.sweep_id = ? ORDER BY t.rowid",
+            (sweep_id,),
+        )
+        return {key: status for key, status in rows}
+
+    def query(self, *, sweep_id: str | None = None, hostname: str | None = None) -> list[TrialResult]:
+        """Trials of a sweep and/or a host, in the order they ran."""
+        sql = "SELECT t.result_json FROM trials t"
+        where, args = [], []
+        if sweep_id is not None:
+            sql += " JOIN sweep_trials s USING (trial_id)"
+            where.append("s.sweep_id = ?")
+            args.append(sweep_id)
+        if hostname is not None:
+            where.append("t.hostname = ?")
+            args.append(hostname)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = self._db.execute(sql + " ORDER BY t.rowid", args)
+        return [TrialResult.model_validate(upgrade(json.loads(r[0]))) for r in rows]
+
+    def hostnames(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT DISTINCT hostname FROM trials WHERE hostname IS NOT NULL")]
+
+    def trial_ids(self, prefix: str) -> list[str]:
+        """Ids equal to or starting with ``prefix``."""
+        rows = self._db.execute(
+            "SELECT trial_id FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
+            (prefix, prefix.replace("%", "") + "%"),
+        )
+        return [r[0] for r in rows]

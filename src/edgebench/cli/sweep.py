@@ -1,0 +1,125 @@
+"""``edgebench sweep CONFIG.yaml``: run a matrix of trials, each in its own worker, resumable, restoring the device."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.config import LoadedConfig
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Set any key of the configuration: --set batch_sizes=[1,2,4] (values are YAML)."),
+]
+
+
+def sweep(
+    config: Annotated[
+        Path | None, typer.Argument(help="YAML configuration (native keys or DNNTune's sections); optional.")
+    ] = None,
+    set_: SetOption = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Run only the trials this sweep has not stored.")] = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume, also rerun trials that were stored as failed.")
+    ] = False,
+    target_ci: Annotated[
+        str | None, typer.Option(help="Shorthand for --set target_ci=...: step until the 95% CI is within it.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
+    sysfs_root: Annotated[
+        Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
+    ] = None,
+) -> int:
+    """Sweep models x batch sizes x threads x core masks x CPU frequencies x precision; results land as trials end."""
+    from rich.console import Console
+
+    from edgebench.cli import fail
+    from edgebench.config import load_config
+    from edgebench.host.environment import allowed_cores
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sweep.plan import plan
+
+    overrides = list(set_ or [])
+    if target_ci is not None:
+        overrides.append(f"target_ci={target_ci}")
+    loaded = load_config(config, overrides)
+    sysfs = SysFS(sysfs_root or "/")
+    try:
+        planned = plan(loaded.config, source=config, sysfs=sysfs, allowed=allowed_cores())
+    except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
+        raise loaded.relabel(exc) from None
+    console = Console()
+    for note in loaded.notes:
+        console.print(f"[dim]note: {note}[/dim]")
+    if dry_run:
+        console.print(f"sweep {planned.sweep_id}: {len(planned.trials)} trials")
+        for p in planned.trials:
+            console.print(f"  {p.position:>4}  {p.key}  {p.label}")
+        return 0
+
+    from edgebench.report.sweep_summary import best_per_model, sweep_table
+    from edgebench.store import Store
+    from edgebench.sweep.cooldown import Cooler
+    from edgebench.sweep.execute import run_sweep
+    from edgebench.sweep.progress import RichReporter
+
+    with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
+        outcome = run_sweep(
+            planned,
+            db,
+            config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
+            cooler=Cooler(loaded.config.cooldown, sysfs),
+            resume=resume,
+            retry_failed=retry_failed,
+            sysfs=sysfs,
+            reporter=reporter,
+            journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+        )
+        reporter.progress.stop()
+        stored = db.query(sweep_id=planned.sweep_id)
+    if outcome.interrupted:
+        left = len(planned.trials) - len(stored)
+        again = f"edgebench sweep {config or ''} --resume".replace("  ", " ")
+        return fail(
+            f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
+            f"remain; `{again}` runs them",
+            130,
+        )
+    console.print(sweep_table(stored, f"sweep {planned.sweep_id} ({db.path})"))
+    best = best_per_model(stored, loaded.config.objective)
+    for model, r in best.items():
+        console.print(f"best for {model} ({loaded.config.objective}): {_config(r)}  [{r.trial_id}]")
+    if loaded.config.objective == "energy-first" and not best:
+        console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
+    console.print(f"{len(outcome.results)} trials run, {outcome.skipped} already stored, {len(outcome.failed)} failed")
+    if outcome.failed:
+        return fail(f"{len(outcome.failed)} of {len(outcome.results)} trials failed (stored with their reason)", 1)
+    return 0
+
+
+def _config(r: object) -> str:
+    from edgebench.sweep.plan import trial_label
+    from edgebench.trial import Trial
+
+    fields = {k: getattr(r, k) for k in ("model", "batch_size", "threads", "precision", "freq_khz")}
+    cores = getattr(r, "cores", None)
+    return trial_label(Trial(**fields, cores=tuple(cores) if cores else None))
+
+
+@contextlib.contextmanager
+def _relabelled(loaded: LoadedConfig) -> Iterator[None]:
+    try:
+        yield
+    except UsageError as exc:
+        raise loaded.relabel(exc) from None

@@ -1,0 +1,433 @@
+"""Sweep configuration: a YAML file (or none), ``--set key=value`` overrides, typed validation, errors by key path.
+
+A configuration names the axes of a sweep (models, batch sizes, threads, core masks, CPU frequencies, precision,
+backend) and how each trial is measured (steps, warm-up, adaptive stopping, sampler period, cool-down).  Keys mirror
+the flags of ``edgebench run``; values that are quantities carry their unit (``10ms``, ``2m``, ``1.7GHz``, ``2%``).
+DNNTune's sections (``model`` / ``processing`` / ``objective``) are accepted too (see :mod:`edgebench.dnntune`).
+
+Every error names the key at fault as a path (``batch_sizes[2]``, ``cooldown.within_c``) and says what would
+fix it; nothing runs until the whole configuration is valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from edgebench.errors import UsageError
+from edgebench.host.cpuset import parse_cores
+from edgebench.registry import MODELS
+from edgebench.trial import check_device, check_step_cap
+from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape
+
+#: The batch sizes of the MNN-based suite.
+SUITE_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
+#: Core sets named by role on big.LITTLE devices (DNNTune's ``CPU_affinity``), resolved against cpufreq at plan time.
+CORE_ROLES = ("big", "little", "all")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _as_list(value: Any) -> Any:
+    """A scalar where a list is expected means a one-element axis (``batch_sizes: 8``)."""
+    return value if isinstance(value, list | tuple) else [value]
+
+
+def _unit(parser: Callable[[str], float], *, bare_numbers: bool = True) -> Callable[[Any], Any]:
+    """Parse a quantity written as text (``10ms``); numbers pass through when they already are in the field's unit."""
+
+    def parse(value: Any) -> Any:
+        if isinstance(value, bool):
+            return value  # let the type check reject it
+        if isinstance(value, int | float) and bare_numbers:
+            return value
+        if isinstance(value, str) or (isinstance(value, int | float) and not bare_numbers):
+            return parser(value)
+        return value
+
+    return parse
+
+
+def _duration_ms(text: str) -> float:
+    return parse_duration_s(text, "ms") * 1e3
+
+
+def _core_spec(value: Any) -> tuple[int, ...] | str | None:
+    """A core set: a taskset hex mask (``f0``), a cpu list (``0,2-3``, ``[0, 2, 3]``), ``big``, ``little``, ``all``."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower().replace("+", "_") in (*CORE_ROLES, "big_little"):
+        role = value.strip().lower()
+        return "all" if role in ("big+little", "big_little") else role
+    if isinstance(value, list | tuple):
+        if not value or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
+            raise ValueError("a list of cores holds core numbers such as [0, 1]")
+        return tuple(sorted(set(value)))
+    if isinstance(value, int) and not isinstance(value, bool):
+        # YAML reads f0 as text but 11 and 0x3 as numbers; read them as written, as taskset would (11 = cpu0 and 4).
+        return parse_cores(getattr(value, "text", str(value)))
+    if isinstance(value, str):
+        return parse_cores(value)
+    raise ValueError(f"{value!r} is not a core mask (f0, 0x3), a cpu list (0,2-3), big, little or all")
+
+
+def _freq_item(value: Any) -> int | str:
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return "all"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{value!r} is not a frequency such as 1708800 (kHz), 1.7GHz, or all")
+    return parse_freq_khz(value)
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, str):
+        return parse_shape(value.strip("[]() "))
+    return value
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+class ModelEntry(StrictModel):
+    """One model of the sweep, with per-model input overrides (a 32x32 SqueezeNet beside a 28x28 LeNet)."""
+
+    name: str
+    input_shape: Annotated[tuple[Annotated[int, Field(ge=1)], ...] | None, BeforeValidator(_shape)] = None
+    num_classes: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        return MODELS.canonical(name.replace("-", "_"))
+
+
+def _model_entry(value: Any) -> Any:
+    return {"name": value} if isinstance(value, str) else value
+
+
+class CooldownConfig(StrictModel):
+    """A pause between trials so that one trial's heat does not slow the next (the MNN suite waits 120 s).
+
+    ``seconds`` alone: a fixed pause.  ``until_idle``: wait until every temperature sensor is within ``within_c``
+    of the value it read before the first trial, at most ``timeout``; where the device has no temperature sensor
+    the sweep waits ``seconds`` (120 when not given) instead and says so.
+    """
+
+    seconds: Annotated[Annotated[float, Field(ge=0)] | None, BeforeValidator(_unit(parse_duration_s))] = None
+    until_idle: bool = False
+    within_c: Annotated[float, Field(gt=0)] = 2.0
+    timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(_unit(parse_duration_s))] = 600.0
+    between: Literal["trials", "models"] = "trials"
+
+    @property
+    def enabled(self) -> bool:
+        return self.until_idle or bool(self.seconds)
+
+
+def _cooldown(value: Any) -> Any:
+    """``cooldown: 120s`` / ``cooldown: 120`` is a fixed pause, ``cooldown: idle`` waits for idle temperature."""
+    if value is None:
+        return {}
+    if isinstance(value, str) and value.strip().lower() in ("idle", "until_idle"):
+        return {"until_idle": True}
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        return {"seconds": value}
+    return value
+
+
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+class SweepConfig(StrictModel):
+    """The whole sweep: its axes (each a list; a scalar is a one-element list) and how each trial is measured."""
+
+    #: The sweep's id in the store; ``--resume`` finds a sweep by it.  Default: the file's stem plus a hash.
+    name: str | None = None
+    models: Annotated[list[Annotated[ModelEntry, BeforeValidator(_model_entry)]], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: [ModelEntry(name="lenet")], min_length=1
+    )
+    batch_sizes: Annotated[list[PositiveInt], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: list(SUITE_BATCH_SIZES), min_length=1
+    )
+    #: Intra-op threads; ``null`` means one per core of the trial's core set.
+    threads: Annotated[list[PositiveInt | None], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: [None], min_length=1
+    )
+    #: Core sets; ``null`` means every core this process may use.
+    cores: Annotated[list[Annotated[Any, BeforeValidator(_core_spec)]], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: [None], min_length=1
+    )
+    #: CPU frequencies (kHz, or with a unit); ``all`` = every frequency the policies of each core set offer. Root only.
+    frequencies: (
+        Annotated[list[Annotated[Any, BeforeValidator(_freq_item)]], BeforeValidator(_as_list), Field(min_length=1)]
+        | None
+    ) = None
+    backend: Annotated[list[Literal["torch"]], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: ["torch"], min_length=1
+    )
+    precision: Annotated[list[Literal["fp32", "bf16", "fp16"]], BeforeValidator(_as_list)] = Field(
+        default_factory=lambda: ["fp32"], min_length=1
+    )
+    device: str = "cpu"
+    #: Measured steps; with ``target_ci`` the minimum before the interval is checked. Default 20 (5 with target_ci).
+    steps: PositiveInt | None = None
+    warmup: Annotated[int, Field(ge=0)] = 3
+    infer_steps: Annotated[int, Field(ge=0)] = 10
+    target_ci_pct: Annotated[
+        Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent, bare_numbers=False))
+    ] = Field(None, alias="target_ci")
+    max_steps: PositiveInt = 2000
+    max_time_s: Annotated[float, Field(gt=0, alias="max_time"), BeforeValidator(_unit(parse_duration_s))] = 120.0
+    sample_interval_ms: Annotated[float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))] = (
+        10.0
+    )
+    timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(_unit(parse_duration_s))] = 1800.0
+    seed: int = 0
+    cooldown: Annotated[CooldownConfig, BeforeValidator(_cooldown)] = Field(default_factory=CooldownConfig)
+    #: DNNTune's analysis objective: which trial the sweep's summary calls best.
+    objective: Literal["latency-first", "energy-first"] = "latency-first"
+
+    @field_validator("name")
+    @classmethod
+    def _id_safe(cls, name: str | None) -> str | None:
+        if name is not None and not _NAME.match(name):
+            raise ValueError("use letters, digits, '.', '_' and '-' (it names the sweep in the store and on disk)")
+        return name
+
+    @field_validator("frequencies")
+    @classmethod
+    def _all_alone(cls, values: list[Any] | None) -> list[Any] | None:
+        if values and "all" in values and len(values) > 1:
+            raise ValueError("`all` already holds every frequency; give all or a list of frequencies")
+        return values
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, device: str) -> str:
+        return check_device(device)
+
+    @field_validator("max_steps")
+    @classmethod
+    def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
+        return check_step_cap(max_steps, info.data.get("steps") or 5, info.data.get("target_ci_pct"))
+
+    @property
+    def measured_steps(self) -> int:
+        return self.steps if self.steps is not None else (20 if self.target_ci_pct is None else 5)
+
+
+class LoadedConfig(BaseModel):
+    """A validated configuration and what loading it had to say (DNNTune keys that do not apply here)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: SweepConfig
+    source: str
+    notes: tuple[str, ...] = ()
+    raw: dict[str, Any]
+    #: native key -> the DNNTune key it came from (``cores`` -> ``processing.CPU_affinity``)
+    origins: dict[str, str] = {}
+    #: keys given with --set
+    overridden: frozenset[str] = frozenset()
+    from_file: bool = False
+
+    def label(self, key_path: str) -> str:
+        """Where a key was written, as an error should name it: ``sweep.yaml: cores[1]`` or ``--set cores[1]``."""
+        original = next((o for n, o in self.origins.items() if _under(key_path, n)), key_path)
+        from_set = any(_under(original, k) or _under(k, original) for k in self.overridden)
+        return f"--set {original}" if from_set or not self.from_file else f"{self.source}: {original}"
+
+    def relabel(self, error: UsageError) -> UsageError:
+        """A planning error on a native key (``cores[0]``) named as the user wrote it."""
+        if "--" in error.field or ":" in error.field:
+            return error
+        return UsageError(self.label(error.field), error.message)
+
+
+def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
+    """Read ``path`` (YAML; None for none), apply ``--set`` overrides, translate DNNTune sections, validate."""
+    from edgebench.dnntune import translate
+
+    source = str(path) if path else "--set"
+    raw = read_yaml(Path(path)) if path else {}
+    overridden: set[str] = set()
+    for item in overrides:
+        key, value = parse_override(item)
+        set_path(raw, key, value)
+        overridden.add(key)
+    native, origins, notes = translate(raw, source)
+    context = dict(source=source, origins=origins, overridden=frozenset(overridden), from_file=path is not None)
+    try:
+        config = SweepConfig.model_validate(native)
+    except ValidationError as exc:
+        key_path, message = describe_error(exc, SweepConfig)
+        raise UsageError(LoadedConfig.model_construct(**context).label(key_path), message) from None
+    return LoadedConfig(config=config, notes=tuple(notes), raw=native, **context)
+
+
+def _under(path: str, prefix: str) -> bool:
+    """``batch_sizes[2]`` and ``cooldown.seconds`` are under ``batch_sizes`` and ``cooldown``."""
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
+
+
+class LiteralInt(int):
+    """An integer read from YAML that remembers how it was written (``0x11``, ``11``), for core masks."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> LiteralInt:
+        self = super().__new__(cls, value)
+        self.text = text
+        return self
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML as usual, except that integers keep their source text (a core mask ``11`` is hex, as in taskset)."""
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    return LiteralInt(yaml.SafeLoader.construct_yaml_int(loader, node), node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(str(path), f"cannot read the configuration: {exc.strerror or exc}") from None
+    try:
+        data = parse_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UsageError(str(path), f"not valid YAML{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(
+            str(path),
+            f"the top level must be a mapping of keys (models:, batch_sizes: ...), not a {type(data).__name__}",
+        )
+    return data
+
+
+_OVERRIDE = re.compile(r"^\s*([A-Za-z_][\w]*(?:\[\d+\])?(?:\.[A-Za-z_][\w]*(?:\[\d+\])?)*)\s*=(.*)$", re.DOTALL)
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """``batch_sizes=[1,2,4]`` -> ``("batch_sizes", [1, 2, 4])``; the value is read as YAML (``=`` alone is null)."""
+    match = _OVERRIDE.match(item)
+    if not match:
+        raise UsageError("--set", f"{item!r} is not KEY=VALUE such as batch_sizes=[1,2,4] or cooldown.seconds=60")
+    key, text = match.group(1), match.group(2).strip()
+    try:
+        value = parse_yaml(text) if text else None
+    except yaml.YAMLError:
+        value = text  # a bare string YAML cannot read, e.g. 0,2-3: take it as written
+    return key, value
+
+
+_STEP = re.compile(r"([A-Za-z_]\w*)|\[(\d+)\]")
+
+
+def set_path(data: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``a.b[2].c`` inside nested dicts and lists, creating mappings on the way."""
+    steps: list[str | int] = [m.group(1) if m.group(1) else int(m.group(2)) for m in _STEP.finditer(key)]
+    node: Any = data
+    for step, following in itertools.pairwise(steps):
+        if isinstance(step, int):
+            if not isinstance(node, list) or step >= len(node):
+                raise UsageError(f"--set {key}", f"there is no item {step} to set inside")
+            node = node[step]
+            continue
+        if not isinstance(node.get(step), dict | list):
+            node[step] = [] if isinstance(following, int) else {}
+        node = node[step]
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise UsageError(f"--set {key}", f"there is no item {last}; set the whole list instead")
+        node[last] = value
+    else:
+        node[last] = value
+
+
+def format_loc(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The config model inside an annotation (``list[Annotated[ModelEntry, ...]]`` -> ``ModelEntry``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _nested_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _model_at(root: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel]:
+    model = root
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if (f.alias or n) == part), None)
+        nested = _nested_model(field.annotation) if field is not None else None
+        if nested is None:
+            break
+        model = nested
+    return model
+
+
+def _clean_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Drop pydantic's union-branch tags (``int``, ``function-after[...]``) that are not keys of the file."""
+    return tuple(p for p in loc if isinstance(p, int) or not ("[" in p or "(" in p or p in _TYPE_TAGS))
+
+
+_TYPE_TAGS = {"int", "str", "float", "bool", "list", "dict", "tuple", "none", "literal", "nullable"}
+
+
+def describe_error(exc: ValidationError, root: type[BaseModel]) -> tuple[str, str]:
+    """The first error as ``(key path, what is wrong and how to fix it)``."""
+    error = exc.errors()[0]
+    loc = _clean_loc(tuple(error["loc"]))
+    key_path = format_loc(loc) or "(top level)"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        parent = _model_at(root, loc[:-1])
+        valid = _keys(parent)
+        close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        return key_path, f"unknown key; {hint}valid keys here: {', '.join(valid)}"
+    message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    if kind == "missing":
+        return key_path, "required key is missing"
+    if "input" in error and kind not in ("value_error",):
+        message += f" (got {error['input']!r})"
+    return key_path, message

@@ -1,0 +1,191 @@
+"""DNNTune's configuration sections, read into a sweep configuration.
+
+DNNTune (REFERENCE.md section 3) configures a run with three sections::
+
+    model:      {name, file, input_name, input_shape, output_name, data_type}
+    processing: {processing_unit, CPU_threads, CPU_affinity, framework, DNN_library, profiling_tools,
+                 energy_profiling, profiling_events}
+    objective:  latency-first | energy-first
+
+Its keys are matched without regard to case (the paper writes ``CPU_threads``).  What maps onto a sweep becomes
+the native key (``model.name`` -> ``models``, ``CPU_affinity: big`` -> ``cores: [big]``, ``data_type`` ->
+``precision``); what names TensorFlow graph nodes or vendor profilers is accepted and reported as not used,
+because edgebench builds its own registered model and samples its own counters.  A framework other than torch,
+or a data type edgebench cannot train in, is an error: measuring something else under that name would mislead.
+Errors name the key as written in the file (``processing.CPU_affinity``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edgebench.errors import UsageError
+
+MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
+PROCESSING_KEYS = (
+    "processing_unit",
+    "cpu_threads",
+    "cpu_affinity",
+    "framework",
+    "dnn_library",
+    "profiling_tools",
+    "energy_profiling",
+    "profiling_events",
+)
+_PRECISION = {
+    "float": "fp32",
+    "float32": "fp32",
+    "fp32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp16": "fp16",
+    "bfloat16": "bf16",
+    "bf16": "bf16",
+}
+_TORCH = ("torch", "pytorch")
+
+
+def is_dnntune(raw: dict[str, Any]) -> bool:
+    return isinstance(raw.get("model"), dict) or isinstance(raw.get("processing"), dict)
+
+
+def translate(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """Native keys for ``raw``, a map from native key to the DNNTune key it came from, and notes for the user."""
+    native = {k: v for k, v in raw.items() if k not in ("model", "processing", "objective")}
+    origins: dict[str, str] = {}
+    notes: list[str] = []
+    objective = raw.get("objective")
+    if isinstance(objective, dict):
+        section = _section(objective, "objective", ("objective",), source)
+        objective = section.get("objective", (None, None))[1]
+        origins["objective"] = "objective.objective"
+    if objective is not None:
+        native["objective"] = objective
+    if "model" in raw:
+        _model(_section(raw["model"], "model", MODEL_KEYS, source), native, origins, notes, source)
+    if "processing" in raw:
+        _processing(_section(raw["processing"], "processing", PROCESSING_KEYS, source), native, origins, notes, source)
+    return native, origins, notes
+
+
+def _section(value: Any, name: str, keys: tuple[str, ...], source: str) -> dict[str, tuple[str, Any]]:
+    """``{lowercase key: (key as written, value)}``; an unknown key is an error naming it."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: {name}", f"DNNTune's {name} section is a mapping of keys ({', '.join(keys)})")
+    out: dict[str, tuple[str, Any]] = {}
+    for key, item in value.items():
+        lower = str(key).lower()
+        if lower not in keys:
+            raise UsageError(
+                f"{source}: {name}.{key}", f"unknown key in DNNTune's {name} section; valid: {', '.join(keys)}"
+            )
+        out[lower] = (f"{name}.{key}", item)
+    return out
+
+
+def _items(value: Any) -> list[Any]:
+    """DNNTune writes lists as ``a, b``; YAML may give a real list."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [value]
+
+
+def _claim(native: dict[str, Any], key: str, value: Any, origin: str, origins: dict[str, str], source: str) -> None:
+    if key in native:
+        raise UsageError(f"{source}: {origin}", f"also given as {key}; keep one of the two")
+    native[key] = value
+    origins[key] = origin
+
+
+def _model(
+    section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
+) -> None:
+    if "name" not in section:
+        raise UsageError(f"{source}: model.name", "required key is missing: name one of edgebench's models")
+    where, name = section["name"]
+    entry: dict[str, Any] = {"name": name}
+    if "input_shape" in section:
+        shape_key, shape = section["input_shape"]
+        batch, per_sample = _split_shape(shape, f"{source}: {shape_key}")
+        entry["input_shape"] = list(per_sample)
+        if batch is not None and "batch_sizes" not in native:
+            native["batch_sizes"] = [batch]
+            origins["batch_sizes"] = shape_key
+    _claim(native, "models", [entry], where, origins, source)
+    for key in ("file", "input_name", "output_name"):
+        if key in section:
+            notes.append(f"{section[key][0]} is not used: edgebench builds its own registered model {name!r}")
+    if "data_type" in section:
+        key, data_type = section["data_type"]
+        precision = _PRECISION.get(str(data_type).strip().lower())
+        if precision is None:
+            raise UsageError(
+                f"{source}: {key}",
+                f"{data_type!r} cannot be trained here; use float (fp32), float16 or bfloat16 (mixed precision)",
+            )
+        _claim(native, "precision", [precision], key, origins, source)
+
+
+def _split_shape(shape: Any, field: str) -> tuple[int | None, tuple[int, ...]]:
+    """``[1, 224, 224, 3]`` (NHWC, as TensorFlow writes it) or ``[1, 3, 224, 224]`` -> batch 1 and ``(3, 224, 224)``."""
+    dims = _items(shape.strip("[]() ") if isinstance(shape, str) else shape)
+    try:
+        values = tuple(int(d) for d in dims)
+    except (TypeError, ValueError):
+        raise UsageError(field, f"{shape!r} is not a shape such as [1, 224, 224, 3]") from None
+    if not values or min(values) < 1:
+        raise UsageError(field, f"{shape!r} is not a shape such as [1, 224, 224, 3]")
+    if len(values) != 4:
+        return None, values
+    batch, rest = values[0], values[1:]
+    channels_last = rest[-1] in (1, 3, 4) and rest[0] not in (1, 3, 4)
+    return batch, (rest[-1], *rest[:-1]) if channels_last else rest
+
+
+def _processing(
+    section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
+) -> None:
+    if "cpu_threads" in section:
+        key, threads = section["cpu_threads"]
+        _claim(native, "threads", _items(threads) if isinstance(threads, str) else threads, key, origins, source)
+    if "cpu_affinity" in section:
+        key, affinity = section["cpu_affinity"]
+        _claim(native, "cores", affinity, key, origins, source)
+    if "processing_unit" in section:
+        key, units = section["processing_unit"]
+        devices = []
+        for unit in _items(units):
+            text = str(unit).lower()
+            if text.startswith("cloud"):
+                notes.append(f"{key}: {unit} is for partition analysis; the sweep measures on this device")
+            elif "gpu" in text:
+                devices.append("cuda")
+            elif "cpu" in text:
+                devices.append("cpu")
+            else:
+                raise UsageError(f"{source}: {key}", f"{unit!r} is not available; use mobile_CPU or GPU")
+        if len(set(devices)) > 1:
+            raise UsageError(f"{source}: {key}", "a sweep runs on one processing unit; give mobile_CPU or GPU")
+        if devices:
+            _claim(native, "device", devices[0], key, origins, source)
+    if "framework" in section:
+        key, frameworks = section["framework"]
+        names = [str(f).strip().lower() for f in _items(frameworks)]
+        if not any(n in _TORCH for n in names):
+            raise UsageError(
+                f"{source}: {key}",
+                f"{', '.join(names)} is not available; edgebench trains with torch (set framework: torch)",
+            )
+        _claim(native, "backend", ["torch"], key, origins, source)
+    for name in ("dnn_library", "profiling_tools", "profiling_events"):
+        if name in section:
+            key, value = section[name]
+            notes.append(f"{key} ({value}) is not used: edgebench's own sampler records CPU, memory and sensors")
+    if "energy_profiling" in section:
+        key, value = section["energy_profiling"]
+        if value not in (True, False):
+            raise UsageError(f"{source}: {key}", f"must be true or false (got {value!r})")
+        if value:
+            notes.append(f"{key}: energy is reported wherever this device has a power sensor")

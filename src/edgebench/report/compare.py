@@ -1,0 +1,245 @@
+"""Comparing two trials, two sweeps or two devices: each measurement side by side, the ratio, and significance.
+
+Significance is decided as pyperf does, with a two-sample t-test on the individual values, here every measured
+step time (Welch's test: the two sides need not have the same variance); a difference is significant when
+p < 0.05.  Measurements that are one number per trial (memory, utilization, energy) get a ratio but no test.
+
+Groups (sweeps, devices) are matched configuration by configuration: trials with the same model, batch size,
+threads, core mask, frequency and precision are compared (devices: model, batch size, threads and precision, since
+core numbers mean different cores on different devices).  When a side holds several trials of one configuration,
+their step times are pooled (as pyperf pools the values of all its runs) and the other measurements averaged.
+The summary is the geometric mean of the step-time ratios over the matched configurations.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from edgebench.errors import UsageError
+from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.result import TrialResult
+from edgebench.store import Store
+
+Kind = Literal["trial", "sweep", "device"]
+ALPHA = 0.05
+MATCH_FIELDS = ("model", "batch_size", "threads", "mask", "freq_khz", "precision")
+DEVICE_MATCH_FIELDS = ("model", "batch_size", "threads", "precision")
+
+
+@dataclass(frozen=True)
+class Side:
+    ref: str
+    kind: Kind
+    results: list[TrialResult]
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind} {self.ref}"
+
+
+def resolve(store: Store, ref: str) -> Side:
+    """A sweep id, a trial id or unique prefix of one, or a hostname, in that order."""
+    if store.sweep_exists(ref):
+        return Side(ref, "sweep", [r for r in store.query(sweep_id=ref) if r.ok])
+    ids = store.trial_ids(ref)
+    if len(ids) == 1:
+        return Side(ids[0], "trial", [store.get(ids[0])])
+    if len(ids) > 1:
+        shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+        raise UsageError(ref, f"{len(ids)} trials start with it ({shown}); give more of the id")
+    if ref in store.hostnames():
+        return Side(ref, "device", [r for r in store.query(hostname=ref) if r.ok])
+    raise UsageError(ref, f"no sweep, trial id or hostname in {store.path} matches it")
+
+
+def step_times_ms(store: Store, trial_id: str, phase: str = "train") -> np.ndarray:
+    text = store.series(trial_id, "events") or ""
+    values = []
+    for line in text.splitlines():
+        event = json.loads(line)
+        if event.get("event") == "step" and event.get("phase") == phase:
+            values.append((event["end_ns"] - event["start_ns"]) / 1e6)
+    return np.asarray(values, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Ratio B/A of the means and, where per-step values exist, Welch's t-test on them."""
+
+    ratio: float | None
+    p_value: float | None = None
+
+    @property
+    def significant(self) -> bool | None:
+        return None if self.p_value is None else self.p_value < ALPHA
+
+    def text(self, lower_is_better: bool = True) -> str:
+        if self.ratio is None or self.p_value is None:
+            return "-"
+        if not self.significant:
+            return f"not significant (p={self.p_value:.2g})"
+        slower = self.ratio > 1 if lower_is_better else self.ratio < 1
+        factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
+        return f"{factor:.2f}x {'slower' if slower else 'faster'} (p={self.p_value:.2g})"
+
+
+def welch(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Two-sided p-value of Welch's t-test; ``None`` when either side has fewer than two values or no spread."""
+    from scipy import stats
+
+    if len(a) < 2 or len(b) < 2:
+        return None
+    if np.std(a) == 0 and np.std(b) == 0:
+        return 0.0 if a.mean() != b.mean() else 1.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or a == 0 or math.isnan(a) or math.isnan(b):
+        return None
+    return b / a
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    get: Callable[[TrialResult], float | None]
+    fmt: str = "{:.2f}"
+    #: the event phase whose step times back a t-test, if any
+    phase: str | None = None
+    lower_is_better: bool = True
+
+
+def _extra(name: str) -> Callable[[TrialResult], float | None]:
+    return lambda r: r.model_dump().get(name)
+
+
+MEASURES = (
+    Measure("train step mean (ms)", lambda r: r.step_time_ms.mean if r.step_time_ms else None, phase="train"),
+    Measure("train step median (ms)", lambda r: r.step_time_ms.median if r.step_time_ms else None),
+    Measure("train step p95 (ms)", lambda r: r.step_time_ms.p95 if r.step_time_ms else None),
+    Measure("throughput (samples/s)", lambda r: r.throughput_sps, "{:.1f}", lower_is_better=False),
+    Measure("inference mean (ms)", lambda r: r.infer_time_ms.mean if r.infer_time_ms else None, phase="infer"),
+    Measure("cpu util mean (%)", lambda r: r.cpu_util_pct.mean if r.cpu_util_pct else None, "{:.1f}"),
+    Measure("worker cpu (%)", lambda r: r.process_cpu_pct, "{:.0f}"),
+    Measure("peak memory (MiB)", lambda r: r.peak_memory_bytes / 2**20 if r.peak_memory_bytes else None, "{:.1f}"),
+    Measure("energy (J)", lambda r: r.energy_j, "{:.4g}"),
+    Measure("energy per sample (J)", _extra("energy_per_sample_j"), "{:.4g}"),
+    Measure("avg power (W)", _extra("avg_power_w"), "{:.3g}"),
+    Measure(
+        "max temperature (°C)",
+        lambda r: max((v.max for v in r.temperature_c.values()), default=None) if r.temperature_c else None,
+        "{:.1f}",
+    ),
+)
+
+
+@dataclass
+class Row:
+    """One measurement (trial comparison) or one configuration (group comparison)."""
+
+    label: str
+    a: str
+    b: str
+    verdict: Verdict
+    lower_is_better: bool = True
+    extra: dict[str, float | None] = field(default_factory=dict)
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def compare_trials(store: Store, a: TrialResult, b: TrialResult) -> list[Row]:
+    rows = []
+    for m in MEASURES:
+        va, vb = m.get(a), m.get(b)
+        if va is None and vb is None:
+            continue
+        p = None
+        if m.phase is not None:
+            p = welch(step_times_ms(store, a.trial_id, m.phase), step_times_ms(store, b.trial_id, m.phase))
+        shown_a = m.fmt.format(va) if va is not None else "-"
+        shown_b = m.fmt.format(vb) if vb is not None else "-"
+        rows.append(Row(m.name, shown_a, shown_b, Verdict(ratio(va, vb), p), m.lower_is_better))
+    return rows
+
+
+def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
+    values = {
+        "model": r.model,
+        "batch_size": r.batch_size,
+        "threads": r.threads,
+        "mask": format_mask(r.cores) if r.cores else None,
+        "cores": format_cpu_list(r.cores) if r.cores else None,
+        "freq_khz": r.freq_khz,
+        "precision": r.precision,
+        "backend": r.backend,
+        "device": r.device,
+    }
+    return tuple(values[f] for f in fields)
+
+
+def key_label(key: tuple[Any, ...], fields: tuple[str, ...]) -> str:
+    parts = []
+    for name, value in zip(fields, key, strict=True):
+        if value is None or (name == "precision" and value == "fp32"):
+            continue
+        prefix = {"batch_size": "b", "threads": "t", "mask": "mask ", "freq_khz": "kHz "}.get(name, "")
+        parts.append(f"{prefix}{value}" if name != "freq_khz" else f"{value / 1e3:g}MHz")
+    return " ".join(parts)
+
+
+@dataclass
+class GroupComparison:
+    rows: list[Row]
+    only_a: int
+    only_b: int
+    geometric_mean: float | None
+    fields: tuple[str, ...]
+
+
+def compare_groups(store: Store, a: Side, b: Side, fields: tuple[str, ...]) -> GroupComparison:
+    def grouped(side: Side) -> dict[tuple[Any, ...], list[TrialResult]]:
+        out: dict[tuple[Any, ...], list[TrialResult]] = {}
+        for r in side.results:
+            out.setdefault(match_key(r, fields), []).append(r)
+        return out
+
+    ga, gb = grouped(a), grouped(b)
+    shared = [k for k in ga if k in gb]
+    rows, ratios = [], []
+    for key in shared:
+        steps_a = np.concatenate([step_times_ms(store, r.trial_id) for r in ga[key]])
+        steps_b = np.concatenate([step_times_ms(store, r.trial_id) for r in gb[key]])
+        mean_a = float(steps_a.mean()) if len(steps_a) else _mean([r.step_time_ms.mean for r in ga[key]])
+        mean_b = float(steps_b.mean()) if len(steps_b) else _mean([r.step_time_ms.mean for r in gb[key]])
+        verdict = Verdict(ratio(mean_a, mean_b), welch(steps_a, steps_b))
+        if verdict.ratio is not None:
+            ratios.append(verdict.ratio)
+        extra = {}
+        for name, getter in (
+            ("throughput", lambda r: r.throughput_sps),
+            ("peak memory", lambda r: r.peak_memory_bytes),
+            ("energy", lambda r: r.energy_j),
+        ):
+            extra[name] = ratio(_mean([getter(r) for r in ga[key]]), _mean([getter(r) for r in gb[key]]))
+        n_a, n_b = len(ga[key]), len(gb[key])
+        rows.append(
+            Row(
+                key_label(key, fields),
+                f"{mean_a:.2f}" + (f" ({n_a} trials)" if n_a > 1 else ""),
+                f"{mean_b:.2f}" + (f" ({n_b} trials)" if n_b > 1 else ""),
+                verdict,
+                extra=extra,
+            )
+        )
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    return GroupComparison(rows, len(ga) - len(shared), len(gb) - len(shared), geo, fields)

@@ -1,0 +1,59 @@
+"""The table printed after a sweep: one row per trial, and the best configuration per model for the objective."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from edgebench.host.cpuset import format_mask
+from edgebench.result import TrialResult
+
+
+def _energy_per_sample_j(r: TrialResult) -> float | None:
+    """Energy per training sample as the power-sensor code reports it; ``None`` where the device has no sensor."""
+    value = getattr(r, "energy_per_sample_j", None)
+    if value is None and r.energy_j is not None and r.step_time_ms is not None:
+        value = r.energy_j / (r.step_time_ms.n * r.batch_size)
+    return value
+
+
+def sweep_table(results: list[TrialResult], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("model", "bs", "thr", "mask", "MHz", "prec", "step ms", "±ci95", "samples/s", "MiB", "J/sample",
+                   "status"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("model", "status", "prec") else "right", no_wrap=True)
+    for r in results:
+        s = r.step_time_ms
+        energy = _energy_per_sample_j(r)
+        table.add_row(
+            r.model,
+            str(r.batch_size),
+            str(r.threads or "-"),
+            format_mask(r.cores) if r.cores else "-",
+            f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
+            r.precision,
+            f"{s.mean:.2f}" if s else "-",
+            f"{s.ci95:.2f}" if s else "-",
+            f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
+            f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
+            f"{energy:.4g}" if energy is not None else "-",
+            r.status if r.ok else f"[red]{r.status}[/red]",
+        )
+    return table
+
+
+def best_per_model(results: list[TrialResult], objective: str) -> dict[str, TrialResult]:
+    """Per model, the ok trial with the lowest time per sample (latency-first) or energy per sample (energy-first).
+
+    Per sample, not per step, so that batch sizes compare fairly.  Energy-first needs energy: without a power
+    sensor no trial qualifies and the result is empty.
+    """
+    best: dict[str, tuple[float, TrialResult]] = {}
+    for r in results:
+        if not r.ok or r.step_time_ms is None:
+            continue
+        score = _energy_per_sample_j(r) if objective == "energy-first" else r.step_time_ms.mean / r.batch_size
+        if score is None:
+            continue
+        if r.model not in best or score < best[r.model][0]:
+            best[r.model] = (score, r)
+    return {model: r for model, (_, r) in best.items()}

@@ -1,0 +1,148 @@
+"""Every stored trial as one flat row (CSV, Parquet), and every step as one row, for pandas, R or a spreadsheet.
+
+Nested fields become dotted columns (``step_time_ms.mean``, ``env.hostname``); per-core lists become one column per
+core (``cpu_util_pct.per_core.0``); other lists are joined with commas (``cores`` = ``0,1``).  Fields added later
+(energy, layers...) appear as columns without any change here.  Empty cells mean "not measured".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import typing
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from edgebench.host.cpuset import format_mask
+from edgebench.result import TrialResult
+
+#: Lists indexed by core: one column per core.
+PER_CORE = ("cpu_util_pct.per_core", "idle_ratio", "cpu_freq_khz")
+#: Columns first, in this order; the rest follow in the order they first appear.
+LEADING = (
+    "trial_id", "sweep.sweep_id", "sweep.trial_key", "status", "reason", "model", "batch_size", "threads", "cores",
+    "mask", "freq_khz", "precision", "backend", "device", "steps", "warmup", "stopped_by",
+)  # fmt: skip
+STEP_COLUMNS = ("trial_id", "phase", "index", "start_ns", "end_ns", "duration_ms", "loss")
+
+SeriesLoader = Callable[[str, str], str | None]
+
+
+def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list | tuple):
+        if prefix in PER_CORE or any(isinstance(v, dict | list) for v in value):
+            for i, item in enumerate(value):
+                flatten(item, f"{prefix}.{i}", out)
+        else:
+            out[prefix] = ",".join("" if v is None else str(v) for v in value)
+    else:
+        out[prefix] = value
+    return out
+
+
+def _nested(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    if typing.get_origin(annotation) in (list, dict, tuple):
+        return True
+    return any(_nested(a) for a in typing.get_args(annotation))
+
+
+#: Fields that hold a record or a list: when absent they add no column (their parts do, when present).
+NESTED = frozenset(name for name, field in TrialResult.model_fields.items() if _nested(field.annotation))
+
+
+def trial_row(result: TrialResult) -> dict[str, Any]:
+    record = result.model_dump(mode="json")
+    row = flatten({k: v for k, v in record.items() if not (v is None and k in NESTED)})
+    row["mask"] = format_mask(result.cores) if result.cores else None
+    return row
+
+
+def columns_of(rows: Iterable[dict[str, Any]], leading: Iterable[str] = LEADING) -> list[str]:
+    seen = dict.fromkeys(leading)
+    for row in rows:
+        seen.update(dict.fromkeys(row))
+    return list(seen)
+
+
+def step_rows(results: Iterable[TrialResult], series: SeriesLoader) -> list[dict[str, Any]]:
+    """One row per timed step (warm-up, training, inference) from each trial's stored events."""
+    rows = []
+    for result in results:
+        text = series(result.trial_id, "events") or ""
+        for line in text.splitlines():
+            event = json.loads(line)
+            if event.get("event") != "step":
+                continue
+            rows.append(
+                {
+                    "trial_id": result.trial_id,
+                    "phase": event["phase"],
+                    "index": event["index"],
+                    "start_ns": event["start_ns"],
+                    "end_ns": event["end_ns"],
+                    "duration_ms": (event["end_ns"] - event["start_ns"]) / 1e6,
+                    "loss": event.get("loss"),
+                }
+            )
+    return rows
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def to_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
+    return buffer.getvalue()
+
+
+def write_parquet(rows: list[dict[str, Any]], columns: list[str], path: Path) -> None:
+    """Columns typed from their values: bool, int64, float64 (ints and floats mixed), else string."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = []
+    for column in columns:
+        values = [row.get(column) for row in rows]
+        kind = _arrow_type(values)
+        if kind == pa.string():
+            values = [None if v is None else _cell(v) for v in values]
+        elif kind == pa.float64():
+            values = [None if v is None else float(v) for v in values]
+        arrays.append(pa.array(values, type=kind))
+    table = pa.Table.from_arrays(arrays, names=columns)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)
+
+
+def _arrow_type(values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pa.bool_()
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pa.int64()
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return pa.float64()
+    return pa.string()

@@ -1,0 +1,207 @@
+"""Running a planned sweep: one worker per trial, each result stored as it ends, resumable, restoring the device.
+
+* A trial that fails (crash, out of memory, timeout, or an error in the launcher itself) is stored with its status
+  and the sweep goes on.
+* Each result is stored, linked to its sweep and key, in one transaction as soon as the trial ends; ``resume``
+  skips the keys already stored, so a sweep killed at any point loses no finished trial and repeats none.
+* Ctrl-C and SIGTERM stop the sweep between or during trials (the running worker is killed by its launcher);
+  frequencies are restored on every way out (see :class:`~edgebench.host.frequency.FrequencyControl`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Protocol
+
+from edgebench.errors import UsageError
+from edgebench.host.frequency import FrequencyControl, running_as_root
+from edgebench.host.sysfs import SysFS
+from edgebench.measure.trial import failed_result
+from edgebench.result import SweepInfo, TrialResult
+from edgebench.runner.local import TrialRun, new_trial_id, run_trial
+from edgebench.store import Store
+from edgebench.sweep.cooldown import CooldownOutcome, Cooler
+from edgebench.sweep.plan import Plan, PlannedTrial
+from edgebench.trial import Trial
+
+Runner = Callable[..., TrialRun]
+
+
+class Reporter(Protocol):
+    """What the sweep tells its user (a progress bar on a terminal; nothing in tests)."""
+
+    def begin(self, plan: Plan, todo: list[PlannedTrial], skipped: int) -> None: ...
+    def trial_started(self, planned: PlannedTrial, index: int) -> None: ...
+    def trial_finished(self, planned: PlannedTrial, result: TrialResult) -> None: ...
+    def status(self, text: str) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+class SilentReporter:
+    def begin(self, plan: Plan, todo: list[PlannedTrial], skipped: int) -> None:
+        pass
+
+    def trial_started(self, planned: PlannedTrial, index: int) -> None:
+        pass
+
+    def trial_finished(self, planned: PlannedTrial, result: TrialResult) -> None:
+        pass
+
+    def status(self, text: str) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+
+@dataclass
+class SweepOutcome:
+    plan: Plan
+    results: list[TrialResult] = field(default_factory=list)
+    skipped: int = 0
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> list[TrialResult]:
+        return [r for r in self.results if not r.ok]
+
+
+def todo_of(plan: Plan, done: dict[str, str], *, retry_failed: bool) -> list[PlannedTrial]:
+    """The planned trials a resumed sweep still has to run."""
+    return [p for p in plan.trials if p.key not in done or (retry_failed and done[p.key] != "ok")]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the sweep is, so that every ``finally`` (frequency restore) runs as for Ctrl-C."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_sweep(
+    plan: Plan,
+    store: Store,
+    *,
+    config_json: str,
+    cooler: Cooler,
+    resume: bool = False,
+    retry_failed: bool = False,
+    sysfs: SysFS | None = None,
+    runner: Runner = run_trial,
+    reporter: Reporter | None = None,
+    is_root: Callable[[], bool] = running_as_root,
+    journal: Path | None = None,
+) -> SweepOutcome:
+    """Run what ``plan`` still lacks in ``store``; KeyboardInterrupt (Ctrl-C, SIGTERM) propagates after cleanup."""
+    sysfs = sysfs or SysFS("/")
+    reporter = reporter or SilentReporter()
+    done = store.sweep_done(plan.sweep_id)
+    if done and not resume:
+        missing = len(todo_of(plan, done, retry_failed=False))
+        raise UsageError(
+            "--resume",
+            f"sweep {plan.sweep_id} already has {len(plan.trials) - missing} of its {len(plan.trials)} trials in "
+            f"{store.path}; add --resume to run the {missing} missing, or give the sweep another name (--set name=...)",
+        )
+    todo = todo_of(plan, done, retry_failed=retry_failed)
+    outcome = SweepOutcome(plan, skipped=len(plan.trials) - len(todo))
+    with contextlib.ExitStack() as stack:
+        control = None
+        if any(p.trial.freq_khz is not None for p in todo):
+            control = FrequencyControl(sysfs, is_root=is_root, journal=journal, notify=reporter.note)
+            control.check()  # refuse before anything is recorded
+        store.add_sweep(plan.sweep_id, len(plan.trials), config_json)
+        try:
+            stack.enter_context(sigterm_as_interrupt())
+            if control is not None:
+                stack.enter_context(control)
+            reporter.begin(plan, todo, outcome.skipped)
+            if resume and not done:
+                reporter.note(f"nothing stored yet for sweep {plan.sweep_id}: running all of it (an unnamed sweep "
+                              "whose configuration changed is a new sweep; give it a name to keep one id)")  # fmt: skip
+            if cooler.config.until_idle:
+                idle = cooler.measure_idle()
+                reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
+            elif cooler.enabled:
+                reporter.note("cool-down: " + cooler.describe())
+            _run_todo(plan, todo, store, cooler, control, sysfs, runner, reporter, outcome)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+    return outcome
+
+
+def _run_todo(
+    plan: Plan,
+    todo: list[PlannedTrial],
+    store: Store,
+    cooler: Cooler,
+    control: FrequencyControl | None,
+    sysfs: SysFS,
+    runner: Runner,
+    reporter: Reporter,
+    outcome: SweepOutcome,
+) -> None:
+    previous: Trial | None = None
+    for index, planned in enumerate(todo):
+        cooled = CooldownOutcome(0.0, "none")
+        if previous is not None and _cools(cooler, previous, planned.trial):
+            cooled = cooler.wait(reporter.status)
+        reporter.trial_started(planned, index)
+        freq_set = None
+        if control is not None:
+            if planned.trial.freq_khz is not None:
+                freq_set = control.pin(planned.trial.cores, planned.trial.freq_khz)
+            else:
+                control.release()
+        result, series = _run_one(planned, runner, sysfs)
+        info = SweepInfo(
+            sweep_id=plan.sweep_id,
+            trial_key=planned.key,
+            position=planned.position,
+            freq_set_khz=freq_set,
+            cooldown_s=round(cooled.waited_s, 3),
+            cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
+        )
+        result = result.model_copy(update={"sweep": info})
+        store.save(result, series)
+        outcome.results.append(result)
+        reporter.trial_finished(planned, result)
+        previous = planned.trial
+
+
+def _cools(cooler: Cooler, previous: Trial, upcoming: Trial) -> bool:
+    if not cooler.enabled:
+        return False
+    return cooler.config.between == "trials" or previous.model != upcoming.model
+
+
+def _run_one(planned: PlannedTrial, runner: Runner, sysfs: SysFS) -> tuple[TrialResult, dict[str, str]]:
+    """Run one trial; whatever goes wrong in the launcher becomes a stored ``error`` result, not a lost sweep."""
+    try:
+        run = runner(planned.trial, sysfs_root=str(sysfs.root))
+    except Exception as exc:  # KeyboardInterrupt is not an Exception: it stops the sweep
+        reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+        return failed_result(planned.trial, new_trial_id(), "error", reason, [], {}), {}
+    return run.result, run.series()
+
+
+def _temps(values: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.1f} °C" for k, v in values.items())

@@ -1,0 +1,161 @@
+"""Grid expansion: a sweep configuration becomes an ordered list of Trials, each with a stable key.
+
+The key is a hash of the Trial's fields that differ from their defaults, so it stays the same across runs and
+across edgebench versions that add fields with defaults; ``--resume`` skips the keys a sweep already stored.
+Everything that depends on the device (core roles, ``all`` frequencies, cores this process may use) is resolved
+here, before any trial runs, so a bad core mask fails at once with the key that names it.
+
+Order: core set, then frequency (so the clock changes as rarely as possible), threads, precision, backend, model,
+batch size, as the MNN-based suite walks models and then batch sizes inside one configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from edgebench.config import SweepConfig
+from edgebench.errors import UsageError
+from edgebench.host.cpu import freq_policies
+from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.host.frequency import frequencies_for
+from edgebench.host.sysfs import SysFS
+from edgebench.trial import Trial
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    key: str
+    position: int
+    trial: Trial
+
+    @property
+    def label(self) -> str:
+        return trial_label(self.trial)
+
+
+@dataclass(frozen=True)
+class Plan:
+    sweep_id: str
+    trials: tuple[PlannedTrial, ...]
+
+    @property
+    def sets_frequency(self) -> bool:
+        return any(p.trial.freq_khz is not None for p in self.trials)
+
+
+def trial_key(trial: Trial) -> str:
+    """16 hex digits of SHA-256 over the fields that differ from their defaults (stable as fields are added)."""
+    fields = trial.model_dump(mode="json", exclude_defaults=True)
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def trial_label(trial: Trial) -> str:
+    """Short human name: ``lenet b8 t2 cpu0-1 1708.8MHz fp16``."""
+    parts = [trial.model, f"b{trial.batch_size}"]
+    parts.append(f"t{trial.threads}" if trial.threads else "t=cores")
+    parts.append(f"cpu{format_cpu_list(trial.cores)}" if trial.cores else "cpu=all")
+    if trial.freq_khz:
+        parts.append(f"{trial.freq_khz / 1e3:g}MHz")
+    if trial.precision != "fp32":
+        parts.append(trial.precision)
+    return " ".join(parts)
+
+
+def default_sweep_id(source: str | Path | None, keys: list[str]) -> str:
+    """``<config file stem>-<8 hex digits of the planned keys>``: the same plan gets the same id."""
+    stem = Path(source).stem if source else "sweep"
+    return f"{stem}-{hashlib.sha256(' '.join(sorted(keys)).encode()).hexdigest()[:8]}"
+
+
+def resolve_cores(
+    spec: tuple[int, ...] | str | None, index: int, sysfs: SysFS, allowed: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """A configured core set as core ids (``None`` = every allowed core); roles come from cpufreq clusters.
+
+    ``little`` is the cluster with the lowest maximum frequency and ``big`` every other core, so on a phone with a
+    prime core (Snapdragon 855: 4 + 3 + 1) ``big`` is the gold cluster and the prime core, as DNNTune's big cores.
+    """
+    field = f"cores[{index}]"
+    if spec is None or spec == "all":
+        return None
+    if isinstance(spec, str):
+        policies = [p for p in freq_policies(sysfs) if set(p.cores) & set(allowed)]
+        if not policies:
+            raise UsageError(
+                field, f"{spec} cores are told apart by cpufreq clusters and this device has none; give a mask"
+            )
+        ordered = sorted(policies, key=lambda p: (p.cpuinfo_max_khz or p.max_khz or 0, p.cores))
+        little = set(ordered[0].cores)
+        cores = little if spec == "little" or len(ordered) == 1 else {c for p in ordered[1:] for c in p.cores}
+        return tuple(sorted(cores & set(allowed)))
+    missing = sorted(set(spec) - set(allowed))
+    if missing:
+        raise UsageError(
+            field,
+            f"cpu {format_cpu_list(missing)} (mask {format_mask(spec)}) is not available here "
+            f"(usable: {format_cpu_list(allowed)}, mask {format_mask(allowed)})",
+        )
+    return spec
+
+
+def _frequencies(config: SweepConfig, cores: tuple[int, ...] | None, sysfs: SysFS) -> list[int | None]:
+    if config.frequencies is None:
+        return [None]
+    if config.frequencies == ["all"]:
+        found = frequencies_for(sysfs, cores)
+        if not found:
+            raise UsageError(
+                "frequencies",
+                "`all` reads each cpufreq policy's scaling_available_frequencies and this device has none "
+                "(a virtual machine or container); leave frequencies out",
+            )
+        return list(found)
+    return list(config.frequencies)
+
+
+def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowed: tuple[int, ...]) -> Plan:
+    """Every trial of the sweep, in run order, each with its key; duplicates (``0x3`` and ``0-1``) run once."""
+    trials: list[Trial] = []
+    seen: set[str] = set()
+    core_sets = [resolve_cores(spec, i, sysfs, allowed) for i, spec in enumerate(config.cores)]
+    for cores in core_sets:
+        for freq, threads, precision, backend, entry, batch in itertools.product(
+            _frequencies(config, cores, sysfs),
+            config.threads,
+            config.precision,
+            config.backend,
+            config.models,
+            config.batch_sizes,
+        ):
+            trial = Trial(
+                model=entry.name,
+                batch_size=batch,
+                steps=config.measured_steps,
+                warmup=config.warmup,
+                threads=threads,
+                cores=cores,
+                input_shape=entry.input_shape,
+                num_classes=entry.num_classes,
+                infer_steps=config.infer_steps,
+                sample_interval_ms=config.sample_interval_ms,
+                timeout_s=config.timeout_s,
+                device=config.device,
+                seed=config.seed,
+                backend=backend,
+                precision=precision,
+                freq_khz=freq,
+                target_ci_pct=config.target_ci_pct,
+                max_steps=config.max_steps,
+                max_time_s=config.max_time_s,
+            )
+            key = trial_key(trial)
+            if key not in seen:
+                seen.add(key)
+                trials.append(trial)
+    planned = tuple(PlannedTrial(trial_key(t), i, t) for i, t in enumerate(trials))
+    sweep_id = config.name or default_sweep_id(source, [p.key for p in planned])
+    return Plan(sweep_id, planned)

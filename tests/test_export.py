@@ -1,0 +1,169 @@
+"""Exports: the MNN suite's files against golden copies, and the CSV / Parquet tables of every measurement."""
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from edgebench.report.mnn_suite import Setting, build_files, folder_names
+from edgebench.store import Store
+from tests.factories import MS, result, save
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "mnn_suite"
+F0 = (4, 5, 6, 7)
+T0 = 10**12
+
+
+def power_samples(peak_ua: int) -> str:
+    """Battery and USB rails sampled every 5 ms across the first 60 ms (warm-up and training of the trials below)."""
+    rows = ["t_ns,battery_current_ua,battery_voltage_uv,usb_current_ua,usb_voltage_uv"]
+    for k in range(13):
+        current = peak_ua if k == 6 else peak_ua - 1000
+        rows.append(f"{T0 + k * 5 * MS},{current},{4_400_000 - k},{480_000 + k},{4_850_000}")
+    return "\n".join(rows) + "\n"
+
+
+def phone_store(path) -> Store:
+    """A Meizu-like store: two models on the big cores with energy and power rails, a frequency trial, a little-core
+    mask at two thread counts, a failed trial and a configuration measured twice."""
+    store = Store(path)
+    energy = dict(energy_j=12.5, energy_per_step_j=0.625, energy_per_sample_j=0.3125)
+    common = dict(cores=F0, threads=4, peak_memory_bytes=96 * 2**20, virtual_memory_peak_bytes=512 * 2**20,
+                  process_cpu_pct=312.5, infer_process_cpu_pct=250.0)  # fmt: skip
+    trials = [
+        # (id, steps ms, infer ms, fields, series)
+        ("20260101-000001-0001", [20.0, 22.0, 24.0], [4.0, 5.0], dict(batch_size=1, **common), {}),  # superseded
+        ("20260101-000002-0002", [10.0, 12.0, 14.0], [2.0, 3.0], dict(batch_size=1, **common, **energy),
+         {"samples": power_samples(500_000)}),
+        ("20260101-000003-0003", [15.0, 15.0, 18.0], [2.5, 3.5], dict(batch_size=2, **common, energy_j=20.0),
+         {"samples": power_samples(510_000)}),
+        ("20260101-000004-0004", [250.0, 260.0], [40.0], dict(model="mobilenet_v2", batch_size=1, **common), {}),
+        ("20260101-000005-0005", [30.0, 31.0], [], dict(model="mobilenet_v2", batch_size=2, status="crashed",
+         reason="RuntimeError: x", cores=F0, threads=4, step_time_ms=None, throughput_sps=None), {}),
+        ("20260101-000006-0006", [11.0, 13.0], [2.0], dict(batch_size=1, cores=F0, threads=4, freq_khz=1_708_800), {}),
+        ("20260101-000007-0007", [40.0, 44.0], [8.0], dict(batch_size=4, cores=(0, 1, 2, 3), threads=4), {}),
+        ("20260101-000008-0008", [60.0, 64.0], [9.0], dict(batch_size=4, cores=(0, 1, 2, 3), threads=2), {}),
+    ]  # fmt: skip
+    for trial_id, steps, infer, fields, series in trials:
+        save(store, result(trial_id, steps, infer_ms=infer, **fields), steps, infer, **series)
+    return store
+
+
+def test_mnn_suite_files_match_the_golden_copies(tmp_path):
+    with phone_store(tmp_path / "s.sqlite") as store:
+        files = build_files(store.query(), "MEIZU", store.series)
+    if os.environ.get("EDGEBENCH_UPDATE_GOLDEN"):
+        for rel, text in files.items():
+            (GOLDEN / rel).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / rel).write_text(text)
+    golden = {str(p.relative_to(GOLDEN)): p.read_text() for p in GOLDEN.rglob("*.csv")}
+    assert sorted(files) == sorted(golden)
+    for rel, text in files.items():
+        assert text == golden[rel], rel
+
+
+def test_golden_files_hold_what_was_measured():
+    """The golden copies are not just whatever the code wrote: spot-check them against the stored figures."""
+    time_table = (GOLDEN / "MEIZU_Core_f0/processed_data/Lenet/time_table_Lenet.csv").read_text().splitlines()
+    assert time_table == [",batchsize,expr_train,expr_infer,session_infer", "1,1,12.0,2.5,", "2,2,16.0,3.0,"]
+    rows = list(csv.DictReader(io.StringIO((GOLDEN / "MEIZU_Core_f0/processed_data/Lenet/performance_Lenet.csv")
+                                           .read_text())))  # fmt: skip
+    assert rows[0] == {"": "1", "batchsize": "1", "VIRT": "512.0", "RES": "96.0", "SHR": "", "cpuUsage_train": "312.5",
+                       "cpuUsage_infer": "250.0", "battery_current": "500000.0", "battery_voltage": "4399998.0",
+                       "usb_current": "480009.0", "usb_voltage": "4850000.0"}  # fmt: skip
+    energy = (GOLDEN / "batchsize_energy_MEIZU_Core_f0.csv").read_text().splitlines()
+    assert energy == [",Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet", "1,12.5,,,,", "2,20.0,,,,"]
+    assert (GOLDEN / "singleBatch_energy_MEIZU_Core_f0.csv").read_text().splitlines()[1:] == [
+        "1,0.625,,,,",
+        "2,6.666666666666667,,,,",
+    ]
+    assert (GOLDEN / "singleSample_energy_MEIZU_Core_f0.csv").read_text().splitlines()[2] == "2,3.3333333333333335,,,,"
+    mobilenet = (GOLDEN / "MEIZU_Core_f0/processed_data/Mobilenet/time_table_Mobilenet.csv").read_text().splitlines()
+    assert mobilenet == [",batchsize,expr_train,expr_infer,session_infer", "1,1,255.0,40.0,"]  # the crash is left out
+    assert (GOLDEN / "MEIZU_Freq_1708800/processed_data/Lenet/time_table_Lenet.csv").exists()
+    folders = {p.name for p in GOLDEN.iterdir() if p.is_dir()}
+    # two thread counts on the little cores (mask f): the folder names say which is which
+    assert folders == {"MEIZU_Core_f0", "MEIZU_Freq_1708800", "MEIZU_Core_f_Threads_2", "MEIZU_Core_f_Threads_4"}
+
+
+def test_folder_names_disambiguate_only_what_collides():
+    def setting(mask="f0", freq=0, threads=4, precision="fp32"):
+        return Setting(mask, freq, threads, precision, "torch", "cpu")
+
+    names = folder_names("PI", [setting(), setting(mask="3"), setting(freq=600_000), setting(freq=600_000, mask="3")])
+    assert names[setting()] == "PI_Core_f0" and names[setting(mask="3")] == "PI_Core_3"
+    assert names[setting(freq=600_000)] == "PI_Freq_600000_Core_f0"
+    names = folder_names("PI", [setting(), setting(threads=2), setting(precision="bf16", mask="1")])
+    assert (
+        names[setting(threads=2)] == "PI_Core_f0_Threads_2"
+        and names[setting(precision="bf16", mask="1")] == "PI_Core_1"
+    )
+
+
+def test_mnn_suite_cli_writes_the_files_and_refuses_without_a_device(tmp_path, cli):
+    phone_store(cli.store_path).close()
+    proc = cli("export", "--format", "mnn-suite", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and proc.stderr.startswith("edgebench: error: --device:")
+    proc = cli("export", "--format", "mnn-suite", "--device", "MEIZU", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    written = {str(Path(p).relative_to(tmp_path / "out")) for p in proc.stdout.split()}
+    assert written == {str(p.relative_to(GOLDEN)) for p in GOLDEN.rglob("*.csv")}
+    assert cli("export", "--format", "mnn-suite", "--device", "ME IZU").returncode == 2
+
+
+def test_csv_has_every_trial_with_every_measurement(tmp_path, cli):
+    phone_store(cli.store_path).close()
+    proc = cli("export", "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert len(rows) == 8
+    header = list(rows[0])
+    assert header[:5] == ["trial_id", "sweep.sweep_id", "sweep.trial_key", "status", "reason"]
+    for column in ("step_time_ms.mean", "step_time_ms.ci95", "throughput_sps", "peak_memory_bytes", "energy_j",
+                   "energy_per_sample_j", "infer_time_ms.median", "env.hostname", "mask"):  # fmt: skip
+        assert column in header
+    first = rows[1]
+    assert first["trial_id"] == "20260101-000002-0002" and first["step_time_ms.mean"] == "12.0"
+    assert first["cores"] == "4,5,6,7" and first["mask"] == "f0" and first["energy_j"] == "12.5"
+    assert rows[4]["status"] == "crashed" and rows[4]["step_time_ms.mean"] == "" and rows[0]["energy_j"] == ""
+
+
+def test_parquet_of_trials_and_of_steps(tmp_path, cli):
+    pq = pytest.importorskip("pyarrow.parquet")
+    phone_store(cli.store_path).close()
+    proc = cli("export", "--format", "parquet", "--out", str(tmp_path / "t.parquet"))
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(tmp_path / "t.parquet").to_pydict()
+    assert table["step_time_ms.mean"][1] == 12.0 and table["batch_size"] == [1, 1, 2, 1, 2, 1, 4, 4]
+    assert table["energy_j"][:3] == [None, 12.5, 20.0]
+    proc = cli("export", "--format", "parquet", "--table", "steps", "--out", str(tmp_path / "s.parquet"))
+    steps = pq.read_table(tmp_path / "s.parquet").to_pydict()
+    train = [d for t, p, d in zip(steps["trial_id"], steps["phase"], steps["duration_ms"], strict=True)
+             if t == "20260101-000002-0002" and p == "train"]  # fmt: skip
+    assert train == [10.0, 12.0, 14.0]
+    proc = cli("export", "--format", "parquet")
+    assert proc.returncode == 2 and "--out" in proc.stderr
+
+
+def test_export_filters(tmp_path, cli):
+    proc = cli("export")
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    phone_store(cli.store_path).close()
+    proc = cli("export", "--sweep", "nope")
+    assert proc.returncode == 2 and "no sweep 'nope'" in proc.stderr
+    proc = cli("export", "--host", "elsewhere")
+    assert proc.returncode == 2 and "no trials" in proc.stderr
+
+
+def test_trials_csv_matches_its_golden_copy(tmp_path):
+    from edgebench.report.tables import columns_of, to_csv, trial_row
+
+    with phone_store(tmp_path / "s.sqlite") as store:
+        rows = [trial_row(r) for r in store.query()]
+    text = to_csv(rows, columns_of(rows))
+    golden = GOLDEN.parent / "trials.csv"
+    if os.environ.get("EDGEBENCH_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()

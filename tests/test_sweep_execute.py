@@ -1,0 +1,197 @@
+"""Sweep execution with a stand-in launcher: failures, resume, interruption, and the device put back every time."""
+
+import itertools
+import os
+import shutil
+import signal
+
+import pytest
+
+from edgebench.config import CooldownConfig, load_config
+from edgebench.errors import UsageError
+from edgebench.host.sysfs import SysFS
+from edgebench.runner.local import TrialRun
+from edgebench.store import Store
+from edgebench.sweep.cooldown import Cooler
+from edgebench.sweep.execute import run_sweep
+from edgebench.sweep.plan import plan
+from tests.factories import events, result
+
+POLICY = "sys/devices/system/cpu/cpufreq/policy0"
+
+
+class FakeRunner:
+    """Stands in for run_trial: returns a made-up result at once, or fails the way it is told to on trial n."""
+
+    ids = itertools.count()
+
+    def __init__(self, fail_on: dict[int, object] | None = None, on_call=None) -> None:
+        self.calls: list = []
+        self.fail_on = fail_on or {}
+        self.on_call = on_call
+
+    def __call__(self, trial, *, sysfs_root="/"):
+        n = len(self.calls)
+        self.calls.append(trial)
+        if self.on_call:
+            self.on_call(trial, sysfs_root)
+        action = self.fail_on.get(n)
+        if isinstance(action, BaseException | type):
+            raise action
+        steps = [10.0 + trial.batch_size, 11.0 + trial.batch_size, 10.5 + trial.batch_size]
+        r = result(f"20260101-000000-{next(self.ids):04x}", steps, model=trial.model, batch_size=trial.batch_size,
+                   cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
+        if action == "crash":
+            r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "step_time_ms": None})
+        return TrialRun(r, events(steps), None)
+
+
+def make_plan(*overrides, tree=None, allowed=(0, 1)):
+    config = load_config(None, ["steps=3", *overrides]).config
+    sysfs = SysFS(tree or "/nonexistent")
+    return plan(config, source=None, sysfs=sysfs, allowed=allowed), config, sysfs
+
+
+def sweep(p, store, runner, *, sysfs=None, resume=False, cooler=None, **kw):
+    sysfs = sysfs or SysFS("/nonexistent")
+    return run_sweep(p, store, config_json="{}", cooler=cooler or Cooler(CooldownConfig(), sysfs), resume=resume,
+                     sysfs=sysfs, runner=runner, **kw)  # fmt: skip
+
+
+@pytest.fixture
+def pi(tmp_path, sysfs_tree):
+    root = tmp_path / "rpi4"
+    shutil.copytree(sysfs_tree("rpi4"), root)
+    return root
+
+
+def controls(root):
+    return {name: (root / POLICY / name).read_text().strip() for name in
+            ("scaling_governor", "scaling_min_freq", "scaling_max_freq")}  # fmt: skip
+
+
+def test_failures_do_not_stop_the_sweep_and_every_trial_lands(tmp_path):
+    p, _, _ = make_plan("models=[lenet, alexnet]", "batch_sizes=[1, 2]")
+    runner = FakeRunner({1: "crash", 2: OSError("no space left on device")})
+    with Store(tmp_path / "s.sqlite") as store:
+        outcome = sweep(p, store, runner)
+        assert len(runner.calls) == 4 and not outcome.interrupted
+        assert [r.status for r in outcome.results] == ["ok", "crashed", "error", "ok"]
+        assert outcome.results[2].reason == "OSError: no space left on device"
+        done = store.sweep_done(p.sweep_id)
+        assert sorted(done) == sorted(t.key for t in p.trials)
+        stored = store.query(sweep_id=p.sweep_id)
+        assert [r.sweep.position for r in stored] == [0, 1, 2, 3]
+        assert stored[0].sweep.trial_key == p.trials[0].key
+
+
+def test_interrupted_sweep_resumes_without_repeating_or_losing_trials(tmp_path):
+    p, _, _ = make_plan("models=[lenet, alexnet]", "batch_sizes=[1, 2]", "cores=[0x1, 0x2]")
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        outcome = sweep(p, store, FakeRunner({3: KeyboardInterrupt()}))
+        assert outcome.interrupted and len(outcome.results) == 3
+    with Store(path) as store:
+        with pytest.raises(UsageError) as err:
+            sweep(p, store, FakeRunner())
+        assert err.value.field == "--resume" and "3 of its 8 trials" in err.value.message
+        runner = FakeRunner()
+        outcome = sweep(p, store, runner, resume=True)
+        assert len(runner.calls) == 5 and outcome.skipped == 3
+        assert [t.model_dump() for t in runner.calls] == [t.trial.model_dump() for t in p.trials[3:]]
+        keys = [r.sweep.trial_key for r in store.query(sweep_id=p.sweep_id)]
+        assert sorted(keys) == sorted(t.key for t in p.trials) and len(keys) == 8
+        assert len(sweep(p, store, FakeRunner(), resume=True).results) == 0  # nothing left
+
+
+def test_retry_failed_reruns_only_failed_trials(tmp_path):
+    p, _, _ = make_plan("batch_sizes=[1, 2, 4]")
+    with Store(tmp_path / "s.sqlite") as store:
+        sweep(p, store, FakeRunner({1: "crash"}))
+        runner = FakeRunner()
+        sweep(p, store, runner, resume=True, retry_failed=True)
+        assert [t.batch_size for t in runner.calls] == [2]
+        assert set(store.sweep_done(p.sweep_id).values()) == {"ok"}
+
+
+def test_frequencies_pinned_per_trial_and_restored(tmp_path, pi):
+    before = controls(pi)
+    p, _, sysfs = make_plan("batch_sizes=[1]", "frequencies=[600000, 1.2GHz]", tree=pi)
+    seen = []
+
+    def check(trial, sysfs_root):
+        assert sysfs_root == str(pi)
+        seen.append(((pi / POLICY / "scaling_governor").read_text(), (pi / POLICY / "scaling_setspeed").read_text()))
+
+    with Store(tmp_path / "s.sqlite") as store:
+        outcome = sweep(p, store, FakeRunner(on_call=check), sysfs=sysfs, is_root=lambda: True)
+    assert seen == [("userspace", "600000"), ("userspace", "1200000")]
+    assert [r.sweep.freq_set_khz for r in outcome.results] == [{"policy0": 600_000}, {"policy0": 1_200_000}]
+    assert controls(pi) == before
+
+
+@pytest.mark.parametrize("failure", ["exception", "interrupt", "sigterm"])
+def test_an_exception_in_the_middle_of_a_sweep_restores_the_governor(tmp_path, pi, failure):
+    before = controls(pi)
+    p, _, sysfs = make_plan("batch_sizes=[1, 2, 4]", "frequencies=[700000]", tree=pi)
+
+    class Breaks:
+        def begin(self, *a):
+            pass
+
+        def trial_started(self, planned, index):
+            pass
+
+        def trial_finished(self, planned, r):
+            assert controls(pi)["scaling_governor"] == "userspace"
+            if planned.position == 1:
+                if failure == "exception":
+                    raise RuntimeError("report failed")
+                if failure == "interrupt":
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        def status(self, text):
+            pass
+
+        def note(self, text):
+            pass
+
+    with Store(tmp_path / "s.sqlite") as store:
+        if failure == "exception":
+            with pytest.raises(RuntimeError, match="report failed"):
+                sweep(p, store, FakeRunner(), sysfs=sysfs, is_root=lambda: True, reporter=Breaks())
+        else:
+            outcome = sweep(p, store, FakeRunner(), sysfs=sysfs, is_root=lambda: True, reporter=Breaks())
+            assert outcome.interrupted and len(outcome.results) == 2
+        assert len(store.sweep_done(p.sweep_id)) == 2  # the trials that ended are stored
+    assert controls(pi) == before
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_refused_when_not_root_before_anything_is_stored(tmp_path, pi):
+    before = controls(pi)
+    p, _, sysfs = make_plan("batch_sizes=[1]", "frequencies=[700000]", tree=pi)
+    runner = FakeRunner()
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(UsageError) as err:
+            sweep(p, store, runner, sysfs=sysfs, is_root=lambda: False)
+        assert err.value.field == "frequencies" and "needs root" in err.value.message
+        assert store.sweep_ids() == [] and not runner.calls
+    assert controls(pi) == before
+
+
+def test_cooldown_between_trials_is_recorded(tmp_path):
+    p, _, _ = make_plan("models=[lenet, alexnet]", "batch_sizes=[1, 2]")
+    clock = {"now": 0.0}
+    cooler = Cooler(CooldownConfig(seconds=30, between="models"), SysFS("/nonexistent"),
+                    clock=lambda: clock["now"], sleep=lambda s: clock.__setitem__("now", clock["now"] + s))  # fmt: skip
+    with Store(tmp_path / "s.sqlite") as store:
+        outcome = sweep(p, store, FakeRunner(), cooler=cooler)
+    waits = [(r.model, r.batch_size, r.sweep.cooldown_s, r.sweep.cooldown_by) for r in outcome.results]
+    assert waits == [
+        ("lenet", 1, 0.0, None),
+        ("lenet", 2, 0.0, "none"),
+        ("alexnet", 1, 30.0, "fixed 30 s"),
+        ("alexnet", 2, 0.0, "none"),
+    ]
