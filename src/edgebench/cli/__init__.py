@@ -11,6 +11,7 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import models as models_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
@@ -23,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run")(run_cmd.run)
+app.command("models")(models_cmd.models)
 
 
 @app.callback(invoke_without_command=True)
