@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from edgebench.registry import MODELS
+from edgebench.registry import DATASETS, MODELS
 
 PositiveInt = Annotated[int, Field(ge=1)]
 
@@ -31,11 +31,64 @@ class Trial(BaseModel):
     timeout_s: Annotated[float, Field(gt=0)] = 1800.0
     device: str = "cpu"
     seed: int = 0
+    #: A named input of the workload (``cifar10``, ``imagenet``...); ``input_shape``/``num_classes`` override it.
+    preset: str | None = None
+    #: Train on this real dataset (``mnist``, ``shakespeare``) instead of a synthetic batch.
+    data: str | None = None
+    #: Train until held-out accuracy reaches this (0-1], evaluating every ``eval_every`` steps (needs ``data``).
+    until_accuracy: Annotated[float, Field(gt=0, le=1)] | None = None
+    eval_every: PositiveInt = 50
+    #: With ``until_accuracy``: give up after this many measured steps (``None``: only ``timeout_s`` bounds it).
+    max_steps: PositiveInt | None = None
+    #: The worker may not use more memory than this; a trial that needs more is recorded ``infeasible``.
+    memory_budget_bytes: PositiveInt | None = None
 
     @field_validator("model")
     @classmethod
     def _known_model(cls, name: str) -> str:
+        if ":" in name:  # the user's own model: it must import now, not fail later in the worker
+            from edgebench.models.custom import resolve
+
+            resolve(name.strip())
+            return name.strip()
         return MODELS.canonical(name)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, preset: str | None, info: ValidationInfo) -> str | None:
+        if preset is None or "model" not in info.data:
+            return preset
+        from edgebench.models import get_workload
+
+        workload = get_workload(info.data["model"])
+        try:
+            return workload.preset(preset).name
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+
+    @field_validator("data")
+    @classmethod
+    def _known_data(cls, data: str | None, info: ValidationInfo) -> str | None:
+        if data is None:
+            return None
+        data = DATASETS.canonical(data)
+        if "model" in info.data:
+            from edgebench.models import get_workload
+            from edgebench.registry import import_target
+
+            workload = get_workload(info.data["model"])
+            accepted = getattr(import_target(workload.task), "datasets", ())
+            if data not in accepted:
+                what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
+                raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
+        return data
+
+    @field_validator("until_accuracy")
+    @classmethod
+    def _accuracy_needs_data(cls, target: float | None, info: ValidationInfo) -> float | None:
+        if target is not None and info.data.get("data") is None:
+            raise ValueError("needs real held-out data to measure accuracy on: add --data mnist or --data shakespeare")
+        return target
 
     @field_validator("cores")
     @classmethod

@@ -35,3 +35,13 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
         raise ValueError(f"{text!r} is not a shape such as 3x224x224")
     return tuple(int(p) for p in parts)
+
+
+def format_size(n_bytes: float) -> str:
+    """``1536`` -> ``1.5 KiB``; binary units, as budgets are usually given."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"

@@ -11,9 +11,9 @@ import typer
 from edgebench.cli.options import build, parse
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
-from edgebench.units import parse_duration_s, parse_shape
+from edgebench.units import parse_duration_s, parse_shape, parse_size_bytes
 
-FLAGS = {"sample_interval_ms": "--interval", "timeout_s": "--timeout"}
+FLAGS = {"sample_interval_ms": "--interval", "timeout_s": "--timeout", "memory_budget_bytes": "--memory-budget"}
 
 
 def run(
@@ -32,6 +32,22 @@ def run(
     timeout: Annotated[str, typer.Option(help="Give up on the worker after this long, e.g. 30m.")] = "30m",
     device: Annotated[str, typer.Option(help="cpu or cuda[:N].")] = "cpu",
     seed: Annotated[int, typer.Option(help="Seed for weights and synthetic data.")] = 0,
+    preset: Annotated[
+        str | None, typer.Option(help="Named input of the workload (cifar10, imagenet...; see `edgebench models`).")
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="Train on real data that ships offline: mnist (images), shakespeare (text).")
+    ] = None,
+    until_accuracy: Annotated[
+        float | None, typer.Option(help="Train until held-out accuracy reaches this (0-1]; needs --data.")
+    ] = None,
+    eval_every: Annotated[int, typer.Option(help="With --until-accuracy: evaluate every N steps.")] = 50,
+    max_steps: Annotated[
+        int | None, typer.Option(help="With --until-accuracy: give up after N steps [default: only --timeout].")
+    ] = None,
+    memory_budget: Annotated[
+        str | None, typer.Option(help="The trial may use at most this memory, e.g. 8GiB; over it: infeasible.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
@@ -57,6 +73,12 @@ def run(
             "timeout_s": parse("--timeout", timeout, parse_duration_s),
             "device": device,
             "seed": seed,
+            "preset": preset,
+            "data": data,
+            "until_accuracy": until_accuracy,
+            "eval_every": eval_every,
+            "max_steps": max_steps,
+            "memory_budget_bytes": parse("--memory-budget", memory_budget, parse_size_bytes),
         },
         FLAGS,
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.measure.accuracy import accuracy_fields
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
     idle_ratio,
@@ -36,7 +37,8 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "batch_size": trial.batch_size,
         "threads": trial.threads,
         "cores": list(trial.cores) if trial.cores else None,
-        "steps": trial.steps,
+        # Training to a target accuracy takes as many steps as it needs: record how many it took.
+        "steps": trial.steps if trial.until_accuracy is None else len(steps_of(events, "train")),
         "warmup": trial.warmup,
         "device": trial.device,
         "input_shape": ready.get("input_shape"),
@@ -44,6 +46,10 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "params": ready.get("params"),
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "env": {**env, **ready.get("env", {})},
+        "preset": trial.preset,
+        "data": trial.data,
+        "memory_budget_bytes": trial.memory_budget_bytes,
+        **accuracy_fields(trial, events),
     }
 
 

@@ -72,6 +72,8 @@ class Catalog:
 
         with torch.device("meta"):
             model = workload.build_model(preset.num_classes, preset.input_shape)
+        if isinstance(model, tuple):  # a user's factory that returns (module, loss_fn)
+            model = model[0]
         return sum(p.numel() for n, p in model.named_parameters() if not (excludes and n.startswith(excludes)))
 
     def _count_flops(self, workload: Workload, preset: Preset) -> tuple[int, int]:

@@ -29,6 +29,17 @@ def _pcts(values: list[float]) -> str:
     return "  ".join(f"{v:.0f}" if v == v else "-" for v in values)
 
 
+def _accuracy(r: TrialResult) -> str:
+    final = "-" if r.final_accuracy is None else f"{r.final_accuracy:.4f}"
+    if not r.reached_accuracy:
+        return f"[red]target {r.target_accuracy:g} not reached[/red] (last held-out accuracy {final})"
+    energy = f", {r.energy_to_accuracy_j:.1f} J" if r.energy_to_accuracy_j is not None else ""
+    return (
+        f"{r.target_accuracy:g} on held-out {r.data} in {r.time_to_accuracy_s:.2f} s, {r.steps_to_accuracy} steps, "
+        f"{r.samples_to_accuracy} samples{energy} (evaluations {r.eval_time_s:.2f} s of it; final {final})"
+    )
+
+
 def summary_table(r: TrialResult) -> Table:
     where = f"cpu {format_cpu_list(r.cores)} (mask {format_mask(r.cores)})" if r.cores else "-"
     title = f"{r.model}  batch {r.batch_size}  {r.threads} threads  {where}  [{r.trial_id}]"
@@ -36,7 +47,8 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
-    table.add_row("train step (ms)", _stats(r.step_time_ms) + f"  over {r.steps} steps after {r.warmup} warm-up")
+    measured = r.step_time_ms.n if r.step_time_ms else r.steps
+    table.add_row("train step (ms)", _stats(r.step_time_ms) + f"  over {measured} steps after {r.warmup} warm-up")
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))
@@ -47,12 +59,15 @@ def summary_table(r: TrialResult) -> Table:
     if r.process_cpu_pct is not None:
         table.add_row("worker cpu %", f"{r.process_cpu_pct:.0f} (100 = one core)")
     source = f" ({r.peak_memory_source})" if r.peak_memory_source else ""
-    table.add_row("peak memory (train)", _bytes(r.peak_memory_bytes) + source)
+    budget = f"  of a {_bytes(r.memory_budget_bytes)} budget" if r.memory_budget_bytes else ""
+    table.add_row("peak memory (train)", _bytes(r.peak_memory_bytes) + source + budget)
     if r.cpu_freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
         table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
     table.add_row("energy", f"{r.energy_j:.3f} J" if r.energy_j is not None else "- (no power sensor)")
+    if r.target_accuracy is not None:
+        table.add_row("time to accuracy", _accuracy(r))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")
