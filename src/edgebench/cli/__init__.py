@@ -11,6 +11,7 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import feasibility as feasibility_cmd
 from edgebench.cli import models as models_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.errors import UsageError
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.command("run")(run_cmd.run)
 app.command("models")(models_cmd.models)
+app.command("feasibility")(feasibility_cmd.feasibility)
 
 
 @app.callback(invoke_without_command=True)

@@ -82,3 +82,15 @@ def budget_outcome(
     if status == "oom":
         return "infeasible", f"does not fit in the {format_size(budget_bytes)} memory budget{reached}: {reason}", peak
     return status, reason, peak
+
+
+def available_memory_bytes(sysfs: SysFS) -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo``: what can be allocated without swapping."""
+    try:
+        text = sysfs.read_text("/proc/meminfo")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    return None
