@@ -12,6 +12,7 @@ import math
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 
 CIFAR10 = Preset("cifar10", (3, 32, 32), 1, "CIFAR-10-sized images, 32x32 (the characterization paper)")
@@ -31,13 +32,13 @@ class Generator(nn.Module):
         channels = width * 2 ** (n - 1)
         layers: list[nn.Module] = [
             nn.ConvTranspose2d(latent, channels, 4, 1, 0, bias=False),
-            nn.BatchNorm2d(channels),
+            BatchNorm2d(channels),
             nn.ReLU(True),
         ]
         for _ in range(n - 1):
             layers += [
                 nn.ConvTranspose2d(channels, channels // 2, 4, 2, 1, bias=False),
-                nn.BatchNorm2d(channels // 2),
+                BatchNorm2d(channels // 2),
                 nn.ReLU(True),
             ]
             channels //= 2
@@ -58,7 +59,7 @@ class Discriminator(nn.Module):
         for _ in range(n - 1):
             layers += [
                 nn.Conv2d(channels, channels * 2, 4, 2, 1, bias=False),
-                nn.BatchNorm2d(channels * 2),
+                BatchNorm2d(channels * 2),
                 nn.LeakyReLU(0.2, True),
             ]
             channels *= 2

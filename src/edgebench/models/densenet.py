@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.presets import CIFAR10, IMAGENET
 from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 
@@ -16,7 +17,7 @@ from edgebench.models.workload import OptimizerSettings, Preset, Reference, Work
 class DenseLayer(nn.Module):
     def __init__(self, in_ch: int, growth: int) -> None:
         super().__init__()
-        self.bn = nn.BatchNorm2d(in_ch)
+        self.bn = BatchNorm2d(in_ch)
         self.conv = nn.Conv2d(in_ch, growth, 3, padding=1, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -25,7 +26,7 @@ class DenseLayer(nn.Module):
 
 class Transition(nn.Sequential):
     def __init__(self, in_ch: int) -> None:
-        super().__init__(nn.BatchNorm2d(in_ch), nn.ReLU(), nn.Conv2d(in_ch, in_ch, 1, bias=False), nn.AvgPool2d(2))
+        super().__init__(BatchNorm2d(in_ch), nn.ReLU(), nn.Conv2d(in_ch, in_ch, 1, bias=False), nn.AvgPool2d(2))
 
 
 class DenseNet(nn.Module):
@@ -42,7 +43,7 @@ class DenseNet(nn.Module):
                 channels += growth
             if block < 2:
                 layers.append(Transition(channels))
-        layers += [nn.BatchNorm2d(channels), nn.ReLU()]
+        layers += [BatchNorm2d(channels), nn.ReLU()]
         self.features = nn.Sequential(*layers)
         self.fc = nn.Linear(channels, num_classes)
         for m in self.modules():
@@ -55,7 +56,7 @@ class DenseNet(nn.Module):
 
 
 _PRESETS = (CIFAR10, Preset("cifar100", (3, 32, 32), 100, "CIFAR-100"), IMAGENET)
-_SGD = OptimizerSettings(lr=0.1, weight_decay=1e-4, schedule="constant")
+_SGD = OptimizerSettings(lr=0.01, weight_decay=1e-4, schedule="constant")  # 0.1 at batch 64 in the paper
 
 
 def _workload(depth: int, params: float, paper: str, flops: Reference | None = None) -> Workload:

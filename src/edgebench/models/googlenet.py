@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.presets import VISION
 from edgebench.models.workload import Reference, Workload
 
@@ -17,7 +18,7 @@ class BasicConv2d(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, **kwargs: int) -> None:
         super().__init__()
         self.conv = nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)
-        self.bn = nn.BatchNorm2d(out_channels, eps=0.001)
+        self.bn = BatchNorm2d(out_channels, eps=0.001)
         self.relu = nn.ReLU(inplace=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 
 IMAGENET299 = Preset("imagenet", (3, 299, 299), 1000, "ImageNet at 299x299, 1000 classes (the published figures)")
@@ -15,7 +16,7 @@ class Conv(nn.Sequential):
     def __init__(self, in_ch: int, out_ch: int, kernel: KernelSize, stride: int = 1, padding: KernelSize = 0) -> None:
         super().__init__(
             nn.Conv2d(in_ch, out_ch, kernel, stride, padding, bias=False),
-            nn.BatchNorm2d(out_ch, eps=0.001),
+            BatchNorm2d(out_ch, eps=0.001),
             nn.ReLU(inplace=True),
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.presets import IMAGENET, VISION
 from edgebench.models.workload import OptimizerSettings, Reference, Workload
 
@@ -18,7 +19,7 @@ BLOCKS = (
 def conv_bn(in_ch: int, out_ch: int, kernel: int, stride: int = 1, groups: int = 1) -> nn.Sequential:
     return nn.Sequential(
         nn.Conv2d(in_ch, out_ch, kernel, stride, kernel // 2, groups=groups, bias=False),
-        nn.BatchNorm2d(out_ch),
+        BatchNorm2d(out_ch),
         nn.ReLU(inplace=True),
     )
 

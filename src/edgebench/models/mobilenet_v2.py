@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.presets import VISION
 from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 
@@ -25,7 +26,7 @@ class ConvBNReLU(nn.Sequential):
         padding = dilation * (kernel - 1) // 2
         super().__init__(
             nn.Conv2d(in_ch, out_ch, kernel, stride, padding, dilation, groups=groups, bias=False),
-            nn.BatchNorm2d(out_ch),
+            BatchNorm2d(out_ch),
             nn.ReLU6(inplace=True),
         )
 
@@ -39,7 +40,7 @@ class InvertedResidual(nn.Module):
         layers += [
             ConvBNReLU(hidden, hidden, stride=stride, groups=hidden, dilation=dilation),
             nn.Conv2d(hidden, out_ch, 1, bias=False),
-            nn.BatchNorm2d(out_ch),
+            BatchNorm2d(out_ch),
         ]
         self.conv = nn.Sequential(*layers)
 

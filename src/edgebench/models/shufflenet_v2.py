@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.presets import IMAGENET, VISION
 from edgebench.models.workload import OptimizerSettings, Reference, Workload
 
@@ -19,11 +20,11 @@ def channel_shuffle(x: torch.Tensor, groups: int) -> torch.Tensor:
 
 
 def _pointwise(in_ch: int, out_ch: int) -> list[nn.Module]:
-    return [nn.Conv2d(in_ch, out_ch, 1, bias=False), nn.BatchNorm2d(out_ch), nn.ReLU(inplace=True)]
+    return [nn.Conv2d(in_ch, out_ch, 1, bias=False), BatchNorm2d(out_ch), nn.ReLU(inplace=True)]
 
 
 def _depthwise(ch: int, stride: int) -> list[nn.Module]:
-    return [nn.Conv2d(ch, ch, 3, stride, 1, groups=ch, bias=False), nn.BatchNorm2d(ch)]
+    return [nn.Conv2d(ch, ch, 3, stride, 1, groups=ch, bias=False), BatchNorm2d(ch)]
 
 
 class ShuffleUnit(nn.Module):
@@ -52,7 +53,7 @@ class ShuffleNetV2(nn.Module):
         c1, *stages, c5 = WIDTHS[width]
         self.stem = nn.Sequential(
             nn.Conv2d(in_channels, c1, 3, 2, 1, bias=False),
-            nn.BatchNorm2d(c1),
+            BatchNorm2d(c1),
             nn.ReLU(inplace=True),
             nn.MaxPool2d(3, 2, 1),
         )

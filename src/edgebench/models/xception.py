@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.layers import BatchNorm2d
 from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 from edgebench.models.presets import CIFAR10, MNN
 
@@ -18,7 +19,7 @@ class SeparableConv(nn.Sequential):
         super().__init__(
             nn.Conv2d(in_ch, in_ch, 3, padding=1, groups=in_ch, bias=False),
             nn.Conv2d(in_ch, out_ch, 1, bias=False),
-            nn.BatchNorm2d(out_ch),
+            BatchNorm2d(out_ch),
         )
 
 
@@ -41,7 +42,7 @@ class Block(nn.Module):
         self.body = nn.Sequential(*layers)
         self.skip: nn.Module = nn.Identity()
         if stride > 1 or in_ch != out_ch:
-            self.skip = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch))
+            self.skip = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), BatchNorm2d(out_ch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.body(x) + self.skip(x)
@@ -52,7 +53,7 @@ class Xception(nn.Module):
         super().__init__()
 
         def conv_bn(i: int, o: int, stride: int) -> list[nn.Module]:
-            return [nn.Conv2d(i, o, 3, stride, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+            return [nn.Conv2d(i, o, 3, stride, bias=False), BatchNorm2d(o), nn.ReLU(inplace=True)]
 
         self.entry = nn.Sequential(
             *conv_bn(in_channels, 32, 2),
