@@ -42,12 +42,15 @@ def feasibility(
     cores: Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")] = None,
     timeout: Annotated[str, typer.Option(help="Give up on one trial after this long.")] = "10m",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")] = None,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
     from edgebench.registry import MODELS, UnknownName
-    from edgebench.runner.feasibility import PAPER_MODELS, feasibility as run_feasibility
+    from edgebench.runner.feasibility import PAPER_MODELS
+    from edgebench.runner.feasibility import feasibility as run_feasibility
     from edgebench.runner.local import resolve_placement, run_trial
 
     names = []
@@ -102,7 +105,12 @@ def feasibility(
             "preset": preset,
             "batch_sizes": list(sizes),
             "models": [
-                {"model": r.model, "preset": r.preset, "successful": r.successful, "cells": [asdict(c) for c in r.cells]}
+                {
+                    "model": r.model,
+                    "preset": r.preset,
+                    "successful": r.successful,
+                    "cells": [asdict(c) for c in r.cells],
+                }
                 for r in rows
             ],
         }

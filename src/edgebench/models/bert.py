@@ -53,7 +53,5 @@ BERT_BASE = Workload(
     task="edgebench.tasks.masked_lm:MaskedLMTask",
     optimizer=OptimizerSettings(lr=1e-4, weight_decay=0.01, schedule="constant", kind="adamw", eps=1e-6),
     presets=(SQUAD, Preset("seq128", (128,), 30_522, "128-token sequences (pre-training phase 1)")),
-    references=(
-        Reference("params", 110e6, "BERT-base", "Devlin 2019 (110M); characterization paper table II"),
-    ),
+    references=(Reference("params", 110e6, "BERT-base", "Devlin 2019 (110M); characterization paper table II"),),
 )

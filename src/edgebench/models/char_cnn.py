@@ -42,7 +42,5 @@ CHAR_CNN = Workload(
     task="edgebench.tasks.language_model:LanguageModelTask",
     optimizer=OptimizerSettings(lr=2e-3, weight_decay=0.0, schedule="constant", kind="adam"),
     presets=(SHAKESPEARE, Preset("long", (256,), 65, "256-character windows")),
-    references=(
-        Reference("params", 1e6, "65 characters", "characterization paper table II (~1M)", rel_tol=0.1),
-    ),
+    references=(Reference("params", 1e6, "65 characters", "characterization paper table II (~1M)", rel_tol=0.1),),
 )

@@ -64,7 +64,7 @@ def _call(factory: Callable[..., Any], num_classes: int, input_shape: tuple[int,
 
 
 def _split(built: Any, target: str) -> tuple[nn.Module, LossFn | None]:
-    module, loss_fn = (built if isinstance(built, tuple) and len(built) == 2 else (built, None))
+    module, loss_fn = built if isinstance(built, tuple) and len(built) == 2 else (built, None)
     if not isinstance(module, nn.Module):
         raise TypeError(f"{target} returned {type(module).__name__}; it must return an nn.Module or (module, loss_fn)")
     if loss_fn is not None and not callable(loss_fn):

@@ -89,7 +89,9 @@ GOOGLENET = Workload(
     num_classes=10,
     presets=VISION,
     references=(
-        Reference("params", 6_624_904, "ImageNet head (1000 classes), no aux heads", "torchvision googlenet", "imagenet"),
+        Reference(
+            "params", 6_624_904, "ImageNet head (1000 classes), no aux heads", "torchvision googlenet", "imagenet"
+        ),
         # DNNTune's TensorFlow graph; the paper's 5x5 kernels in the third branch would make 7.0M here.
         Reference("params", 6.79e6, "ImageNet head", "DNNTune table 1 (6.79M)", "imagenet", rel_tol=0.03),
         Reference("forward_macs", 1.50e9, "224x224", "torchvision googlenet (1.50 GMACs)", "imagenet"),

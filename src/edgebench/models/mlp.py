@@ -7,6 +7,7 @@ DNNTune gives only its size: four hidden layers of 2024 ReLU units reproduce the
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import torch
 from torch import nn
@@ -21,7 +22,7 @@ class MLP(nn.Module):
         super().__init__()
         dims = [inputs] + [hidden] * layers
         blocks: list[nn.Module] = []
-        for a, b in zip(dims, dims[1:]):
+        for a, b in pairwise(dims):
             blocks += [nn.Linear(a, b), nn.ReLU(inplace=True)]
         self.net = nn.Sequential(nn.Flatten(), *blocks, nn.Linear(dims[-1], num_classes))
 

@@ -96,7 +96,10 @@ MOBILENET_V2 = Workload(
     input_shape=(3, 224, 224),
     num_classes=1001,
     optimizer=OptimizerSettings(lr=1e-5, weight_decay=4e-5, schedule="constant"),
-    presets=(Preset("mnn", (3, 224, 224), 1001, "224x224 with 1001 classes, as the MNN-based suite trains it"), *VISION),
+    presets=(
+        Preset("mnn", (3, 224, 224), 1001, "224x224 with 1001 classes, as the MNN-based suite trains it"),
+        *VISION,
+    ),
     references=(
         Reference(
             "params", 3_504_872, "ImageNet head (1000 classes)", "torchvision mobilenet_v2; Sandler 2018", "imagenet"

@@ -47,7 +47,7 @@ class ResNet(nn.Module):
         )
         stages: list[nn.Module] = []
         in_ch = 64
-        for i, (n, width) in enumerate(zip(BLOCKS[depth], (64, 128, 256, 512))):
+        for i, (n, width) in enumerate(zip(BLOCKS[depth], (64, 128, 256, 512), strict=True)):
             blocks = []
             for j in range(n):
                 blocks.append(Bottleneck(in_ch, width, 2 if j == 0 and i > 0 else 1))

@@ -59,7 +59,7 @@ class ShuffleNetV2(nn.Module):
         )
         units: list[nn.Module] = []
         channels = c1
-        for repeats, out in zip(STAGE_REPEATS, stages):
+        for repeats, out in zip(STAGE_REPEATS, stages, strict=True):
             units += [ShuffleUnit(channels, out, 2)] + [ShuffleUnit(out, out, 1) for _ in range(repeats - 1)]
             channels = out
         self.stages = nn.Sequential(*units)

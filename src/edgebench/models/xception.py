@@ -6,8 +6,8 @@ import torch
 from torch import nn
 
 from edgebench.models.layers import BatchNorm2d
-from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 from edgebench.models.presets import CIFAR10, MNN
+from edgebench.models.workload import OptimizerSettings, Preset, Reference, Workload
 
 IMAGENET299 = Preset("imagenet", (3, 299, 299), 1000, "ImageNet at 299x299, 1000 classes (the published figures)")
 

@@ -99,9 +99,12 @@ class ClassificationTask(Task):
         model = self.build(num_classes, input_shape, device, seed)
         sampler = EpochSampler(len(train_y), batch_size, generator)
         session = ClassificationSession(
-            model, self.workload, train_x[:batch_size], train_y[:batch_size], (train_x, train_y, test_x, test_y), sampler
+            model,
+            self.workload,
+            train_x[:batch_size],
+            train_y[:batch_size],
+            (train_x, train_y, test_x, test_y),
+            sampler,
         )
         session.num_classes, session.input_shape = num_classes, input_shape  # type: ignore[attr-defined]
         return session
-
-

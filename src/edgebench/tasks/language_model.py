@@ -35,7 +35,9 @@ class LanguageModelSession(LossSession):
     def loss(self) -> torch.Tensor:
         if self.text is not None:
             train = self.text[0]
-            starts = torch.randint(0, len(train) - self.tokens.shape[1], (self.tokens.shape[0],), generator=self.generator)
+            starts = torch.randint(
+                0, len(train) - self.tokens.shape[1], (self.tokens.shape[0],), generator=self.generator
+            )
             self.tokens = self._windows(train, starts.to(train.device))
         logits = self.model(self.tokens[:, :-1])
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), self.tokens[:, 1:].reshape(-1))
