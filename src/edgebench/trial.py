@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -72,6 +73,9 @@ class Trial(BaseModel):
         if data is None:
             return None
         data = DATASETS.canonical(data)
+        requires = getattr(DATASETS.load(data), "requires", "")
+        if requires and importlib.util.find_spec(requires) is None:
+            raise ValueError(f"the {data} data ships in {requires}: pip install 'edgebench[data]'")
         if "model" in info.data:
             from edgebench.models import get_workload
             from edgebench.registry import import_target

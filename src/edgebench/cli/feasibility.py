@@ -11,7 +11,6 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import build, parse
-from edgebench.errors import UsageError
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_size_bytes
@@ -48,17 +47,11 @@ def feasibility(
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
-    from edgebench.registry import MODELS, UnknownName
     from edgebench.runner.feasibility import PAPER_MODELS
     from edgebench.runner.feasibility import feasibility as run_feasibility
     from edgebench.runner.local import resolve_placement, run_trial
 
-    names = []
-    for name in model or PAPER_MODELS:
-        try:
-            names.append(name if ":" in name else MODELS.canonical(name))
-        except UnknownName as exc:
-            raise UsageError("--model", str(exc)) from None
+    names = [build(Trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
     sizes = parse("--batch-sizes", batch_sizes, _batch_sizes)
     base = build(
         Trial,

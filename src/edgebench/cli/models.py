@@ -41,7 +41,7 @@ def models(
 
     try:
         workloads = [get_workload(n) for n in (names or MODELS.names())]
-    except UnknownName as exc:
+    except (UnknownName, ValueError) as exc:  # an unknown name, or a module:factory that does not import
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")

@@ -6,7 +6,8 @@ It was checked to bind with torch loaded: importing torch uses about 220 MB of i
 fails with "can't allocate memory" (``RLIMIT_AS`` would not do: torch reserves far more address space than it
 touches).  Outside, the launcher polls the worker's resident memory and kills it the moment it exceeds the
 budget (resident memory also counts shared libraries, which ``RLIMIT_DATA`` does not).  Either way the trial is
-recorded ``infeasible`` with the peak it reached.  On CUDA the budget also caps torch's caching allocator.
+recorded ``infeasible`` with the peak it reached.  On CUDA the budget caps torch's caching allocator instead of
+``RLIMIT_DATA`` (the driver maps large writable host regions of its own); the watchdog still holds host memory.
 """
 
 from __future__ import annotations

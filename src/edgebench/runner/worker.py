@@ -184,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, events_path = argv or sys.argv[1:]
     spec = Path(spec_path).read_text()
     # Before anything large is imported (validating a preset imports torch), so the budget binds from the start.
-    apply_memory_budget(json.loads(spec).get("memory_budget_bytes"))
+    # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
+    raw = json.loads(spec)
+    if not str(raw.get("device", "cpu")).startswith("cuda"):
+        apply_memory_budget(raw.get("memory_budget_bytes"))
     trial = Trial.model_validate_json(spec)
     apply_affinity(trial.cores)
 
