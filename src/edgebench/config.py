@@ -184,7 +184,8 @@ class SweepConfig(StrictModel):
     target_ci_pct: Annotated[
         Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent, bare_numbers=False))
     ] = Field(None, alias="target_ci")
-    max_steps: PositiveInt = 2000
+    #: Cap for the adaptive rules (target_ci: 2,000 steps when unset).
+    max_steps: PositiveInt | None = None
     max_time_s: Annotated[float, Field(gt=0, alias="max_time"), BeforeValidator(_unit(parse_duration_s))] = 120.0
     sample_interval_ms: Annotated[float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))] = (
         10.0
@@ -216,7 +217,7 @@ class SweepConfig(StrictModel):
 
     @field_validator("max_steps")
     @classmethod
-    def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
+    def _cap_above_minimum(cls, max_steps: int | None, info: ValidationInfo) -> int | None:
         return check_step_cap(max_steps, info.data.get("steps") or 5, info.data.get("target_ci_pct"))
 
     @property

@@ -85,6 +85,14 @@ class SweepInfo(BaseModel):
     cooldown_by: str | None = None
 
 
+class AccuracyPoint(BaseModel):
+    """One evaluation on held-out data: after ``step`` measured steps, ``elapsed_s`` after the first step began."""
+
+    step: int
+    accuracy: float
+    elapsed_s: float
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -154,6 +162,24 @@ class TrialResult(BaseModel):
     #: Peak virtual size of the worker over its life (``VmPeak``), the MNN suite's ``VIRT``.
     virtual_memory_peak_bytes: int | None = None
     sweep: SweepInfo | None = None
+    #: The input preset the trial ran at, the real dataset it trained on (None: synthetic batches).
+    preset: str | None = None
+    data: str | None = None
+    #: The memory the worker was allowed (None: no budget); over it the status is ``infeasible``.
+    memory_budget_bytes: int | None = None
+    #: Time to accuracy (``--until-accuracy``): the target, whether it was reached, and at what cost.  Time runs
+    #: from the first training step (warm-up included) to the end of the evaluation that reached the target,
+    #: evaluations included (as MLPerf Training times it); steps and samples count warm-up steps too.
+    target_accuracy: float | None = None
+    reached_accuracy: bool | None = None
+    final_accuracy: float | None = None
+    time_to_accuracy_s: float | None = None
+    steps_to_accuracy: int | None = None
+    samples_to_accuracy: int | None = None
+    #: Energy over the same span; None until the device has a power sensor (never estimated here).
+    energy_to_accuracy_j: float | None = None
+    eval_time_s: float | None = None
+    accuracy_curve: list[AccuracyPoint] | None = None
 
     @property
     def ok(self) -> bool:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from edgebench.registry import MODELS
+from edgebench.registry import DATASETS, MODELS
 
 PositiveInt = Annotated[int, Field(ge=1)]
 #: Numeric precision of training: ``fp32``, or autocast mixed precision with ``bf16`` / ``fp16`` compute.
@@ -46,13 +47,69 @@ class Trial(BaseModel):
     #: Adaptive measurement: keep stepping until the 95% CI half-width of the mean step time is within this
     #: percentage of the mean; ``steps`` is then the minimum, ``max_steps`` / ``max_time_s`` the caps.
     target_ci_pct: Annotated[float, Field(gt=0, lt=100)] | None = None
-    max_steps: PositiveInt = 2000
     max_time_s: Annotated[float, Field(gt=0)] = 120.0
+    #: A named input of the workload (``cifar10``, ``imagenet``...); ``input_shape``/``num_classes`` override it.
+    preset: str | None = None
+    #: Train on this real dataset (``mnist``, ``shakespeare``) instead of a synthetic batch.
+    data: str | None = None
+    #: Train until held-out accuracy reaches this (0-1], evaluating every ``eval_every`` steps (needs ``data``).
+    until_accuracy: Annotated[float, Field(gt=0, le=1)] | None = None
+    eval_every: PositiveInt = 50
+    #: Cap on measured steps for an adaptive rule (``target_ci_pct``: 2,000 when unset; ``until_accuracy``: only
+    #: ``timeout_s`` bounds it when unset).
+    max_steps: PositiveInt | None = None
+    #: The worker may not use more memory than this; a trial that needs more is recorded ``infeasible``.
+    memory_budget_bytes: PositiveInt | None = None
 
     @field_validator("model")
     @classmethod
     def _known_model(cls, name: str) -> str:
+        if ":" in name:  # the user's own model: it must import now, not fail later in the worker
+            from edgebench.models.custom import resolve
+
+            resolve(name.strip())
+            return name.strip()
         return MODELS.canonical(name)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, preset: str | None, info: ValidationInfo) -> str | None:
+        if preset is None or "model" not in info.data:
+            return preset
+        from edgebench.models import get_workload
+
+        workload = get_workload(info.data["model"])
+        try:
+            return workload.preset(preset).name
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+
+    @field_validator("data")
+    @classmethod
+    def _known_data(cls, data: str | None, info: ValidationInfo) -> str | None:
+        if data is None:
+            return None
+        data = DATASETS.canonical(data)
+        requires = getattr(DATASETS.load(data), "requires", "")
+        if requires and importlib.util.find_spec(requires) is None:
+            raise ValueError(f"the {data} data ships in {requires}: pip install 'edgebench[data]'")
+        if "model" in info.data:
+            from edgebench.models import get_workload
+            from edgebench.registry import import_target
+
+            workload = get_workload(info.data["model"])
+            accepted = getattr(import_target(workload.task), "datasets", ())
+            if data not in accepted:
+                what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
+                raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
+        return data
+
+    @field_validator("until_accuracy")
+    @classmethod
+    def _accuracy_needs_data(cls, target: float | None, info: ValidationInfo) -> float | None:
+        if target is not None and info.data.get("data") is None:
+            raise ValueError("needs real held-out data to measure accuracy on: add --data mnist or --data shakespeare")
+        return target
 
     @field_validator("cores")
     @classmethod
@@ -72,7 +129,7 @@ class Trial(BaseModel):
 
     @field_validator("max_steps")
     @classmethod
-    def _cap_above_minimum(cls, max_steps: int, info: ValidationInfo) -> int:
+    def _cap_above_minimum(cls, max_steps: int | None, info: ValidationInfo) -> int | None:
         return check_step_cap(max_steps, info.data.get("steps") or 1, info.data.get("target_ci_pct"))
 
     @field_validator("estimate_energy")
@@ -94,8 +151,8 @@ def check_device(device: str) -> str:
     return device
 
 
-def check_step_cap(max_steps: int, steps: int, target_ci_pct: float | None) -> int:
+def check_step_cap(max_steps: int | None, steps: int, target_ci_pct: float | None) -> int | None:
     """An adaptive trial's step cap cannot be below its minimum (nor below 2, the fewest a CI needs)."""
-    if target_ci_pct is not None and max_steps < max(steps, 2):
+    if max_steps is not None and target_ci_pct is not None and max_steps < max(steps, 2):
         raise ValueError(f"must be at least steps ({steps}) and 2, the fewest steps a confidence interval needs")
     return max_steps

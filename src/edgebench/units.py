@@ -67,3 +67,13 @@ def parse_freq_khz(text: str | int) -> int:
     if khz <= 0:
         raise ValueError(f"{text!r} is not a positive frequency")
     return khz
+
+
+def format_size(n_bytes: float) -> str:
+    """``1536`` -> ``1.5 KiB``; binary units, as budgets are usually given."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
+from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
@@ -33,6 +35,8 @@ app.command("monitor")(monitor_cmd.monitor)
 app.command("sweep")(sweep_cmd.sweep)
 app.command("export")(export_cmd.export)
 app.command("compare")(compare_cmd.compare)
+app.command("models")(models_cmd.models)
+app.command("feasibility")(feasibility_cmd.feasibility)
 
 
 @app.callback(invoke_without_command=True)

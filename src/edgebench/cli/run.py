@@ -10,7 +10,7 @@ import typer
 from edgebench.cli.options import build, parse, sysfs_root
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
-from edgebench.units import parse_duration_s, parse_percent, parse_shape
+from edgebench.units import parse_duration_s, parse_percent, parse_shape, parse_size_bytes
 
 FLAGS = {
     "sample_interval_ms": "--interval",
@@ -19,6 +19,7 @@ FLAGS = {
     "estimate_energy": "--estimate-energy",
     "target_ci_pct": "--target-ci",
     "max_time_s": "--max-time",
+    "memory_budget_bytes": "--memory-budget",
 }
 
 
@@ -44,9 +45,28 @@ def run(
         str | None,
         typer.Option(help="Step until the 95% CI of the mean step time is within this much of it, e.g. 2%."),
     ] = None,
-    max_steps: Annotated[int, typer.Option(help="With --target-ci: stop after this many steps anyway.")] = 2000,
     max_time: Annotated[str, typer.Option(help="With --target-ci: stop after this long anyway, e.g. 2m.")] = "120s",
     seed: Annotated[int, typer.Option(help="Seed for weights and synthetic data.")] = 0,
+    preset: Annotated[
+        str | None, typer.Option(help="Named input of the workload (cifar10, imagenet...; see `edgebench models`).")
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="Train on real data that ships offline: mnist (images), shakespeare (text).")
+    ] = None,
+    until_accuracy: Annotated[
+        float | None, typer.Option(help="Train until held-out accuracy reaches this (0-1]; needs --data.")
+    ] = None,
+    eval_every: Annotated[int, typer.Option(help="With --until-accuracy: evaluate every N steps.")] = 50,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            help="With --target-ci or --until-accuracy: stop after N measured steps anyway "
+            "[default: 2000 with --target-ci; only --timeout with --until-accuracy]."
+        ),
+    ] = None,
+    memory_budget: Annotated[
+        str | None, typer.Option(help="The trial may use at most this memory, e.g. 8GiB; over it: infeasible.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
@@ -96,6 +116,11 @@ def run(
             "target_ci_pct": parse("--target-ci", target_ci, parse_percent),
             "max_steps": max_steps,
             "max_time_s": parse("--max-time", max_time, parse_duration_s),
+            "preset": preset,
+            "data": data,
+            "until_accuracy": until_accuracy,
+            "eval_every": eval_every,
+            "memory_budget_bytes": parse("--memory-budget", memory_budget, parse_size_bytes),
         },
         FLAGS,
     )

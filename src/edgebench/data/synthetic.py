@@ -12,3 +12,10 @@ def classification_batch(
     inputs = torch.randn((batch_size, *input_shape), generator=generator)
     targets = torch.randint(0, num_classes, (batch_size,), generator=generator)
     return inputs, targets
+
+
+def token_batch(
+    batch_size: int, shape: tuple[int, ...], vocab: int, generator: torch.Generator, low: int = 0
+) -> torch.Tensor:
+    """Uniform token ids in ``[low, vocab)`` of ``(batch_size, *shape)``."""
+    return torch.randint(low, vocab, (batch_size, *shape), generator=generator)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.measure.accuracy import accuracy_fields
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
@@ -37,7 +38,8 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "batch_size": trial.batch_size,
         "threads": trial.threads,
         "cores": list(trial.cores) if trial.cores else None,
-        "steps": trial.steps,
+        # Training to a target accuracy takes as many steps as it needs: record how many it took.
+        "steps": trial.steps if trial.until_accuracy is None else len(steps_of(events, "train")),
         "warmup": trial.warmup,
         "device": trial.device,
         "input_shape": ready.get("input_shape"),
@@ -49,6 +51,10 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "freq_khz": trial.freq_khz,
         "target_ci_pct": trial.target_ci_pct,
         "env": {**env, **ready.get("env", {})},
+        "preset": trial.preset,
+        "data": trial.data,
+        "memory_budget_bytes": trial.memory_budget_bytes,
+        **accuracy_fields(trial, events),
     }
 
 

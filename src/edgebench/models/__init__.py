@@ -10,5 +10,12 @@ from edgebench.registry import MODELS
 
 
 def get_workload(name: str) -> Workload:
-    """The workload registered as ``name`` (aliases accepted); ``UnknownName`` lists the valid names."""
+    """The workload registered as ``name`` (aliases accepted); ``UnknownName`` lists the valid names.
+
+    A ``module:attr`` name is the user's own model (see :mod:`edgebench.models.custom`).
+    """
+    if ":" in name:
+        from edgebench.models.custom import custom_workload
+
+        return custom_workload(name)
     return MODELS.load(name)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from edgebench.models.workload import Reference, Workload
+from edgebench.models.presets import IMAGENET, MNN
+from edgebench.models.workload import Preset, Reference, Workload
 
 
 class AlexNet(nn.Module):
@@ -48,7 +49,12 @@ ALEXNET = Workload(
     build_model=lambda num_classes, shape: AlexNet(num_classes, shape[0]),
     input_shape=(3, 224, 224),
     num_classes=10,
+    # Three 3x3/2 max pools after a stride-4 convolution need at least 63x63: CIFAR-10 images are upscaled.
+    presets=(MNN, IMAGENET, Preset("cifar10", (3, 64, 64), 10, "CIFAR-10 upscaled to 64x64, the least AlexNet takes")),
     references=(
-        Reference("params", 61_100_840, "ImageNet head (1000 classes)", "torchvision alexnet; Krizhevsky 2014"),
+        Reference(
+            "params", 61_100_840, "ImageNet head (1000 classes)", "torchvision alexnet; Krizhevsky 2014", "imagenet"
+        ),
+        Reference("forward_macs", 714e6, "224x224, 1000 classes", "torchvision alexnet (0.71 GMACs)", "imagenet"),
     ),
 )

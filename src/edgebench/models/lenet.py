@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.models.presets import MNIST
 from edgebench.models.workload import Reference, Workload
 
 
@@ -45,6 +46,7 @@ LENET = Workload(
     build_model=lambda num_classes, shape: LeNet(num_classes, shape),
     input_shape=(1, 28, 28),
     num_classes=10,
+    presets=(MNIST,),
     references=(
         Reference(
             "params",

@@ -41,6 +41,17 @@ def energy_text(r: TrialResult) -> str:
     )
 
 
+def _accuracy(r: TrialResult) -> str:
+    final = "-" if r.final_accuracy is None else f"{r.final_accuracy:.4f}"
+    if not r.reached_accuracy:
+        return f"[red]target {r.target_accuracy:g} not reached[/red] (last held-out accuracy {final})"
+    energy = f", {r.energy_to_accuracy_j:.1f} J" if r.energy_to_accuracy_j is not None else ""
+    return (
+        f"{r.target_accuracy:g} on held-out {r.data} in {r.time_to_accuracy_s:.2f} s, {r.steps_to_accuracy} steps, "
+        f"{r.samples_to_accuracy} samples{energy} (evaluations {r.eval_time_s:.2f} s of it; final {final})"
+    )
+
+
 def summary_table(r: TrialResult) -> Table:
     where = f"cpu {format_cpu_list(r.cores)} (mask {format_mask(r.cores)})" if r.cores else "-"
     title = f"{r.model}  batch {r.batch_size}  {r.threads} threads  {where}  [{r.trial_id}]"
@@ -49,7 +60,7 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
     measured = r.step_time_ms.n if r.step_time_ms else r.steps
-    stopped = f"; {r.stopped_by}" if r.stopped_by and r.target_ci_pct is not None else ""
+    stopped = f"; {r.stopped_by}" if r.stopped_by and not r.stopped_by.startswith("fixed") else ""
     table.add_row(
         "train step (ms)", _stats(r.step_time_ms) + f"  over {measured} steps after {r.warmup} warm-up{stopped}"
     )
@@ -64,7 +75,8 @@ def summary_table(r: TrialResult) -> Table:
     if r.process_cpu_pct is not None:
         table.add_row("worker cpu %", f"{r.process_cpu_pct:.0f} (100 = one core)")
     source = f" ({r.peak_memory_source})" if r.peak_memory_source else ""
-    table.add_row("peak memory (train)", _bytes(r.peak_memory_bytes) + source)
+    budget = f"  of a {_bytes(r.memory_budget_bytes)} budget" if r.memory_budget_bytes else ""
+    table.add_row("peak memory (train)", _bytes(r.peak_memory_bytes) + source + budget)
     if r.cpu_freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
@@ -85,6 +97,8 @@ def summary_table(r: TrialResult) -> Table:
         )
     for note in r.energy_notes or []:
         table.add_row("[yellow]energy note[/yellow]", escape(note))
+    if r.target_accuracy is not None:
+        table.add_row("time to accuracy", _accuracy(r))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")

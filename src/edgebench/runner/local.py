@@ -26,6 +26,7 @@ from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.trial import build_result, failed_result
 from edgebench.result import TrialResult
+from edgebench.runner.budget import Watch, budget_outcome, wait_within_budget
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.worker import READY_LINE
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
@@ -80,6 +81,7 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         worker = _start_worker(trial, spec, events_path, work / "worker.stderr")
         sampler = None
         idle_event = None
+        watch: Watch | None = None
         try:
             deadline = time.monotonic() + trial.timeout_s
             startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
@@ -105,7 +107,11 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
                 worker.stdin.write("go\n")
                 worker.stdin.flush()
                 try:
-                    worker.wait(max(0.0, deadline - time.monotonic()))
+                    left_s = max(0.0, deadline - time.monotonic())
+                    if trial.memory_budget_bytes is None:
+                        worker.wait(left_s)
+                    else:
+                        watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
                     outcome = (
                         None if worker.returncode == 0 else _failure(worker, events_path, work / "worker.stderr", None)
                     )
@@ -130,7 +136,13 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
             samples = read_samples(samples_path, meta) if meta else None
             result = build_result(trial, trial_id, events, samples, env)
         else:
-            result = failed_result(trial, trial_id, outcome[0], outcome[1], events, env)
+            status, reason, peak = outcome[0], outcome[1], None
+            if trial.memory_budget_bytes is not None:
+                worker_peak = next((e.get("peak_memory_bytes") for e in events if e["event"] == "error"), None)
+                status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, watch, worker_peak)
+            result = failed_result(trial, trial_id, status, reason, events, env)  # type: ignore[arg-type]
+            if peak is not None:
+                result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
         return TrialRun(result, events, samples_csv)
 
 

@@ -33,6 +33,8 @@ class FixedSteps:
 
 
 _BLOCK = 10_000
+#: Step cap of the target-CI rule when the trial sets none.
+DEFAULT_MAX_STEPS = 2000
 
 
 class TargetCI:
@@ -116,8 +118,63 @@ class TargetCI:
         return None
 
 
-def train_rule(trial: Trial) -> StopRule:
-    """The rule for a trial's measured training phase: fixed steps, or the target-CI rule with its caps."""
-    if trial.target_ci_pct is None:
-        return FixedSteps(trial.steps)
-    return TargetCI(trial.target_ci_pct, min_steps=trial.steps, max_steps=trial.max_steps, max_time_s=trial.max_time_s)
+class UntilAccuracy:
+    """Stop once held-out accuracy reaches ``target`` (MLPerf Training's time-to-train rule).
+
+    Every ``every`` steps the rule calls ``evaluate()`` (outside the timed steps) and reports each evaluation
+    through ``on_eval(step=, accuracy=, start_ns=, end_ns=)``, so a trial that is killed still shows how far it
+    got.  ``max_steps`` bounds a target that is never reached.
+    """
+
+    def __init__(
+        self,
+        target: float,
+        evaluate: Callable[[], float],
+        every: int,
+        max_steps: int | None = None,
+        on_eval: Callable[..., None] | None = None,
+    ) -> None:
+        self.target, self.evaluate, self.every, self.max_steps = target, evaluate, every, max_steps
+        self.on_eval = on_eval
+        self.best: float | None = None
+
+    def check(self, durations_ms: list[float]) -> str | None:
+        n = len(durations_ms)
+        last = self.max_steps is not None and n >= self.max_steps
+        if n == 0 or (n % self.every and not last):
+            return None
+        start = time.perf_counter_ns()
+        accuracy = float(self.evaluate())
+        end = time.perf_counter_ns()
+        if self.on_eval is not None:
+            self.on_eval(step=n, accuracy=accuracy, start_ns=start, end_ns=end)
+        self.best = accuracy if self.best is None else max(self.best, accuracy)
+        if accuracy >= self.target:
+            return f"accuracy: {accuracy:.4f} >= {self.target:g} after {n} steps"
+        if last:
+            return f"max steps: {n} steps without reaching accuracy {self.target:g} (best {self.best:.4f})"
+        return None
+
+
+def train_rule(
+    trial: Trial,
+    evaluate: Callable[[], float] | None = None,
+    on_eval: Callable[..., None] | None = None,
+) -> StopRule:
+    """The rule for a trial's measured training phase: until an accuracy, until a target CI, or fixed steps.
+
+    ``max_steps`` caps whichever adaptive rule is chosen (2,000 steps for the target-CI rule when unset; an accuracy
+    run without it is bounded by the trial's timeout alone).  ``evaluate`` is the session's held-out accuracy.
+    """
+    if trial.until_accuracy is not None:
+        if evaluate is None:
+            raise ValueError("until_accuracy needs the session's evaluate()")
+        return UntilAccuracy(trial.until_accuracy, evaluate, trial.eval_every, trial.max_steps, on_eval)
+    if trial.target_ci_pct is not None:
+        return TargetCI(
+            trial.target_ci_pct,
+            min_steps=trial.steps,
+            max_steps=trial.max_steps or DEFAULT_MAX_STEPS,
+            max_time_s=trial.max_time_s,
+        )
+    return FixedSteps(trial.steps)

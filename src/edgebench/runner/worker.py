@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
+from edgebench.runner.budget import apply_memory_budget, limit_gpu_memory
 from edgebench.runner.precision import at_precision
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
@@ -93,13 +94,18 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
     from edgebench.models import get_workload
 
     torch.set_num_threads(trial.threads or 1)
+    limit_gpu_memory(torch, trial.device, trial.memory_budget_bytes)
     workload = get_workload(trial.model)
+    preset = workload.preset(trial.preset) if trial.preset else None
+    input_shape = trial.input_shape or (preset.input_shape if preset else None)
+    num_classes = trial.num_classes or (preset.num_classes if preset else None)
     session = workload.session(
         trial.batch_size,
-        input_shape=trial.input_shape,
-        num_classes=trial.num_classes,
+        input_shape=input_shape,
+        num_classes=num_classes,
         device=trial.device,
         seed=trial.seed,
+        data=trial.data,
     )
     cuda = trial.device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -107,8 +113,9 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
         "ready",
         pid=os.getpid(),
         params=sum(p.numel() for p in session.model.parameters()),
-        input_shape=list(trial.input_shape or workload.input_shape),
-        num_classes=trial.num_classes or workload.num_classes,
+        # A real dataset decides the input and classes (the text's alphabet, the digits' shape).
+        input_shape=list(getattr(session, "input_shape", None) or input_shape or workload.input_shape),
+        num_classes=getattr(session, "num_classes", None) or num_classes or workload.num_classes,
         env={
             "torch": torch.__version__,
             "torch_threads": torch.get_num_threads(),
@@ -120,7 +127,7 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
     )
     train_step = at_precision(session.train_step, trial.precision, trial.device)
     infer_step = at_precision(session.infer_step, trial.precision, trial.device)
-    rule = train_rule(trial)
+    rule = train_rule(trial, getattr(session, "evaluate", None), lambda **e: emit("eval", **e))
     wait_for_go()
     memory = PhaseMemory()
     timed(train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
@@ -179,7 +186,13 @@ def apply_affinity(cores: tuple[int, ...] | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     spec_path, events_path = argv or sys.argv[1:]
-    trial = Trial.model_validate_json(Path(spec_path).read_text())
+    spec = Path(spec_path).read_text()
+    # Before anything large is imported (validating a preset imports torch), so the budget binds from the start.
+    # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
+    raw = json.loads(spec)
+    if not str(raw.get("device", "cpu")).startswith("cuda"):
+        apply_memory_budget(raw.get("memory_budget_bytes"))
+    trial = Trial.model_validate_json(spec)
     apply_affinity(trial.cores)
 
     def wait_for_go() -> None:
@@ -196,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             run(trial, emit, wait_for_go)
         except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
             status, reason = classify_failure(exc)
-            emit("error", status=status, reason=reason)
+            kib = read_status_kib(SysFS("/"), "self", "VmHWM")
+            emit("error", status=status, reason=reason, peak_memory_bytes=None if kib is None else kib * 1024)
             return 3
     return 0
 

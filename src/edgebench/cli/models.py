@@ -1,0 +1,109 @@
+"""``edgebench models``: every workload with its input, parameters, FLOPs and published reference figures."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from edgebench.models.catalog import ModelInfo
+
+
+def _si(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g}{prefix}{unit}"
+    return f"{value:.3g}{unit}"
+
+
+def models(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Workloads to show (names, aliases or module:factory) [default: all].")
+    ] = None,
+    preset: Annotated[
+        str | None, typer.Option(help="Show each workload at this input preset (e.g. cifar10) where it has one.")
+    ] = None,
+    flops: Annotated[bool, typer.Option("--flops/--no-flops", help="Count FLOPs (a few seconds per model).")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
+) -> int:
+    """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
+    from edgebench.models import get_workload
+    from edgebench.models.catalog import Catalog
+    from edgebench.registry import MODELS, UnknownName
+
+    try:
+        workloads = [get_workload(n) for n in (names or MODELS.names())]
+    except (UnknownName, ValueError) as exc:  # an unknown name, or a module:factory that does not import
+        raise UsageError("NAMES", str(exc)) from None
+    if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
+        raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
+    catalog = Catalog(flops=flops)
+    infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
+    if as_json:
+        typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
+        return 0
+    from rich.console import Console
+
+    console = Console()
+    console.print(_models_table(infos))
+    console.print(_references_table(infos))
+    return 0
+
+
+def _quantity(quantity: str) -> str:
+    return {"params": "params", "forward_macs": "fwd MACs", "forward_flops": "fwd FLOPs"}.get(quantity, quantity)
+
+
+def _models_table(infos: list[ModelInfo]) -> Table:
+    from rich.table import Table
+
+    table = Table(title="Workloads (FLOPs per sample; a multiply-add is 2 FLOPs)", title_justify="left")
+    for column in ("model", "domain", "input", "params", "fwd FLOPs", "train FLOPs", "published (ours vs. it)"):
+        table.add_column(column, justify="right" if "FLOPs" in column or column == "params" else "left")
+    for info in infos:
+        refs = []
+        for r in info.references:
+            dev = "" if r.deviation_pct is None else f" {r.deviation_pct:+.1f}%"
+            flag = "[red]![/red]" if r.within_tolerance is False else ""
+            refs.append(f"{_quantity(r.quantity)} {_si(r.value)}{dev}{flag}")
+        table.add_row(
+            info.name,
+            info.domain,
+            f"{info.preset} {'x'.join(map(str, info.input_shape))}, {info.num_classes} out",
+            _si(info.params),
+            _si(info.forward_flops),
+            _si(info.train_flops_per_sample),
+            "; ".join(refs) or "-",
+        )
+    return table
+
+
+def _references_table(infos: list[ModelInfo]) -> Table:
+    from rich.table import Table
+
+    table = Table(title="Published figures and where they come from", title_justify="left")
+    for column in ("model", "figure", "at", "ours", "deviation", "tolerance", "configuration; source"):
+        table.add_column(column, justify="right" if column in ("figure", "ours", "deviation", "tolerance") else "left")
+    for info in infos:
+        for r in info.references:
+            deviation = "-" if r.deviation_pct is None else f"{r.deviation_pct:+.2f}%"
+            if r.within_tolerance is False:
+                deviation = f"[red]{deviation}[/red]"
+            table.add_row(
+                info.name,
+                f"{_quantity(r.quantity)} {_si(r.value)}",
+                r.preset,
+                _si(r.measured),
+                deviation,
+                f"{100 * r.rel_tol:g}%",
+                f"{r.config}; {r.source}",
+            )
+    return table

@@ -1,0 +1,59 @@
+"""MobileNet-V1 (Howard et al. 2017), width 1.0: a full convolution, then 13 depthwise-separable blocks."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from edgebench.models.layers import BatchNorm2d
+from edgebench.models.presets import IMAGENET, VISION
+from edgebench.models.workload import OptimizerSettings, Reference, Workload
+
+# (output channels, stride) of each depthwise-separable block, table 1 of the paper.
+BLOCKS = (
+    (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2),
+    (512, 1), (512, 1), (512, 1), (512, 1), (512, 1), (1024, 2), (1024, 1),
+)  # fmt: skip
+
+
+def conv_bn(in_ch: int, out_ch: int, kernel: int, stride: int = 1, groups: int = 1) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(in_ch, out_ch, kernel, stride, kernel // 2, groups=groups, bias=False),
+        BatchNorm2d(out_ch),
+        nn.ReLU(inplace=True),
+    )
+
+
+class MobileNetV1(nn.Module):
+    def __init__(self, num_classes: int = 1000, in_channels: int = 3, width: float = 1.0) -> None:
+        super().__init__()
+        channels = int(32 * width)
+        layers: list[nn.Module] = [conv_bn(in_channels, channels, 3, 2)]
+        for out, stride in BLOCKS:
+            out = int(out * width)
+            layers += [conv_bn(channels, channels, 3, stride, groups=channels), conv_bn(channels, out, 1)]
+            channels = out
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(channels, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+MOBILENET_V1 = Workload(
+    name="mobilenet_v1",
+    domain="vision",
+    description="MobileNet-V1 width 1.0, ImageNet 3x224x224",
+    build_model=lambda num_classes, shape: MobileNetV1(num_classes, shape[0]),
+    input_shape=IMAGENET.input_shape,
+    num_classes=IMAGENET.num_classes,
+    optimizer=OptimizerSettings(lr=0.01, weight_decay=4e-5, schedule="constant"),
+    presets=VISION,
+    references=(
+        Reference("params", 4.2e6, "1.0 MobileNet-224, 1000 classes", "Howard 2017 table 8 (4.2M); DNNTune (4.2M)"),
+        Reference("forward_macs", 569e6, "224x224", "Howard 2017 table 8 (569M mult-adds)"),
+        # DNNTune's 576M for its TensorFlow graph is 1.2% above the paper's count.
+        Reference("forward_macs", 576e6, "224x224", "DNNTune table 1 (576M)", rel_tol=0.02),
+    ),
+)

@@ -1,0 +1,82 @@
+"""Which models train at which batch sizes within a memory budget: the characterization paper's "successful
+training?" column, measured instead of assumed.
+
+Each (model, batch size) is one trial in its own worker under the budget (see :mod:`edgebench.runner.budget`),
+so a model that does not fit is recorded ``infeasible`` with the peak it reached and the host is never at risk.
+Once a batch size does not fit, larger ones of the same model are skipped: memory only grows with the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from edgebench.result import TrialResult
+from edgebench.trial import Trial
+
+#: The characterization paper's table II, in its order: ten that trained on the TX2 and six that did not.
+PAPER_MODELS = (
+    "densenet40", "resnet50", "squeezenet_1_1", "vgg16", "xception", "googlenet", "char_cnn", "dcgan", "dqn",
+    "alexnet", "vgg19", "bert_base", "resnet101", "resnet152", "densenet100", "seq2seq",
+)  # fmt: skip
+PAPER_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class Cell:
+    batch_size: int
+    status: str  # a trial status, or "skipped" when a smaller batch already did not fit
+    peak_memory_bytes: int | None = None
+    reason: str | None = None
+    trial_id: str | None = None
+
+
+@dataclass
+class Row:
+    model: str
+    preset: str
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def successful(self) -> str:
+        """``yes`` when every batch size trained, ``partly`` when some did, ``no`` when none did."""
+        fits = [c.status == "ok" for c in self.cells]
+        return "yes" if fits and all(fits) else "partly" if any(fits) else "no"
+
+
+def preset_for(model: str, preset: str | None) -> str:
+    """``preset`` where the workload has it, else the name of its default input."""
+    from edgebench.models import get_workload
+
+    workload = get_workload(model)
+    return preset if preset is not None and preset in workload.preset_names() else workload.default_preset.name
+
+
+def feasibility(
+    base: Trial,
+    models: Sequence[str],
+    batch_sizes: Sequence[int],
+    preset: str | None,
+    run: Callable[[Trial], TrialResult],
+    on_cell: Callable[[str, Cell], None] | None = None,
+) -> list[Row]:
+    """Run ``base`` (which carries the budget, steps and placement) for every model and batch size."""
+    rows = []
+    for model in models:
+        row = Row(model, preset_for(model, preset))
+        blocked: int | None = None
+        for batch in sorted(batch_sizes):
+            if blocked is not None:
+                cell = Cell(batch, "skipped", reason=f"batch {blocked} already did not fit")
+            else:
+                named = row.preset if row.preset != "default" else None  # "default": a workload without presets
+                trial = base.model_copy(update={"model": model, "batch_size": batch, "preset": named})
+                result = run(trial)
+                cell = Cell(batch, result.status, result.peak_memory_bytes, result.reason, result.trial_id)
+                if result.status in ("infeasible", "oom"):
+                    blocked = batch
+            row.cells.append(cell)
+            if on_cell is not None:
+                on_cell(model, cell)
+        rows.append(row)
+    return rows

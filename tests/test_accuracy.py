@@ -1,0 +1,110 @@
+"""Time to accuracy on real data that ships offline (MNIST digits, Shakespeare)."""
+
+import pytest
+import torch
+
+from edgebench.data.mnist import MNIST
+from edgebench.data.text import SHAKESPEARE
+from edgebench.measure.accuracy import accuracy_fields
+from edgebench.models import get_workload
+from edgebench.runner.stopping import UntilAccuracy
+from edgebench.trial import Trial
+from tests.conftest import json_out
+
+
+def test_mnist_split_is_fixed_stratified_and_real():
+    data = MNIST.load()
+    assert data.train_x.shape == (4000, 1, 28, 28) and data.test_x.shape == (1000, 1, 28, 28)
+    assert torch.bincount(data.test_y).tolist() == [100] * 10
+    again = MNIST.load()
+    assert torch.equal(data.test_y, again.test_y) and torch.equal(data.test_x, again.test_x)
+    assert abs(float(data.train_x.mean())) < 0.1  # standardised
+
+
+def test_shipped_text_is_the_public_domain_play():
+    text = SHAKESPEARE.read()
+    assert 50_000 < len(text) < 1_000_000 and "MACBETH" in text and "Gutenberg" not in text
+    data = SHAKESPEARE.load()
+    assert len(data.alphabet) == len(set(text)) and len(data.test) == pytest.approx(0.1 * len(text), abs=2)
+
+
+def test_rule_evaluates_every_n_steps_and_stops_at_the_target():
+    scores = iter([0.3, 0.6, 0.9])
+    seen = []
+    rule = UntilAccuracy(0.85, lambda: next(scores), every=2, on_eval=lambda **e: seen.append(e))
+    stops = [rule.check([1.0] * n) for n in range(7)]
+    assert stops[:6] == [None] * 6 and stops[6].startswith("accuracy: 0.9000 >= 0.85 after 6 steps")
+    assert [e["step"] for e in seen] == [2, 4, 6] and all(e["end_ns"] >= e["start_ns"] for e in seen)
+
+
+def test_rule_gives_up_at_max_steps():
+    rule = UntilAccuracy(0.99, lambda: 0.5, every=10, max_steps=3)
+    assert rule.check([1.0] * 2) is None
+    assert rule.check([1.0] * 3).startswith("max steps: 3 steps without reaching accuracy 0.99 (best 0.5000)")
+
+
+def test_accuracy_fields_from_events():
+    trial = Trial(model="lenet", data="mnist", until_accuracy=0.9, batch_size=4)
+    ms = 1_000_000
+    events = [
+        {"event": "step", "phase": "warmup", "start_ns": 0, "end_ns": 10 * ms},
+        *(
+            {"event": "step", "phase": "train", "start_ns": i * 10 * ms, "end_ns": (i + 1) * 10 * ms}
+            for i in range(1, 5)
+        ),
+        {"event": "eval", "step": 2, "accuracy": 0.5, "start_ns": 30 * ms, "end_ns": 35 * ms},
+        {"event": "eval", "step": 4, "accuracy": 0.92, "start_ns": 55 * ms, "end_ns": 60 * ms},
+    ]
+    f = accuracy_fields(trial, events)
+    assert f["reached_accuracy"] and f["steps_to_accuracy"] == 5 and f["samples_to_accuracy"] == 20
+    assert f["time_to_accuracy_s"] == pytest.approx(0.060) and f["eval_time_s"] == pytest.approx(0.010)
+    assert "energy_to_accuracy_j" not in f  # left None until a power sensor exists: never invented
+    assert [p.step for p in f["accuracy_curve"]] == [3, 5]
+    assert accuracy_fields(trial, events[:-1])["reached_accuracy"] is False
+
+
+def test_char_model_learns_from_the_text():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    session = get_workload("char_cnn").session(8, input_shape=(32,), data="shakespeare")
+    assert session.num_classes == len(SHAKESPEARE.load().alphabet)
+    before = session.evaluate()
+    for _ in range(30):
+        session.train_step()
+    assert session.evaluate() > before and session.model.training
+
+
+def test_lenet_reaches_accuracy_on_held_out_digits_end_to_end(cli):
+    proc = cli(
+        "run", "--model", "lenet", "--data", "mnist", "--until-accuracy", "0.9", "--eval-every", "25",
+        "--max-steps", "400", "--infer-steps", "1", "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    r = json_out(proc)
+    assert r["status"] == "ok" and r["reached_accuracy"] is True and r["data"] == "mnist"
+    assert r["stopped_by"].startswith("accuracy: ") and r["final_accuracy"] >= 0.9
+    assert r["steps_to_accuracy"] == r["warmup"] + r["steps"] and r["steps"] % 25 == 0
+    assert r["samples_to_accuracy"] == 32 * r["steps_to_accuracy"]
+    assert 0 < r["eval_time_s"] < r["time_to_accuracy_s"]
+    assert r["energy_to_accuracy_j"] is None  # no power sensor on this machine
+    assert r["accuracy_curve"][-1]["accuracy"] == r["final_accuracy"]
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["--until-accuracy", "0.9"], "--until-accuracy"),
+        (["--data", "mnist", "--until-accuracy", "1.5"], "--until-accuracy"),
+        (["--model", "dqn", "--data", "mnist"], "--data"),
+        (["--data", "imagenet"], "--data"),
+        (["--model", "resnet50", "--preset", "nope"], "--preset"),
+        (["--memory-budget", "lots"], "--memory-budget"),
+        (["--max-steps", "0"], "--max-steps"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cli, args, flag):
+    proc = cli("run", *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"edgebench: error: {flag}:"), proc.stderr
+    assert not cli.store_path.exists()

@@ -1,0 +1,99 @@
+"""Bring your own model: ``--model mypkg.mymodule:factory``."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from pydantic import ValidationError
+
+from edgebench.models import get_workload
+from edgebench.trial import Trial
+
+MODULE = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    from edgebench.models.workload import Workload
+
+
+    def tiny(num_classes=10, input_shape=(3, 8, 8)):
+        return nn.Sequential(nn.Flatten(), nn.Linear(input_shape[0] * input_shape[1] * input_shape[2], num_classes))
+
+
+    tiny.input_shape = (3, 8, 8)
+    tiny.num_classes = 4
+
+
+    def autoencoder():
+        model = nn.Sequential(nn.Flatten(), nn.Linear(16, 4), nn.ReLU(), nn.Linear(4, 16))
+        return model, lambda m, x, y: ((m(x) - x.flatten(1)) ** 2).mean()
+
+
+    autoencoder.input_shape = (16,)
+
+    WORKLOAD = Workload("mine", "vision", "registered elsewhere", lambda n, s: tiny(n, s), (3, 8, 8), 3)
+    NOT_A_MODEL = 42
+    """
+)
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "byo_models.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "byo_models"
+    sys.modules.pop("byo_models", None)
+
+
+def test_factory_returning_a_module_trains_as_a_classifier(user_module):
+    trial = Trial(model=f"{user_module}:tiny")
+    assert trial.model == "byo_models:tiny"
+    workload = get_workload(trial.model)
+    assert (workload.input_shape, workload.num_classes, workload.domain) == ((3, 8, 8), 4, "custom")
+    session = workload.session(5)
+    losses = [float(session.train_step()) for _ in range(3)]
+    assert all(map(math.isfinite, losses)) and losses[-1] < losses[0]
+    assert session.model(session.inputs).shape == (5, 4)
+
+
+def test_factory_with_its_own_loss(user_module):
+    session = get_workload(f"{user_module}:autoencoder").session(8)
+    losses = [float(session.train_step()) for _ in range(3)]
+    assert losses[-1] < losses[0]
+
+
+def test_a_workload_object_is_used_as_it_is(user_module):
+    assert get_workload(f"{user_module}:WORKLOAD").name == "mine"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no_such_module_xyz:build", "cannot import 'no_such_module_xyz:build': ModuleNotFoundError"),
+        ("byo_models:missing", "AttributeError"),
+        ("byo_models:NOT_A_MODEL", "is a int, not a Workload or a callable"),
+        ("byo_models:", "is not module:attribute"),
+    ],
+)
+def test_bad_targets_fail_validation_in_one_line(user_module, target, message):
+    with pytest.raises(ValidationError, match=message) as info:
+        Trial(model=target)
+    assert info.value.errors()[0]["loc"] == ("model",)
+
+
+def test_cli_runs_a_users_model_and_rejects_a_bad_one(user_module, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = [sys.executable, "-m", "edgebench", "run", "--steps", "2", "--warmup", "1", "--no-store", "--json"]
+    proc = subprocess.run([*run, "--model", "byo_models:tiny"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    assert (r["status"], r["model"], r["input_shape"], r["num_classes"]) == ("ok", "byo_models:tiny", [3, 8, 8], 4)
+    assert r["params"] == 3 * 8 * 8 * 4 + 4 and r["loss"]["finite"]
+    proc = subprocess.run([*run, "--model", "byo_models:nope"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--model: cannot import 'byo_models:nope'" in proc.stderr
