@@ -108,3 +108,31 @@ def test_bad_input_is_one_line_and_exit_2(cli, args, flag):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"edgebench: error: {flag}:"), proc.stderr
     assert not cli.store_path.exists()
+
+
+def test_energy_to_accuracy_spans_first_step_to_the_reaching_evaluation():
+    """10 W from the first step (1 s) until the evaluation that reached the target ends (4 s); 2 W idle before."""
+    import numpy as np
+
+    from edgebench.measure.accuracy import energy_to_accuracy_j
+    from edgebench.sensors.base import PowerChannel
+    from edgebench.sensors.sampler import SamplerMeta
+    from edgebench.sensors.samples import Samples
+
+    s = 1_000_000_000
+    channel = PowerChannel("VDD_IN", "jetson_power", "total", power_column="vdd_in_power_mw")
+    meta = SamplerMeta(interval_ms=500.0, columns=["vdd_in_power_mw"], sensors=[], unavailable={},
+                       power_channels=[channel.__dict__])  # fmt: skip
+    t = np.arange(0, 5.5, 0.5)
+    power_mw = np.where((t >= 1) & (t <= 4), 10_000.0, 2_000.0)
+    samples = Samples((t * s).astype(np.int64), {"vdd_in_power_mw": power_mw}, meta)
+    trial = Trial(model="lenet", data="mnist", until_accuracy=0.9, batch_size=4)
+    events = [
+        {"event": "idle", "start_ns": 0, "end_ns": int(0.5 * s)},
+        {"event": "step", "phase": "warmup", "start_ns": 1 * s, "end_ns": int(1.5 * s)},
+        {"event": "step", "phase": "train", "start_ns": int(1.5 * s), "end_ns": 3 * s},
+        {"event": "eval", "step": 1, "accuracy": 0.95, "start_ns": 3 * s, "end_ns": 4 * s},
+    ]
+    # gross 3 s x 10 W = 30 J, minus the 2 W idle baseline over the same 3 s
+    assert energy_to_accuracy_j(trial, events, samples) == pytest.approx(30.0 - 6.0)
+    assert energy_to_accuracy_j(trial, events[:-1], samples) is None  # the target was never reached

@@ -4,16 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgebench.measure.energy import idle_window
+from edgebench.measure.power import device_energy
 from edgebench.result import AccuracyPoint
+from edgebench.sensors.samples import Samples
 from edgebench.trial import Trial
+
+
+def _training(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The warm-up and training steps, and the evaluations, of a worker's events."""
+    steps = [e for e in events if e["event"] == "step" and e["phase"] in ("warmup", "train")]
+    return steps, [e for e in events if e["event"] == "eval"]
+
+
+def accuracy_span_ns(trial: Trial, events: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """From the first training step to the end of the evaluation that reached the target; None if none did."""
+    steps, evals = _training(events)
+    reached = next((e for e in evals if trial.until_accuracy and e["accuracy"] >= trial.until_accuracy), None)
+    return (steps[0]["start_ns"], reached["end_ns"]) if steps and reached else None
+
+
+def energy_to_accuracy_j(trial: Trial, events: list[dict[str, Any]], samples: Samples) -> float | None:
+    """Energy the device drew over the time to accuracy, idle-subtracted like ``energy_j``; None without power."""
+    span = accuracy_span_ns(trial, events)
+    figures = device_energy(samples, *span, idle_window(events)) if span else None
+    return figures.active_j if figures else None
 
 
 def accuracy_fields(trial: Trial, events: list[dict[str, Any]]) -> dict[str, Any]:
     """The result's accuracy fields (empty without ``until_accuracy``); works on a killed trial's events too."""
     if trial.until_accuracy is None:
         return {}
-    steps = [e for e in events if e["event"] == "step" and e["phase"] in ("warmup", "train")]
-    evals = [e for e in events if e["event"] == "eval"]
+    steps, evals = _training(events)
     fields: dict[str, Any] = {"target_accuracy": trial.until_accuracy, "reached_accuracy": False}
     if not steps or not evals:
         return fields

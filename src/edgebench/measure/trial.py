@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.measure.accuracy import accuracy_fields
+from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
@@ -113,18 +113,20 @@ def build_result(
     t0, t1 = train[0]["start_ns"], train[-1]["end_ns"]
     if samples is not None and len(samples) >= 2:
         fields.update(_from_samples(samples, t0, t1))
-    if done.get("train_cpu_s") is not None:  # exact, from the worker's own rusage
-        fields["process_cpu_pct"] = 100.0 * done["train_cpu_s"] / ((t1 - t0) / 1e9)
         if fields["peak_memory_bytes"] is None and "proc_rss_bytes" in samples.columns:
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
+    if done.get("train_cpu_s") is not None:  # exact, from the worker's own rusage
+        fields["process_cpu_pct"] = 100.0 * done["train_cpu_s"] / ((t1 - t0) / 1e9)
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
     fields.update(gpu_fields(samples, t0, t1))
     gpu_mean = fields["gpu_util_pct"].mean if fields.get("gpu_util_pct") else None
     cpu_mean = fields["cpu_util_pct"].mean if fields.get("cpu_util_pct") else None
     fields.update(energy_fields(trial, events, samples, t0, t1, len(step_ms), cpu_mean, gpu_mean))
+    if fields.get("time_to_accuracy_s") is not None and samples is not None:
+        fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
     return TrialResult(status="ok", **fields)
 
 

@@ -1,0 +1,31 @@
+"""build_result on the edges: a trial without samples, or whose worker could not reset its memory high-water mark."""
+
+import pytest
+
+from edgebench.measure.trial import build_result
+from edgebench.trial import Trial
+
+MS = 1_000_000
+
+
+def events(peak_bytes):
+    steps = [
+        {"event": "step", "phase": "train", "index": i, "start_ns": i * 10 * MS, "end_ns": (i + 1) * 10 * MS,
+         "loss": 2.0 - i / 10}
+        for i in range(4)
+    ]  # fmt: skip
+    done = {"event": "done", "stopped_by": "fixed: 4 steps", "train_cpu_s": 0.02, "train_peak_memory_bytes": peak_bytes}
+    return [{"event": "ready", "params": 10, "env": {}}, *steps, done]
+
+
+def test_without_samples_or_memory_peak_the_result_says_unknown():
+    r = build_result(Trial(steps=4, batch_size=2), "t", events(None), None, {})
+    assert r.ok and r.peak_memory_bytes is None and r.peak_memory_source is None
+    assert r.process_cpu_pct == pytest.approx(50.0)  # 20 ms of CPU over a 40 ms window
+    assert r.cpu_util_pct is None and r.energy_j is None
+
+
+def test_worker_peak_is_used_when_present():
+    r = build_result(Trial(steps=4, batch_size=2), "t", events(123 * 2**20), None, {})
+    assert (r.peak_memory_bytes, r.peak_memory_source) == (123 * 2**20, "vmhwm")
+    assert r.step_time_ms.n == 4 and r.throughput_sps == pytest.approx(2 / 0.010)
