@@ -27,12 +27,11 @@ def read_status_kib(sysfs: SysFS, pid: int | str, key: str) -> int | None:
     return None
 
 
-class ProcessSensor(Sensor):
-    """utime/stime ticks and RSS bytes of ``pid``; reads ``None`` once the process has exited."""
+class ProcFileSensor(Sensor):
+    """A sensor reading one file of ``/proc/<pid>/`` of the watched process, with page counts to convert."""
 
-    name = "process"
-    # The worker measures its own CPU time exactly per phase; this series is for RSS and CPU over time.
-    min_period_ms = 100.0
+    #: The file under ``/proc/<pid>/`` it reads.
+    proc_file = "stat"
 
     def __init__(self, sysfs: SysFS, *, pid: int | None = None, page_size_bytes: int | None = None) -> None:
         super().__init__(sysfs, pid=pid)
@@ -40,10 +39,18 @@ class ProcessSensor(Sensor):
 
     def available(self) -> Availability:
         if self.pid is None:
-            return missing("no process to watch (give the worker's pid)")
-        if not self.sysfs.exists(f"/proc/{self.pid}/stat"):
-            return missing(f"/proc/{self.pid}/stat is missing: process {self.pid} is not running")
+            return missing("no process to watch (give the worker's pid, or --pid)")
+        if not self.sysfs.exists(f"/proc/{self.pid}/{self.proc_file}"):
+            return missing(f"/proc/{self.pid}/{self.proc_file} is missing: process {self.pid} is not running")
         return present()
+
+
+class ProcessSensor(ProcFileSensor):
+    """utime/stime ticks and RSS bytes of ``pid``; reads ``None`` once the process has exited."""
+
+    name = "process"
+    # The worker measures its own CPU time exactly per phase; this series is for RSS and CPU over time.
+    min_period_ms = 100.0
 
     def open(self) -> tuple[str, ...]:
         return ("proc_utime_ticks", "proc_stime_ticks", "proc_rss_bytes")

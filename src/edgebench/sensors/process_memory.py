@@ -6,28 +6,16 @@ numbers (in pages) for the price of one small read.
 
 from __future__ import annotations
 
-import os
-
-from edgebench.host.sysfs import SysFS
-from edgebench.sensors.base import Availability, Reading, Sensor, Source, missing, present
+from edgebench.sensors.base import Reading, Source
+from edgebench.sensors.process import ProcFileSensor
 
 
-class ProcessMemorySensor(Sensor):
+class ProcessMemorySensor(ProcFileSensor):
     """``proc_virt_bytes``, ``proc_res_bytes``, ``proc_shr_bytes`` of ``pid``; ``None`` once it has exited."""
 
     name = "process_memory"
+    proc_file = "statm"
     min_period_ms = 100.0
-
-    def __init__(self, sysfs: SysFS, *, pid: int | None = None, page_size_bytes: int | None = None) -> None:
-        super().__init__(sysfs, pid=pid)
-        self.page_size_bytes = page_size_bytes or os.sysconf("SC_PAGE_SIZE")
-
-    def available(self) -> Availability:
-        if self.pid is None:
-            return missing("no process to watch (give the worker's pid, or --pid)")
-        if not self.sysfs.exists(f"/proc/{self.pid}/statm"):
-            return missing(f"/proc/{self.pid}/statm is missing: process {self.pid} is not running")
-        return present()
 
     def open(self) -> tuple[str, ...]:
         return ("proc_virt_bytes", "proc_res_bytes", "proc_shr_bytes")
