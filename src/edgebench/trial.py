@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -31,6 +31,8 @@ class Trial(BaseModel):
     timeout_s: Annotated[float, Field(gt=0)] = 1800.0
     device: str = "cpu"
     seed: int = 0
+    #: Per-step spans: ``layers`` (nn.Module forward and backward), ``ops`` (aten ops via torch.profiler).
+    trace: Literal["none", "layers", "ops"] = "none"
 
     @field_validator("model")
     @classmethod

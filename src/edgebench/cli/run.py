@@ -32,6 +32,9 @@ def run(
     timeout: Annotated[str, typer.Option(help="Give up on the worker after this long, e.g. 30m.")] = "30m",
     device: Annotated[str, typer.Option(help="cpu or cuda[:N].")] = "cpu",
     seed: Annotated[int, typer.Option(help="Seed for weights and synthetic data.")] = 0,
+    trace: Annotated[
+        str, typer.Option(help="Record per-step spans: none, layers (nn.Module fwd/bwd) or ops (aten, profiler).")
+    ] = "none",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
@@ -57,6 +60,7 @@ def run(
             "timeout_s": parse("--timeout", timeout, parse_duration_s),
             "device": device,
             "seed": seed,
+            "trace": trace,
         },
         FLAGS,
     )
@@ -73,6 +77,8 @@ def run(
         series = {"events": "\n".join(json.dumps(e) for e in outcome.events)}
         if outcome.samples_csv is not None:
             series["samples"] = outcome.samples_csv
+        if outcome.spans_json is not None:
+            series["spans"] = outcome.spans_json
         with db:
             db.save(result, series)
     if as_json:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
     idle_ratio,
@@ -106,6 +107,7 @@ def build_result(
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
+    fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
     return TrialResult(status="ok", **fields)
 
 

@@ -24,11 +24,13 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.sysfs import SysFS
+from edgebench.measure.attribution import trace_summary
 from edgebench.measure.trial import build_result, failed_result
 from edgebench.result import TrialResult
 from edgebench.runner.worker import READY_LINE
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 from edgebench.sensors.samples import read_samples
+from edgebench.tracing.spans import SpanTable
 from edgebench.trial import Trial
 
 _STARTUP_TIMEOUT_S = 300.0
@@ -41,6 +43,8 @@ class TrialRun:
     result: TrialResult
     events: list[dict[str, Any]]
     samples_csv: str | None
+    #: The span table (JSON) of a traced trial (``--trace``), else None.
+    spans_json: str | None = None
 
 
 def new_trial_id() -> str:
@@ -69,7 +73,8 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         work = Path(tmp)
         spec, events_path, samples_path = work / "trial.json", work / "events.jsonl", work / "samples.csv"
         spec.write_text(trial.model_dump_json())
-        worker = _start_worker(trial, spec, events_path, work / "worker.stderr")
+        spans_path = work / "spans.json"
+        worker = _start_worker(trial, spec, events_path, work / "worker.stderr", spans_path)
         sampler = None
         try:
             deadline = time.monotonic() + trial.timeout_s
@@ -111,20 +116,25 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
             _kill(worker)
         events = _read_events(events_path)
         samples_csv = samples_path.read_text() if meta else None
+        spans_json = spans_path.read_text() if outcome is None and spans_path.exists() else None
         if outcome is None:
             samples = read_samples(samples_path, meta) if meta else None
             result = build_result(trial, trial_id, events, samples, env)
+            if spans_json is not None:
+                result.trace = trace_summary(SpanTable.from_json(spans_json), events)
         else:
             result = failed_result(trial, trial_id, outcome[0], outcome[1], events, env)
-        return TrialRun(result, events, samples_csv)
+        return TrialRun(result, events, samples_csv, spans_json)
 
 
-def _start_worker(trial: Trial, spec: Path, events: Path, stderr_path: Path) -> subprocess.Popen[str]:
+def _start_worker(
+    trial: Trial, spec: Path, events: Path, stderr_path: Path, spans: Path | None = None
+) -> subprocess.Popen[str]:
     threads = str(trial.threads)
     env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
     with open(stderr_path, "w") as stderr:
         return subprocess.Popen(
-            [sys.executable, "-m", "edgebench.runner.worker", str(spec), str(events)],
+            [sys.executable, "-m", "edgebench.runner.worker", str(spec), str(events), *([str(spans)] if spans else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

@@ -5,7 +5,10 @@ prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on
 polling).  Every step is an event ``{"event": "step", "phase", "index", "start_ns", "end_ns", "loss"}`` on the
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
-Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL``.
+With ``trace`` set, the worker also records layer or op spans during the measured steps and writes them once,
+after measuring, to SPANS_JSON (:mod:`edgebench.tracing.record`).
+
+Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def timed(
     return durations, reason
 
 
-def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
+def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
     import torch
 
     from edgebench.models import get_workload
@@ -117,15 +120,27 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
             "parallel_backend": _parallel_backend(torch),
         },
     )
+    recorder = None
+    if trial.trace != "none":
+        from edgebench.tracing.record import TraceRecorder
+
+        recorder = TraceRecorder(trial.trace, session.model).install()
     wait_for_go()
     memory = PhaseMemory()
-    timed(session.train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    warmup_step = recorder.counting(session.train_step) if recorder else session.train_step
+    timed(warmup_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    if recorder:
+        recorder.ensure_costs(session.train_step)
+        recorder.start()
     memory.reset()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     cpu_start_s = process_cpu_s()
     _, stopped_by = timed(session.train_step, FixedSteps(trial.steps), "train", emit, sync)
     train_cpu_s = process_cpu_s() - cpu_start_s
+    if recorder:
+        recorder.stop()
+        recorder.remove()
     train_peak = memory.peak_bytes()
     gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
     infer_peak = None
@@ -135,6 +150,8 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
         memory.reset()
         timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
         infer_peak = memory.peak_bytes()
+    if recorder and spans_path:
+        emit("spans", count=recorder.save(spans_path), granularity=trial.trace)
     emit(
         "done",
         stopped_by=stopped_by,
@@ -169,7 +186,8 @@ def apply_affinity(cores: tuple[int, ...] | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
-    spec_path, events_path = argv or sys.argv[1:]
+    spec_path, events_path, *rest = argv or sys.argv[1:]
+    spans_path = rest[0] if rest else None
     trial = Trial.model_validate_json(Path(spec_path).read_text())
     apply_affinity(trial.cores)
 
@@ -184,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
         emit = Events(stream)
         try:
-            run(trial, emit, wait_for_go)
+            run(trial, emit, wait_for_go, spans_path)
         except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
             status, reason = classify_failure(exc)
             emit("error", status=status, reason=reason)
