@@ -11,7 +11,10 @@ import sys
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import layers as layers_cmd
+from edgebench.cli import peak as peak_cmd
 from edgebench.cli import run as run_cmd
+from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
 
@@ -23,6 +26,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("run")(run_cmd.run)
+app.command("layers")(layers_cmd.layers)
+app.command("trace")(trace_cmd.trace)
+app.command("peak")(peak_cmd.peak)
 
 
 @app.callback(invoke_without_command=True)
