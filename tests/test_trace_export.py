@@ -55,7 +55,7 @@ def samples() -> Samples:
     active = np.arange(12, dtype=float)
     return Samples(t, {
         "cpu0_active_ticks": active, "cpu0_idle_ticks": np.zeros(12),
-        "cpu1_active_ticks": np.floor(active / 2), "cpu1_idle_ticks": np.ceil(active / 2),
+        "cpu1_active_ticks": np.floor(active / 2), "cpu1_idle_ticks": np.zeros(12),  # a tick every other interval
         "cpu0_freq_khz": np.full(12, 1_500_000.0), "cpu1_freq_khz": np.full(12, 1_800_000.0),
         "temp_cpu_thermal_mc": np.where(np.arange(12) % 10 == 0, 48_000.0, np.nan),
         "power_vdd_in_mw": np.full(12, 4_500.0),
@@ -94,8 +94,10 @@ def test_counter_tracks_one_value_each_with_units():
         ("temperature cpu-thermal (thermal_zone0)", "C"), ("power vdd in", "W"), ("memory available", "MiB"),
         ("worker resident memory", "MiB"),
     } == tracks  # fmt: skip
-    cpu1 = [e["args"]["pct"] for e in counters if e["name"] == "cpu1 utilization"]
-    assert cpu1 and all(v == pytest.approx(50.0) for v in cpu1)  # one tick in two intervals, merged
+    cpu1 = [e for e in counters if e["name"] == "cpu1 utilization"]
+    # intervals without a tick are merged into the next: one value per 20 ms, each 100%
+    assert [e["args"]["pct"] for e in cpu1] == [100.0] * 5
+    assert np.diff([e["ts"] for e in cpu1]).tolist() == [20_000] * 4
     freq = [e for e in counters if e["name"] == "cpu1 frequency"]
     assert freq[0]["args"]["MHz"] == 1800.0 and freq[0]["pid"] == DEVICE_PID
     temps = [e for e in counters if e["name"].startswith("temperature")]
