@@ -57,7 +57,8 @@ def layers(
             power = power_from_samples(stored.samples, power_column)
         except KeyError:
             choices = ", ".join(power_columns(stored.samples)) or "none on this trial's device"
-            raise UsageError("--power-column", f"no column {power_column!r} in the samples (power columns: {choices})")
+            message = f"no column {power_column!r} in the samples (power columns: {choices})"
+            raise UsageError("--power-column", message) from None
     elif power_column is not None:
         raise UsageError("--power-column", f"trial {result.trial_id} was recorded without samples")
     peak = None

@@ -68,7 +68,9 @@ def peak(
     chosen = parse("--cores", cores, parse_cores) or allowed
     missing = sorted(set(chosen) - set(allowed))
     if missing:
-        raise UsageError("--cores", f"cpu {format_cpu_list(missing)} is not available here (usable: {format_cpu_list(allowed)})")
+        raise UsageError(
+            "--cores", f"cpu {format_cpu_list(missing)} is not available here (usable: {format_cpu_list(allowed)})"
+        )
     if threads is not None and threads < 1:
         raise UsageError("--threads", "must be at least 1")
     n_threads = threads or len(chosen)
@@ -79,7 +81,10 @@ def peak(
     with Store(store) as db:
         figure = None if refresh else db.device_peak(key)
         if figure is None:
-            print(f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...", file=sys.stderr)
+            print(
+                f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...",
+                file=sys.stderr,
+            )
             figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
             db.save_device_peak(figure)
     if as_json:

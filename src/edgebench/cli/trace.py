@@ -14,14 +14,17 @@ from edgebench.errors import UsageError
 def trace(
     trial: Annotated[str, typer.Argument(help="Trial id, or a unique prefix of one.")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Where to write the JSON ('-' = stdout) [default: TRIAL.trace.json].")
+        Path | None,
+        typer.Option("--output", "-o", help="Where to write the JSON ('-' = stdout) [default: TRIAL.trace.json]."),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Validate the trace, and load it in Perfetto's trace processor if present.")
     ] = False,
     trace_processor: Annotated[
         str | None,
-        typer.Option(help="Perfetto trace_processor_shell to use for --check [default: $EDGEBENCH_TRACE_PROCESSOR, PATH]."),
+        typer.Option(
+            help="Perfetto trace_processor_shell to use for --check [default: $EDGEBENCH_TRACE_PROCESSOR, PATH]."
+        ),
     ] = None,
     power_column: Annotated[
         str | None, typer.Option(help="Sampled power column to show as the power track [default: every rail].")
@@ -39,7 +42,9 @@ def trace(
 
     binary = find_trace_processor(trace_processor) if check else None
     if trace_processor and not Path(trace_processor).exists():
-        raise UsageError("--trace-processor", f"{trace_processor} does not exist; give the path of trace_processor_shell")
+        raise UsageError(
+            "--trace-processor", f"{trace_processor} does not exist; give the path of trace_processor_shell"
+        )
     to_stdout = output is not None and str(output) == "-"
     if binary is not None and to_stdout:
         raise UsageError("--check", "Perfetto's check needs a file: use -o FILE instead of -o -")
@@ -50,7 +55,9 @@ def trace(
     if power_column is not None:
         if stored.samples is None or power_column not in stored.samples.columns:
             choices = ", ".join(power_columns(stored.samples)) if stored.samples is not None else ""
-            raise UsageError("--power-column", f"no column {power_column!r} in the samples (power columns: {choices or 'none'})")
+            raise UsageError(
+                "--power-column", f"no column {power_column!r} in the samples (power columns: {choices or 'none'})"
+            )
         power = power_from_samples(stored.samples, power_column)
     doc = chrome_trace(stored.result, stored.events, stored.samples, stored.spans, power)
     problems = check_trace(doc)
@@ -71,7 +78,9 @@ def trace(
         tmp.write_text(text)
         tmp.replace(target)
     where = f"wrote {target}" if target else "wrote the trace to stdout"
-    print(f"{where}: {n_slices} slices, {n_counters} counter values; open it in https://ui.perfetto.dev", file=sys.stderr)
+    print(
+        f"{where}: {n_slices} slices, {n_counters} counter values; open it in https://ui.perfetto.dev", file=sys.stderr
+    )
     if not check:
         return 0
     print(f"structural check: ok ({len(events)} events)", file=sys.stderr)

@@ -150,10 +150,10 @@ def layer_report(
         active = _fold(split(segments, n_keys, samples.t_ns, ticks[0]), groups, n_labels).sum(axis=1)
         total = _fold(split(segments, n_keys, samples.t_ns, ticks[1]), groups, n_labels).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            util = np.where(total > 0, 100.0 * active / total, np.nan)
+            util = np.clip(np.where(total > 0, 100.0 * active / total, np.nan), 0.0, 100.0)  # float noise
         w_active = window_total(windows, samples.t_ns, ticks[0]) - active.sum()
         w_total = window_total(windows, samples.t_ns, ticks[1]) - total.sum()
-        other_util = 100.0 * w_active / w_total if w_total > 0 else None
+        other_util = min(max(100.0 * w_active / w_total, 0.0), 100.0) if w_total > 0 else None
     else:
         notes.append("no per-core CPU time samples: CPU utilization per layer is not available")
 

@@ -53,7 +53,7 @@ def autocorrelation_at(x: np.ndarray, lag: float) -> float | None:
     either side has no variance.
     """
     x = np.asarray(x, dtype=np.float64)
-    whole = int(math.floor(lag))
+    whole = math.floor(lag)
     frac = lag - whole
     n = len(x) - whole - (1 if frac > 0 else 0)
     if n < MIN_PAIRS or lag < 0:

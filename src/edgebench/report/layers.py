@@ -104,7 +104,12 @@ def footer(report: LayerReport) -> list[str]:
 
 
 def print_layers(
-    report: LayerReport, *, roofline: bool = False, sort: str = "order", top: int | None = None, console: Console | None = None
+    report: LayerReport,
+    *,
+    roofline: bool = False,
+    sort: str = "order",
+    top: int | None = None,
+    console: Console | None = None,
 ) -> None:
     rows = list(report.rows)
     if sort == "time":

@@ -36,7 +36,9 @@ def _us(t_ns: int, t0_ns: int) -> int:
     return (int(t_ns) - t0_ns) // 1000
 
 
-def _slice(name: str, cat: str, start_ns: int, end_ns: int, t0: int, pid: int, tid: int, args: dict[str, Any]) -> dict[str, Any]:
+def _slice(
+    name: str, cat: str, start_ns: int, end_ns: int, t0: int, pid: int, tid: int, args: dict[str, Any]
+) -> dict[str, Any]:
     ts = _us(start_ns, t0)
     return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": max(_us(end_ns, t0) - ts, 0), "pid": pid,
             "tid": tid, "args": args}  # fmt: skip

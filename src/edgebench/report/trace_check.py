@@ -93,7 +93,9 @@ def check_trace(doc: Any) -> list[str]:
     for thread, items in slices.items():
         problems += _nesting(thread, items)
     problems += [f"process {p} has events but no process_name metadata" for p in sorted(used_pids - named_pids)]
-    problems += [f"thread {p}/{t} has slices but no thread_name metadata" for p, t in sorted(used_threads - named_threads)]
+    problems += [
+        f"thread {p}/{t} has slices but no thread_name metadata" for p, t in sorted(used_threads - named_threads)
+    ]
     return problems
 
 
@@ -128,7 +130,7 @@ class PerfettoCheck:
 
 
 def find_trace_processor(explicit: str | None = None) -> str | None:
-    """``explicit``, else ``$EDGEBENCH_TRACE_PROCESSOR``, else ``trace_processor_shell`` / ``trace_processor`` on PATH."""
+    """``explicit``, else ``$EDGEBENCH_TRACE_PROCESSOR``, else ``trace_processor_shell`` or ``trace_processor``."""
     for candidate in (explicit, os.environ.get("EDGEBENCH_TRACE_PROCESSOR")):
         if candidate:
             return candidate
@@ -144,7 +146,9 @@ _QUERY = (
 def perfetto_check(trace_path: Path, binary: str, expected_slices: int, timeout_s: float = 300.0) -> PerfettoCheck:
     """Load the trace in Perfetto's trace processor and compare what it imported with what was written."""
     try:
-        proc = subprocess.run([binary, "-Q", _QUERY, str(trace_path)], capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(
+            [binary, "-Q", _QUERY, str(trace_path)], capture_output=True, text=True, timeout=timeout_s
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return PerfettoCheck(False, f"could not run {binary}: {exc}")
     if proc.returncode != 0:

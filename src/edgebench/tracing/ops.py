@@ -72,9 +72,7 @@ class OpTracer:
         return ops_table(raw, self.tid, notes={"clock_offset_ns": offset, "offsets": self._offsets})
 
 
-def ops_table(
-    raw: list[tuple[str, int, int, int]], main_tid: int, notes: dict[str, Any] | None = None
-) -> SpanTable:
+def ops_table(raw: list[tuple[str, int, int, int]], main_tid: int, notes: dict[str, Any] | None = None) -> SpanTable:
     """Span table from ``(name, start_ns, end_ns, profiler_thread)`` on the monotonic clock.
 
     The profiler's thread with the most events is the worker's main thread (training runs there, and so does the
@@ -98,7 +96,9 @@ def ops_table(
         ["scope" if n.startswith((_BACKWARD_SCOPE, _OPTIMIZER_SCOPE)) else "op" for n in names],
         [-1] * len(names),
         rows,
-        thread_names={tid: "worker main thread" if tid == main_tid else f"profiler thread {t}" for t, tid in tids.items()},
+        thread_names={
+            tid: "worker main thread" if tid == main_tid else f"profiler thread {t}" for t, tid in tids.items()
+        },
         notes={"source": "torch.profiler (CPU activities)", **(notes or {})},
     )
 
