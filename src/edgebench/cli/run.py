@@ -87,6 +87,8 @@ def run(
         from edgebench.report.summary import print_summary
 
         print_summary(result)
+    if no_store and outcome.spans_json is not None:
+        typer.echo("note: with --no-store the spans are not kept for `edgebench layers` and `trace`", err=True)
     if not result.ok:
         return fail(f"trial {result.status}: {result.reason}", 1)
     return 0

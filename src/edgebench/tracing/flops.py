@@ -32,10 +32,9 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from edgebench.tracing.layers import input_floor, module_labels, output_tensors
+from edgebench.tracing.layers import input_floor, module_labels, nodes_created_after
 
 aten = torch.ops.aten
-_ACCUMULATE_GRAD_SEQ = 2**64 - 1
 _NO_TRAFFIC = {
     aten.empty.memory_format,
     aten.empty_like.default,
@@ -165,19 +164,10 @@ def count_layer_costs(model: nn.Module, step: Callable[[], Any]) -> tuple[dict[s
     def post(label: int) -> Callable[..., None]:
         def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
             stack.pop()
-            floor = floors.pop()
-            # Claim the nodes this call created that no module below claimed (walk through theirs).
-            todo = [t.grad_fn for t in output_tensors(output) if t.grad_fn is not None]
-            seen: set[Any] = set()
-            while todo:
-                fn = todo.pop()
-                seq = fn._sequence_nr()
-                if seq <= floor or seq == _ACCUMULATE_GRAD_SEQ or fn in seen:
-                    continue
-                seen.add(fn)
+            # Claim the nodes this call created that no module below claimed (the walk goes through theirs).
+            nodes, last_seq[0] = nodes_created_after(output, floors.pop())
+            for fn in nodes:
                 owner.setdefault(fn, label)
-                last_seq[0] = max(last_seq[0], seq)
-                todo.extend(nxt for nxt, _ in fn.next_functions if nxt is not None)
 
         return hook
 
