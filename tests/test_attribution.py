@@ -178,6 +178,7 @@ def test_layer_cpu_utilization_and_energy_from_the_intervals_they_ran_in():
     rows = {r.name: r for r in report.rows}
     # conv runs 0-6 and 16-34 in a step: cpu1 busy in 0-6 and 16-20 (10 of 24 ms); cpu0 always -> (24+10)/48
     assert rows["conv"].cpu_util_pct == pytest.approx(100 * 34 / 48)
+    assert rows["conv"].cpu_ms == pytest.approx(34.0)  # core-ms: 24 on cpu0 and 10 on cpu1
     # relu runs 6-8 and 12-16: cpu1 busy throughout -> 100%
     assert rows["relu"].cpu_util_pct == pytest.approx(100.0)
     # other is 10-12 (cpu1 busy) and 36-40 (cpu1 idle): (6 + 2) / 12

@@ -44,6 +44,8 @@ class LayerRow(BaseModel):
     share_pct: float
     #: Over the trial's cores while this row's work ran; None without per-core CPU samples.
     cpu_util_pct: float | None = None
+    #: CPU time of those cores spent during this row's work, per step (core-milliseconds).
+    cpu_ms: float | None = None
     #: Per step; None where the device has no power sensor (never estimated here).
     energy_j: float | None = None
     power_w: float | None = None
@@ -200,6 +202,7 @@ def layer_report(
                 total_ms=total_ms,
                 share_pct=100.0 * total_ms * 1e6 / step_ns,
                 cpu_util_pct=_finite(util[g]) if util is not None else None,
+                cpu_ms=_core_ms(util[g], total_ms, cores) if util is not None else None,
                 energy_j=e,
                 power_w=e / (total_ms / 1e3) if e is not None and total_ms > 0 else None,
                 forward_flops=c["forward_flops"] if c else None,
@@ -227,6 +230,7 @@ def layer_report(
         total_ms=other_ms,
         share_pct=100.0 * other_ms * 1e6 / step_ns,
         cpu_util_pct=_finite(other_util) if other_util is not None else None,
+        cpu_ms=_core_ms(other_util, other_ms, cores) if other_util is not None else None,
         energy_j=other_energy,
         power_w=other_energy / (other_ms / 1e3) if other_energy is not None and other_ms > 0 else None,
     )
@@ -252,6 +256,11 @@ def layer_report(
         step_energy_j=step_energy,
         notes=notes,
     )
+
+
+def _core_ms(util_pct: float, ms: float, cores: list[int]) -> float | None:
+    value = _finite(util_pct)
+    return None if value is None else value / 100.0 * ms * len(cores)
 
 
 def _finite(value: float) -> float | None:
