@@ -7,7 +7,8 @@ note), two figures, each with the two configurations interleaved in one run:
   runs it.  Identical processes differ by tens of percent on a shared VM, so the interval can be wide.
 - in-process: one process, alternating short blocks of steps with the tracer recording and with it removed
   (many blocks, so a load that changes over minutes hits both sides alike); the same ratio without the
-  process-to-process noise, plus the absolute time the tracer adds per step.
+  process-to-process noise, the median of the per-pair ratios, the ratio of process CPU time per step (which a
+  busy machine inflates less than wall time), and the absolute time the tracer adds per step.
 
 Run: ``python benchmarks/trace_overhead.py [--models lenet mobilenet_v2] [--rounds 8] [--steps 20]``.
 """
@@ -54,30 +55,50 @@ def in_process_figures(model: str, batch: int, shape: tuple[int, ...] | None, ar
     tracer = LayerTracer(session.model)
     for _ in range(args.warmup):
         session.train_step()
+    cpu_ms: dict[str, list[float]] = {"layers": [], "none": []}
 
-    def block() -> float:
-        times = []
+    def block(name: str) -> float:
+        wall, cpu = [], []
         for _ in range(args.block_steps):
-            t0 = time.perf_counter_ns()
+            c0, t0 = time.process_time_ns(), time.perf_counter_ns()
             session.train_step()
-            times.append((time.perf_counter_ns() - t0) / 1e6)
-        return statistics.median(times)
+            wall.append((time.perf_counter_ns() - t0) / 1e6)
+            cpu.append((time.process_time_ns() - c0) / 1e6)
+        cpu_ms[name].append(statistics.median(cpu))
+        return statistics.median(wall)
 
     def traced() -> float:
         tracer.install()
         tracer.start()
         try:
-            return block()
+            return block("layers")
         finally:
             tracer.stop()
             tracer.remove()
             tracer._events.clear()
 
-    figures = interleave(args.blocks, {"layers": traced, "none": block})
-    print(ratio_line(f"{model} b{batch} in-process: median step traced / untraced", figures["layers"],
-                     figures["none"], "<= 1.05"))  # fmt: skip
+    figures = interleave(args.blocks, {"layers": traced, "none": lambda: block("none")})
+    label = f"{model} b{batch} in-process ({args.blocks} x {args.block_steps} steps)"
+    print(ratio_line(f"{label}: median step traced / untraced", figures["layers"], figures["none"], "<= 1.05"))
+    print(paired_line(f"{label}: paired ratio", figures["layers"], figures["none"]))
+    print(ratio_line(f"{label}: process CPU time per step traced / untraced", cpu_ms["layers"], cpu_ms["none"],
+                     "<= 1.05"))  # fmt: skip
     added_ms = statistics.median(figures["layers"]) - statistics.median(figures["none"])
-    print(f"{model} b{batch} in-process: the tracer adds {added_ms * 1e3:.0f} us per step (median difference)")
+    print(f"{label}: the tracer adds {added_ms * 1e3:.0f} us per step (difference of medians)")
+
+
+def paired_line(label: str, a: list[float], b: list[float], n_boot: int = 10_000) -> str:
+    """Median of the per-round ratios a/b, with a 95% bootstrap interval over rounds (pairs stay together).
+
+    Adjacent blocks share the machine's load at that moment, so pairing cancels load that drifts over minutes.
+    """
+    import numpy as np
+
+    ratios = np.asarray(a) / np.asarray(b)
+    rng = np.random.default_rng(0)
+    boot = np.median(ratios[rng.integers(0, len(ratios), (n_boot, len(ratios)))], axis=1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return f"{label}: {np.median(ratios):.4f} (95% CI {lo:.3f}-{hi:.3f}; target <= 1.05; {len(ratios)} pairs)"
 
 
 def main() -> None:
@@ -85,8 +106,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["lenet", "mobilenet_v2", "resnet50"])
     parser.add_argument("--rounds", type=int, default=8, help="trials per configuration")
     parser.add_argument("--steps", type=int, default=20, help="measured steps per trial")
-    parser.add_argument("--blocks", type=int, default=30, help="in-process blocks per configuration")
-    parser.add_argument("--block-steps", type=int, default=5, help="steps per in-process block")
+    parser.add_argument("--blocks", type=int, default=60, help="in-process blocks per configuration")
+    parser.add_argument("--block-steps", type=int, default=3, help="steps per in-process block")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--batch-size", type=int, help="for every model [default: 32 for lenet, 8 for the others]")
     parser.add_argument("--input-shape", help="per-sample input for every model but lenet, e.g. 3x112x112")
