@@ -90,3 +90,16 @@ def test_published_flop_figures_hold(name):
         if ref.quantity != "params":
             info = catalog.reference(w, ref)
             assert info.within_tolerance, f"{name} {ref.source}: {info.measured:.4g} vs {ref.value:.4g}"
+
+
+@pytest.mark.parametrize(("name", "shape"), [("lenet", None), ("mobilenet_v2", (3, 64, 64))])
+def test_the_per_layer_counter_adds_up_to_the_whole_model_count(name, shape):
+    """The tracer's per-module FLOPs (a real step) and the catalogue's count (meta device) are one formula."""
+    from edgebench.tracing.flops import count_layer_costs
+
+    workload = get_workload(name)
+    whole = count_flops(workload, input_shape=shape, batch_size=4)
+    session = workload.session(4, input_shape=shape)
+    costs, unattributed = count_layer_costs(session.model, session.train_step)
+    assert costs["forward_flops"].sum() + costs["backward_flops"].sum() == whole.train_flops * 4
+    assert unattributed["forward_flops"] == unattributed["backward_flops"] == 0  # the loss and SGD hold no matmuls

@@ -93,6 +93,35 @@ class AccuracyPoint(BaseModel):
     elapsed_s: float
 
 
+class Predictability(BaseModel):
+    """How repeatable the training steps are (the characterization paper's Observation 2).
+
+    ``steps_for_ci_*`` is the smallest number of steps whose 95% interval of the mean step time is within
+    +/-1% (+/-5%) of the mean at the measured coefficient of variation.  ``utilization_periodicity`` is, per core
+    the trial ran on, the autocorrelation of that core's utilization series (one value per sampling interval) at a
+    lag of one mean step period: 1 = the pattern repeats every step, 0 = no relation, None with
+    ``periodicity_note`` saying why when it cannot be measured (e.g. a step shorter than two sampling intervals).
+    """
+
+    step_time_cv: float
+    steps_for_ci_1pct: int | None = None
+    steps_for_ci_5pct: int | None = None
+    step_period_ms: float
+    utilization_periodicity: list[float | None] | None = None
+    utilization_periodicity_mean: float | None = None
+    periodicity_note: str | None = None
+
+
+class TraceSummary(BaseModel):
+    """What ``--trace`` recorded; the spans themselves are the stored ``spans`` series."""
+
+    granularity: Literal["layers", "ops"]
+    spans: int
+    labels: int
+    #: Share of the measured steps' time inside some traced span (the rest: loss, optimizer, framework).
+    covered_pct: float
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -180,6 +209,8 @@ class TrialResult(BaseModel):
     energy_to_accuracy_j: float | None = None
     eval_time_s: float | None = None
     accuracy_curve: list[AccuracyPoint] | None = None
+    predictability: Predictability | None = None
+    trace: TraceSummary | None = None
 
     @property
     def ok(self) -> bool:

@@ -60,6 +60,8 @@ class Trial(BaseModel):
     max_steps: PositiveInt | None = None
     #: The worker may not use more memory than this; a trial that needs more is recorded ``infeasible``.
     memory_budget_bytes: PositiveInt | None = None
+    #: Per-step spans: ``layers`` (nn.Module forward and backward), ``ops`` (aten ops via torch.profiler).
+    trace: Literal["none", "layers", "ops"] = "none"
 
     @field_validator("model")
     @classmethod

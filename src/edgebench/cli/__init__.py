@@ -14,11 +14,14 @@ from pydantic import ValidationError
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
+from edgebench.cli import peak as peak_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import sweep as sweep_cmd
+from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
 
@@ -37,6 +40,9 @@ app.command("export")(export_cmd.export)
 app.command("compare")(compare_cmd.compare)
 app.command("models")(models_cmd.models)
 app.command("feasibility")(feasibility_cmd.feasibility)
+app.command("layers")(layers_cmd.layers)
+app.command("trace")(trace_cmd.trace)
+app.command("peak")(peak_cmd.peak)
 
 
 @app.callback(invoke_without_command=True)

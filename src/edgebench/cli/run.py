@@ -67,6 +67,9 @@ def run(
     memory_budget: Annotated[
         str | None, typer.Option(help="The trial may use at most this memory, e.g. 8GiB; over it: infeasible.")
     ] = None,
+    trace: Annotated[
+        str, typer.Option(help="Record per-step spans: none, layers (nn.Module fwd/bwd) or ops (aten, profiler).")
+    ] = "none",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
@@ -121,6 +124,7 @@ def run(
             "until_accuracy": until_accuracy,
             "eval_every": eval_every,
             "memory_budget_bytes": parse("--memory-budget", memory_budget, parse_size_bytes),
+            "trace": trace,
         },
         FLAGS,
     )
@@ -143,6 +147,8 @@ def run(
         from edgebench.report.summary import print_summary
 
         print_summary(result)
+    if no_store and outcome.spans_json is not None:
+        typer.echo("note: with --no-store the spans are not kept for `edgebench layers` and `trace`", err=True)
     if not result.ok:
         return fail(f"trial {result.status}: {result.reason}", 1)
     return 0

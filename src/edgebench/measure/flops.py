@@ -19,7 +19,7 @@ from math import prod
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from edgebench.models.workload import Workload
 
@@ -36,33 +36,54 @@ class FlopCount:
         return self.forward_flops // 2
 
 
-def _conv_flops(x_shape: list[int], w_shape: list[int], out_shape: list[int], transposed: bool) -> int:
-    """2 * MACs of a convolution; ``w_shape[1]`` is already in_channels / groups."""
-    spatial = (x_shape if transposed else out_shape)[2:]
-    return 2 * x_shape[0] * prod(spatial) * prod(w_shape)
+def mm_flops(a_shape: Sequence[int], b_shape: Sequence[int]) -> int:
+    """``[m, k] @ [k, n]``: 2mkn."""
+    m, k = a_shape[-2], a_shape[-1]
+    return 2 * int(m) * int(k) * int(b_shape[-1])
+
+
+def bmm_flops(a_shape: Sequence[int], b_shape: Sequence[int]) -> int:
+    """``[b, m, k] @ [b, k, n]``: 2bmkn."""
+    return int(a_shape[0]) * mm_flops(a_shape[1:], b_shape[1:])
+
+
+def conv_flops(out_shape: Sequence[int], in_shape: Sequence[int], weight_shape: Sequence[int], transposed: bool) -> int:
+    """Forward FLOPs of a (grouped, dilated, strided) convolution.
+
+    Each output position of a normal convolution takes ``C_in / groups * prod(kernel)`` multiply-adds per output
+    channel, which is the weight's element count divided by ``C_out``; summed over the batch, the output channels
+    and positions this is ``2 * N * prod(out_spatial) * weight.numel()``, so groups are honoured by construction.
+    A transposed convolution is the gradient of a normal one, so its count runs over the *input* positions.
+    """
+    spatial = in_shape[2:] if transposed else out_shape[2:]
+    return 2 * int(out_shape[0]) * prod(int(s) for s in spatial) * prod(int(s) for s in weight_shape)
 
 
 def conv_backward_flops(
-    grad_out_shape: list[int],
-    x_shape: list[int],
-    w_shape: list[int],
-    _bias: Any,
-    _stride: Any,
-    _padding: Any,
-    _dilation: Any,
+    grad_out_shape: Sequence[int],
+    in_shape: Sequence[int],
+    weight_shape: Sequence[int],
     transposed: bool,
-    _output_padding: Any,
-    groups: int,
-    output_mask: list[bool],
-    out_shape: Any = None,
-    **kwargs: Any,
+    output_mask: Sequence[bool],
 ) -> int:
-    """Input gradient + weight gradient of a (possibly grouped) convolution.
+    """grad-input and grad-weight each cost one forward convolution (when asked for); grad-bias is not counted."""
+    forward = conv_flops(grad_out_shape, in_shape, weight_shape, transposed)
+    return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
 
-    Each costs what the forward costs: every weight meets every output position it touched once more.
-    """
-    forward = _conv_flops(x_shape, w_shape, grad_out_shape, transposed)
-    return forward * int(bool(output_mask[0])) + forward * int(bool(output_mask[1]))
+
+def sdpa_flops(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Sequence[int]) -> int:
+    """Scaled dot-product attention forward: ``Q K^T`` and ``P V``, ``[b, h, s, d]`` layout."""
+    b, h, s_q, d = (int(x) for x in q_shape)
+    s_k, d_v = int(k_shape[-2]), int(v_shape[-1])
+    return 2 * b * h * s_q * s_k * d + 2 * b * h * s_q * s_k * d_v
+
+
+def _flop_counter_conv_backward(
+    grad_out_shape: list[int], x_shape: list[int], w_shape: list[int], _bias: Any, _stride: Any, _padding: Any,
+    _dilation: Any, transposed: bool, _output_padding: Any, _groups: int, output_mask: list[bool], *_: Any, **__: Any,
+) -> int:  # fmt: skip
+    """:func:`conv_backward_flops` with the argument list FlopCounterMode passes for ``convolution_backward``."""
+    return conv_backward_flops(grad_out_shape, x_shape, w_shape, transposed, output_mask)
 
 
 def counted_flops(fn: Callable[[], object]) -> int:
@@ -70,7 +91,8 @@ def counted_flops(fn: Callable[[], object]) -> int:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    with FlopCounterMode(display=False, custom_mapping={torch.ops.aten.convolution_backward: conv_backward_flops}) as c:
+    mapping = {torch.ops.aten.convolution_backward: _flop_counter_conv_backward}
+    with FlopCounterMode(display=False, custom_mapping=mapping) as c:
         fn()
     return int(c.get_total_flops())
 

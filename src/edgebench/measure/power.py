@@ -154,6 +154,23 @@ def describe(samples: Samples, chosen: Sequence[PowerChannel]) -> str:
     return "; ".join(parts)
 
 
+def device_power_w(samples: Samples) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """The device's power over time, ``(t_ns, watts, source)``, from the channels :func:`device_energy` would add up.
+
+    Several channels (a TX2's ``VDD_IN`` and ``VDD_MUX``, RAPL packages and DRAM) are summed on the union of their
+    reading times over the span they all cover; ``None`` where the device has no power sensor.
+    """
+    chosen = choose_channels(samples, power_channels(samples))
+    series = [s for s in (power_series_w(samples, c) for c in chosen) if len(s[0])]
+    if not series:
+        return None
+    lo, hi = max(t[0] for t, _ in series), min(t[-1] for t, _ in series)
+    t = np.unique(np.concatenate([t for t, _ in series]))
+    t = t[(t >= lo) & (t <= hi)]
+    watts = np.sum([np.interp(t, st, sw) for st, sw in series], axis=0)
+    return t, watts, describe(samples, chosen)
+
+
 def device_energy(samples: Samples, t0: int, t1: int, idle: tuple[int, int] | None = None) -> EnergyFigures | None:
     """Energy of the device over ``[t0, t1]`` from the best source present, idle power subtracted when ``idle``
     (a window before the trial, on the same clock) is given; ``None`` where the device has no power sensor."""

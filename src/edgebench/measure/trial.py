@@ -10,6 +10,7 @@ import numpy as np
 
 from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
 from edgebench.measure.energy import energy_fields, gpu_fields
+from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.utilization import (
     idle_ratio,
@@ -127,6 +128,7 @@ def build_result(
     fields.update(energy_fields(trial, events, samples, t0, t1, len(step_ms), cpu_mean, gpu_mean))
     if fields.get("time_to_accuracy_s") is not None and samples is not None:
         fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
+    fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
     return TrialResult(status="ok", **fields)
 
 

@@ -102,6 +102,16 @@ def summary_table(r: TrialResult) -> Table:
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
         table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")
+    if r.predictability:
+        table.add_row("predictability", _predictability(r))
+    if r.trace:
+        what = "modules" if r.trace.granularity == "layers" else "op names"
+        table.add_row(
+            "trace",
+            f"{r.trace.granularity}: {r.trace.spans} spans of {r.trace.labels} {what}, "
+            f"{r.trace.covered_pct:.0f}% of the step; see `edgebench layers {r.trial_id}`, "
+            f"`edgebench trace {r.trial_id} -o trace.json`",
+        )
     if r.sampler:
         missing = ", ".join(r.sampler.unavailable) or "none"
         table.add_row(
@@ -112,6 +122,17 @@ def summary_table(r: TrialResult) -> Table:
     env = r.env
     table.add_row("environment", f"{env.get('cpu_model')} | torch {env.get('torch')} | {env.get('kernel')}")
     return table
+
+
+def _predictability(r: TrialResult) -> str:
+    p = r.predictability
+    assert p is not None
+    text = f"step cv {p.step_time_cv:.1%}: ±5% needs {p.steps_for_ci_5pct} steps, ±1% {p.steps_for_ci_1pct} (95% CI)"
+    if p.utilization_periodicity_mean is not None:
+        text += f"; utilization periodicity at the step period {p.utilization_periodicity_mean:.2f}"
+    elif p.periodicity_note:
+        text += f"; periodicity: {p.periodicity_note}"
+    return text
 
 
 def print_summary(result: TrialResult, console: Console | None = None) -> None:

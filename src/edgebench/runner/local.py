@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,13 +24,15 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.sysfs import SysFS
+from edgebench.measure.attribution import trace_summary
 from edgebench.measure.trial import build_result, failed_result
 from edgebench.result import TrialResult
 from edgebench.runner.budget import Watch, budget_outcome, wait_within_budget
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.worker import READY_LINE
-from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
+from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
 from edgebench.sensors.samples import read_samples
+from edgebench.tracing.spans import SpanTable
 from edgebench.trial import Trial
 
 _STARTUP_TIMEOUT_S = 300.0
@@ -43,12 +45,21 @@ class TrialRun:
     result: TrialResult
     events: list[dict[str, Any]]
     samples_csv: str | None
+    #: The span table (JSON) of a traced trial (``--trace``), else None.
+    spans_json: str | None = None
+    #: What the sampler recorded besides the numbers: power channels, column labels, its own cost.
+    sampler_meta: SamplerMeta | None = None
 
     def series(self) -> dict[str, str]:
-        """The raw series the store keeps beside the result: step events (JSON lines) and sensor samples (CSV)."""
+        """The raw series the store keeps beside the result: step events (JSON lines), sensor samples (CSV) with
+        the sampler's meta (JSON: power channels, labels), and with ``--trace`` the layer or op spans (JSON)."""
         series = {"events": "\n".join(json.dumps(e) for e in self.events)}
         if self.samples_csv is not None:
             series["samples"] = self.samples_csv
+        if self.spans_json is not None:
+            series["spans"] = self.spans_json
+        if self.sampler_meta is not None:
+            series["sampler_meta"] = json.dumps(asdict(self.sampler_meta))
         return series
 
 
@@ -78,7 +89,8 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         work = Path(tmp)
         spec, events_path, samples_path = work / "trial.json", work / "events.jsonl", work / "samples.csv"
         spec.write_text(trial.model_dump_json())
-        worker = _start_worker(trial, spec, events_path, work / "worker.stderr")
+        spans_path = work / "spans.json"
+        worker = _start_worker(trial, spec, events_path, work / "worker.stderr", spans_path)
         sampler = None
         idle_event = None
         watch: Watch | None = None
@@ -132,9 +144,12 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         if idle_event:
             events.insert(1 if events and events[0]["event"] == "ready" else 0, idle_event)
         samples_csv = samples_path.read_text() if meta else None
+        spans_json = spans_path.read_text() if outcome is None and spans_path.exists() else None
         if outcome is None:
             samples = read_samples(samples_path, meta) if meta else None
             result = build_result(trial, trial_id, events, samples, env)
+            if spans_json is not None:
+                result.trace = trace_summary(SpanTable.from_json(spans_json), events)
         else:
             status, reason, peak = outcome[0], outcome[1], None
             if trial.memory_budget_bytes is not None:
@@ -143,15 +158,17 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
             result = failed_result(trial, trial_id, status, reason, events, env)  # type: ignore[arg-type]
             if peak is not None:
                 result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
-        return TrialRun(result, events, samples_csv)
+        return TrialRun(result, events, samples_csv, spans_json, meta)
 
 
-def _start_worker(trial: Trial, spec: Path, events: Path, stderr_path: Path) -> subprocess.Popen[str]:
+def _start_worker(
+    trial: Trial, spec: Path, events: Path, stderr_path: Path, spans: Path | None = None
+) -> subprocess.Popen[str]:
     threads = str(trial.threads)
     env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
     with open(stderr_path, "w") as stderr:
         return subprocess.Popen(
-            [sys.executable, "-m", "edgebench.runner.worker", str(spec), str(events)],
+            [sys.executable, "-m", "edgebench.runner.worker", str(spec), str(events), *([str(spans)] if spans else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

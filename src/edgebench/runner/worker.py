@@ -5,7 +5,10 @@ prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on
 polling).  Every step is an event ``{"event": "step", "phase", "index", "start_ns", "end_ns", "loss"}`` on the
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
-Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL``.
+With ``trace`` set, the worker also records layer or op spans during the measured steps and writes them once,
+after measuring, to SPANS_JSON (:mod:`edgebench.tracing.record`).
+
+Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ def timed(
     return durations, reason
 
 
-def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
+def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
     import torch
 
     from edgebench.models import get_workload
@@ -128,15 +131,26 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
     train_step = at_precision(session.train_step, trial.precision, trial.device)
     infer_step = at_precision(session.infer_step, trial.precision, trial.device)
     rule = train_rule(trial, getattr(session, "evaluate", None), lambda **e: emit("eval", **e))
+    recorder = None
+    if trial.trace != "none":
+        from edgebench.tracing.record import TraceRecorder
+
+        recorder = TraceRecorder(trial.trace, session.model).install()
     wait_for_go()
     memory = PhaseMemory()
-    timed(train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    timed(recorder.counting(train_step) if recorder else train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    if recorder:
+        recorder.ensure_costs(train_step)
+        recorder.start()
     memory.reset()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     cpu_start_s = process_cpu_s()
     _, stopped_by = timed(train_step, rule, "train", emit, sync)
     train_cpu_s = process_cpu_s() - cpu_start_s
+    if recorder:
+        recorder.stop()
+        recorder.remove()
     train_peak = memory.peak_bytes()
     gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
     infer_peak = infer_cpu_s = None
@@ -149,6 +163,8 @@ def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None]) -> None:
         infer_cpu_s = process_cpu_s() - cpu_start_s
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
+    if recorder and spans_path:
+        emit("spans", count=recorder.save(spans_path), granularity=trial.trace)
     emit(
         "done",
         stopped_by=stopped_by,
@@ -185,7 +201,8 @@ def apply_affinity(cores: tuple[int, ...] | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
-    spec_path, events_path = argv or sys.argv[1:]
+    spec_path, events_path, *rest = argv or sys.argv[1:]
+    spans_path = rest[0] if rest else None
     spec = Path(spec_path).read_text()
     # Before anything large is imported (validating a preset imports torch), so the budget binds from the start.
     # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
@@ -206,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
         emit = Events(stream)
         try:
-            run(trial, emit, wait_for_go)
+            run(trial, emit, wait_for_go, spans_path)
         except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
             status, reason = classify_failure(exc)
             kib = read_status_kib(SysFS("/"), "self", "VmHWM")

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from edgebench.result import TrialResult, upgrade
 
@@ -54,6 +55,17 @@ MIGRATIONS: tuple[str, ...] = (
         trial_id  TEXT NOT NULL UNIQUE REFERENCES trials (trial_id) ON DELETE CASCADE,
         position  INTEGER NOT NULL,
         PRIMARY KEY (sweep_id, trial_key, trial_id)
+    );
+    """,
+    # The device's measured GEMM and copy ceilings (edgebench.host.peak), one row per device key.
+    """
+    CREATE TABLE device_peaks (
+        key         TEXT PRIMARY KEY,
+        hostname    TEXT,
+        gemm_gflops REAL NOT NULL,
+        copy_gbps   REAL NOT NULL,
+        measured_at TEXT NOT NULL,
+        peak_json   TEXT NOT NULL
     );
     """,
 )
@@ -149,6 +161,20 @@ class Store:
             "SELECT data FROM series WHERE trial_id = ? AND name = ?", (self.get(trial_id).trial_id, name)
         ).fetchone()
         return gzip.decompress(row[0]).decode() if row else None
+
+    def save_device_peak(self, peak: dict[str, Any]) -> None:
+        """Record (or replace) a device's measured ceilings, keyed by ``peak["key"]``."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO device_peaks (key, hostname, gemm_gflops, copy_gbps, measured_at, peak_json)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (peak["key"], peak.get("hostname"), peak["gemm_gflops"], peak["copy_gbps"], peak["measured_at"],
+                 json.dumps(peak)),
+            )  # fmt: skip
+
+    def device_peak(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT peak_json FROM device_peaks WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def trials(self, model: str | None = None) -> list[TrialResult]:
         sql, args = "SELECT result_json FROM trials", ()

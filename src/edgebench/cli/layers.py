@@ -1,0 +1,69 @@
+"""``edgebench layers TRIAL``: the per-layer table of a traced trial, rebuilt from its stored series."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from edgebench.errors import UsageError
+
+
+def layers(
+    trial: Annotated[str, typer.Argument(help="Trial id, or a unique prefix of one.")],
+    depth: Annotated[
+        int | None, typer.Option(help="Fold modules below this depth into their ancestor (0 = the whole model).")
+    ] = None,
+    sort: Annotated[str, typer.Option(help="Row order: order (as the model runs) or time (slowest first).")] = "order",
+    top: Annotated[int | None, typer.Option(help="Show only the first N rows (after sorting).")] = None,
+    roofline: Annotated[bool, typer.Option("--roofline", help="Show the roofline view instead of the table.")] = False,
+    power_channel: Annotated[
+        str | None,
+        typer.Option(help="Power channel to attribute, e.g. VDD_IN or package-0 [default: the device total]."),
+    ] = None,
+    refresh_peak: Annotated[
+        bool, typer.Option("--refresh-peak", help="Measure the device's GEMM/copy peak again (this device only).")
+    ] = False,
+    no_measure: Annotated[
+        bool, typer.Option("--no-measure", help="Never run the peak micro-benchmark; use a stored figure or none.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
+) -> int:
+    """Per-layer forward/backward time, share of the step, CPU, energy, FLOPs and roofline of a traced trial."""
+    if depth is not None and depth < 0:
+        raise UsageError("--depth", "must be 0 or more (0 = the whole model, 1 = its children, ...)")
+    if sort not in ("order", "time"):
+        raise UsageError("--sort", f"{sort!r} is not a row order; choose order or time")
+    if top is not None and top < 1:
+        raise UsageError("--top", "must be at least 1")
+    from edgebench.cli.stored import load_trial, power_series
+    from edgebench.measure.layers import layer_report
+
+    stored = load_trial(store, trial)
+    result = stored.result
+    if stored.spans is None:
+        raise UsageError(
+            "TRIAL",
+            f"trial {result.trial_id} has no spans ({result.status}); record them with "
+            f"`edgebench run --model {result.model} --trace layers`",
+        )
+    power = power_series(stored, power_channel)
+    peak = None
+    if stored.spans.costs is not None:
+        from edgebench.cli.peak import peak_for_trial
+        from edgebench.store import Store
+
+        with Store(store) as db:
+            peak = peak_for_trial(db, result, refresh=refresh_peak, measure_ok=not no_measure)
+    report = layer_report(result, stored.spans, stored.events, stored.samples, power=power, peak=peak, depth=depth)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        from edgebench.report.layers import print_layers
+
+        print_layers(report, roofline=roofline, sort=sort, top=top)
+    return 0

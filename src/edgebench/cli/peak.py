@@ -1,0 +1,98 @@
+"""``edgebench peak``: measure (once) and show this device's GEMM and copy ceilings for a placement."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from edgebench.cli.options import parse
+from edgebench.errors import UsageError
+from edgebench.host.cpuset import format_cpu_list, parse_cores
+from edgebench.host.peak import device_key, measure
+
+
+def _torch_version() -> str:
+    from importlib.metadata import version
+
+    return version("torch")
+
+
+def trial_peak_key(result: Any) -> str:
+    """The device key a trial's figures are compared against: its host, CPU, cores, threads and torch."""
+    env = result.env
+    cores = format_cpu_list(result.cores) if result.cores else "?"
+    return device_key(env.get("hostname", "?"), env.get("cpu_model"), cores, result.threads or 1, env.get("torch", "?"))
+
+
+def peak_for_trial(store: Any, result: Any, *, refresh: bool = False, measure_ok: bool = True) -> dict[str, Any] | None:
+    """The stored peak for the trial's device and placement; measured now (and stored) if this is that device.
+
+    A trial from another device gets None: its ceilings can only be measured there.
+    """
+    key = trial_peak_key(result)
+    stored = None if refresh else store.device_peak(key)
+    if stored is not None or not measure_ok:
+        return stored
+    if result.env.get("hostname") != socket.gethostname() or not result.cores:
+        return None
+    cores = format_cpu_list(result.cores)
+    print(f"measuring this device's GEMM and copy peaks on cpu {cores}, {result.threads} threads ...", file=sys.stderr)
+    peak = measure(tuple(result.cores), result.threads or 1).to_dict()
+    if peak["key"] != key:  # e.g. torch upgraded since the trial: keep it, but under the trial's key too
+        peak = {**peak, "key": key}
+    store.save_device_peak(peak)
+    return peak
+
+
+def peak(
+    cores: Annotated[
+        str | None, typer.Option(help="Cores: hex mask as taskset (f0 = cpu4-7) or list (0,2-3) [default: all usable].")
+    ] = None,
+    threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core].")] = None,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Measure again even if a figure is stored.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
+) -> int:
+    """Measure this device's dense fp32 GEMM GFLOP/s and copy GB/s (once per placement; stored and reused)."""
+    from edgebench.host.environment import allowed_cores
+    from edgebench.store import Store
+
+    allowed = allowed_cores()
+    chosen = parse("--cores", cores, parse_cores) or allowed
+    missing = sorted(set(chosen) - set(allowed))
+    if missing:
+        raise UsageError(
+            "--cores", f"cpu {format_cpu_list(missing)} is not available here (usable: {format_cpu_list(allowed)})"
+        )
+    if threads is not None and threads < 1:
+        raise UsageError("--threads", "must be at least 1")
+    n_threads = threads or len(chosen)
+    from edgebench.host.cpu import cpu_model
+    from edgebench.host.sysfs import SysFS
+
+    key = device_key(socket.gethostname(), cpu_model(SysFS("/")), format_cpu_list(chosen), n_threads, _torch_version())
+    with Store(store) as db:
+        figure = None if refresh else db.device_peak(key)
+        if figure is None:
+            print(
+                f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...",
+                file=sys.stderr,
+            )
+            figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
+            db.save_device_peak(figure)
+    if as_json:
+        typer.echo(json.dumps(figure, indent=2))
+    else:
+        typer.echo(
+            f"{figure['key']}\n  GEMM {figure['gemm_gflops']:.1f} GFLOP/s (fp32, n={figure['gemm_size']})\n"
+            f"  copy {figure['copy_gbps']:.1f} GB/s (read + write, {figure['copy_bytes'] // 2**20} MiB)\n"
+            f"  ridge {figure['gemm_gflops'] / figure['copy_gbps']:.1f} FLOP/B; measured {figure['measured_at']}"
+        )
+    return 0

@@ -1,0 +1,267 @@
+"""The per-layer table of a traced trial: time, share of the step, CPU, energy, FLOPs and roofline per layer.
+
+Every figure is a mean per measured step.  Times are *exclusive*: a container's row holds only its own work
+(a residual add, the time between its children), so the rows and ``other`` add up to the step.  ``other`` is
+the step time outside every span: loss, optimizer, ``zero_grad`` and framework overhead.  CPU utilization and
+energy come from splitting each sampling interval over the layers active in it (:mod:`edgebench.measure.
+attribution`); utilization is over the cores the trial ran on.  With ``depth``, modules below that depth are
+folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives ``features`` and ``classifier``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from edgebench.measure.attribution import (
+    N_KINDS,
+    PowerSeries,
+    Segments,
+    clip,
+    split,
+    table_segments,
+    time_by_key,
+    train_windows,
+    window_total,
+)
+from edgebench.measure.roofline import roofline_point
+from edgebench.sensors.samples import Samples
+from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
+
+
+class LayerRow(BaseModel):
+    name: str
+    type: str
+    depth: int
+    calls_per_step: float
+    forward_ms: float
+    backward_ms: float
+    optimizer_ms: float
+    total_ms: float
+    share_pct: float
+    #: Over the trial's cores while this row's work ran; None without per-core CPU samples.
+    cpu_util_pct: float | None = None
+    #: CPU time of those cores spent during this row's work, per step (core-milliseconds).
+    cpu_ms: float | None = None
+    #: Per step; None where the device has no power sensor (never estimated here).
+    energy_j: float | None = None
+    power_w: float | None = None
+    forward_flops: float | None = None
+    backward_flops: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    achieved_gflops: float | None = None
+    achieved_gbps: float | None = None
+    peak_pct: float | None = None
+    intensity_flop_per_byte: float | None = None
+    attainable_gflops: float | None = None
+    bound: str | None = None
+    roof_pct: float | None = None
+
+
+class PeakSummary(BaseModel):
+    key: str
+    gemm_gflops: float
+    copy_gbps: float
+    measured_at: str
+
+
+class LayerReport(BaseModel):
+    trial_id: str
+    model: str
+    batch_size: int
+    granularity: str
+    steps: int
+    step_ms: float
+    depth: int | None
+    cores: list[int]
+    rows: list[LayerRow]
+    other: LayerRow
+    peak: PeakSummary | None = None
+    power_source: str | None = None
+    step_energy_j: float | None = None
+    notes: list[str] = []
+
+
+def group_labels(spans: SpanTable, depth: int | None) -> np.ndarray:
+    """For each label, the label its figures are reported under (itself, or its ancestor at ``depth``)."""
+    depths = spans.depth
+    out = np.arange(len(spans.names))
+    if depth is None:
+        return out
+    for label in range(len(spans.names)):
+        g = label
+        while depths[g] > depth:
+            g = spans.parents[g]
+        out[label] = g
+    return out
+
+
+def _fold(per_key: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per-key (label x kind) figures summed into ``[group, kind]``."""
+    per_label_kind = per_key.reshape(-1, N_KINDS)
+    out = np.zeros((n_groups, N_KINDS))
+    np.add.at(out, groups, per_label_kind)
+    return out
+
+
+def _cpu_ticks(samples: Samples, cores: list[int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Cumulative active and active+idle ticks summed over ``cores``."""
+    names = [f"cpu{c}_active_ticks" for c in cores]
+    if not cores or any(n not in samples.columns for n in names):
+        return None
+    active = sum(samples.columns[f"cpu{c}_active_ticks"] for c in cores)
+    idle = sum(samples.columns[f"cpu{c}_idle_ticks"] for c in cores)
+    return active, active + idle  # type: ignore[return-value]
+
+
+def layer_report(
+    result: Any,
+    spans: SpanTable,
+    events: list[dict[str, Any]],
+    samples: Samples | None,
+    *,
+    power: PowerSeries | None = None,
+    peak: dict[str, Any] | None = None,
+    depth: int | None = None,
+) -> LayerReport:
+    """Build the table for a stored trial (``result`` is its :class:`~edgebench.result.TrialResult`)."""
+    windows = train_windows(events)
+    if not windows:
+        raise ValueError("the trial has no measured steps")
+    steps = len(windows)
+    step_ns = sum(b - a for a, b in windows) / steps
+    n_labels = len(spans.names)
+    n_keys = n_labels * N_KINDS
+    segments: Segments = clip(table_segments(spans), windows)
+    groups = group_labels(spans, depth)
+    group_ids = sorted(set(groups.tolist()))
+    times = _fold(time_by_key(segments, n_keys), groups, n_labels)  # ns over all steps
+    # A call is a forward span of the label itself (layers: backward spans are runs, not calls), or any op span.
+    called = spans.label if spans.granularity == "ops" else spans.label[spans.kind != BACKWARD]
+    calls = np.bincount(called, minlength=n_labels)
+    cores = list(result.cores or [])
+    notes: list[str] = []
+
+    util = other_util = None
+    ticks = _cpu_ticks(samples, cores) if samples is not None else None
+    if ticks is not None and samples is not None:
+        active = _fold(split(segments, n_keys, samples.t_ns, ticks[0]), groups, n_labels).sum(axis=1)
+        total = _fold(split(segments, n_keys, samples.t_ns, ticks[1]), groups, n_labels).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            util = np.clip(np.where(total > 0, 100.0 * active / total, np.nan), 0.0, 100.0)  # float noise
+        w_active = window_total(windows, samples.t_ns, ticks[0]) - active.sum()
+        w_total = window_total(windows, samples.t_ns, ticks[1]) - total.sum()
+        other_util = min(max(100.0 * w_active / w_total, 0.0), 100.0) if w_total > 0 else None
+    else:
+        notes.append("no per-core CPU time samples: CPU utilization per layer is not available")
+
+    energy = other_energy = step_energy = None
+    if power is not None:
+        cumulative = power.cumulative_j()
+        energy = _fold(split(segments, n_keys, power.t_ns, cumulative), groups, n_labels).sum(axis=1) / steps
+        step_energy = window_total(windows, power.t_ns, cumulative) / steps
+        other_energy = step_energy - energy.sum()
+    else:
+        notes.append("no power sensor on this device: energy per layer is not available")
+
+    costs = spans.costs
+    gemm = peak["gemm_gflops"] if peak else None
+    copy = peak["copy_gbps"] if peak else None
+
+    def costs_of(g: int) -> dict[str, float] | None:
+        if costs is None:
+            return None
+        members = groups == g
+        return {k: float(v[members].sum()) for k, v in costs.items()}
+
+    rows: list[LayerRow] = []
+    for g in group_ids:
+        t_ms = times[g] / steps / 1e6
+        total_ms = float(t_ms.sum())
+        c = costs_of(g)
+        if total_ms == 0 and not (c and c["forward_flops"] + c["backward_flops"] > 0):
+            continue
+        flops = c["forward_flops"] + c["backward_flops"] if c else None
+        moved = c["forward_bytes"] + c["backward_bytes"] if c else None
+        compute_s = float(t_ms[FORWARD] + t_ms[BACKWARD]) / 1e3
+        point = roofline_point(flops, moved, compute_s, gemm, copy)
+        e = float(energy[g]) if energy is not None else None
+        rows.append(
+            LayerRow(
+                name=spans.names[g],
+                type=spans.types[g],
+                depth=spans.depth[g],
+                calls_per_step=float(calls[g]) / steps,
+                forward_ms=float(t_ms[FORWARD]),
+                backward_ms=float(t_ms[BACKWARD]),
+                optimizer_ms=float(t_ms[OPTIMIZER]),
+                total_ms=total_ms,
+                share_pct=100.0 * total_ms * 1e6 / step_ns,
+                cpu_util_pct=_finite(util[g]) if util is not None else None,
+                cpu_ms=_core_ms(util[g], total_ms, cores) if util is not None else None,
+                energy_j=e,
+                power_w=e / (total_ms / 1e3) if e is not None and total_ms > 0 else None,
+                forward_flops=c["forward_flops"] if c else None,
+                backward_flops=c["backward_flops"] if c else None,
+                flops=flops,
+                bytes=moved,
+                achieved_gflops=point.achieved_gflops,
+                achieved_gbps=point.achieved_gbps,
+                peak_pct=point.peak_pct,
+                intensity_flop_per_byte=point.intensity_flop_per_byte,
+                attainable_gflops=point.attainable_gflops,
+                bound=point.bound,
+                roof_pct=point.roof_pct,
+            )
+        )
+    other_ms = (step_ns - times.sum() / steps) / 1e6
+    other = LayerRow(
+        name="(other: loss, optimizer, framework)" if spans.granularity == "layers" else "(outside any op)",
+        type="",
+        depth=0,
+        calls_per_step=0.0,
+        forward_ms=0.0,
+        backward_ms=0.0,
+        optimizer_ms=0.0,
+        total_ms=other_ms,
+        share_pct=100.0 * other_ms * 1e6 / step_ns,
+        cpu_util_pct=_finite(other_util) if other_util is not None else None,
+        cpu_ms=_core_ms(other_util, other_ms, cores) if other_util is not None else None,
+        energy_j=other_energy,
+        power_w=other_energy / (other_ms / 1e3) if other_energy is not None and other_ms > 0 else None,
+    )
+    if spans.granularity == "ops":
+        notes.append("op times are self times (an op's children excluded); FLOPs are counted per layer only")
+    if peak is None and costs is not None:
+        notes.append("no measured peak for this device and placement: shares of peak are not available")
+    if costs is not None:
+        notes.append("FLOPs: 2 per multiply-add of conv/matmul ops; bytes: tensor inputs + outputs per op (estimate)")
+    return LayerReport(
+        trial_id=result.trial_id,
+        model=result.model,
+        batch_size=result.batch_size,
+        granularity=spans.granularity,
+        steps=steps,
+        step_ms=step_ns / 1e6,
+        depth=depth,
+        cores=cores,
+        rows=rows,
+        other=other,
+        peak=PeakSummary(**{k: peak[k] for k in PeakSummary.model_fields}) if peak else None,
+        power_source=power.source if power else None,
+        step_energy_j=step_energy,
+        notes=notes,
+    )
+
+
+def _core_ms(util_pct: float, ms: float, cores: list[int]) -> float | None:
+    value = _finite(util_pct)
+    return None if value is None else value / 100.0 * ms * len(cores)
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)

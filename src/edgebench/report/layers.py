@@ -1,0 +1,122 @@
+"""The terminal view of a per-layer report: the layer table, or its roofline view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from edgebench.host.cpuset import format_cpu_list
+from edgebench.measure.layers import LayerReport, LayerRow
+
+
+def _fmt(value: float | None, spec: str, scale: float = 1.0) -> str:
+    return "-" if value is None else format(value * scale, spec)
+
+
+def _title(report: LayerReport) -> str:
+    depth = f", depth {report.depth}" if report.depth is not None else ""
+    return (
+        f"{report.model}  batch {report.batch_size}  {report.granularity}{depth}  [{report.trial_id}]  "
+        f"{report.step_ms:.2f} ms/step over {report.steps} steps"
+    )
+
+
+def _indent(row: LayerRow, report: LayerReport) -> str:
+    pad = "  " * row.depth if report.granularity == "layers" and report.depth is None else ""
+    return pad + row.name
+
+
+def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
+    has_costs = any(r.flops is not None for r in rows)
+    has_energy = report.power_source is not None
+    cores = format_cpu_list(report.cores) if report.cores else "?"
+    table = Table(title=_title(report), title_justify="left")
+    columns: list[tuple[str, Callable[[LayerRow], str]]] = [
+        ("layer", lambda r: _indent(r, report)),
+        ("type", lambda r: r.type),
+        ("calls", lambda r: _fmt(r.calls_per_step, ".0f") if r.calls_per_step else ""),
+        ("fwd ms", lambda r: _fmt(r.forward_ms, ".3f")),
+        ("bwd ms", lambda r: _fmt(r.backward_ms, ".3f")),
+    ]
+    if report.granularity == "ops":
+        columns.append(("opt ms", lambda r: _fmt(r.optimizer_ms, ".3f")))
+    columns += [
+        ("share %", lambda r: _fmt(r.share_pct, ".1f")),
+        (f"cpu % ({cores})", lambda r: _fmt(r.cpu_util_pct, ".0f")),
+    ]
+    if has_energy:
+        columns.append(("energy mJ", lambda r: _fmt(r.energy_j, ".2f", 1e3)))
+    if has_costs:
+        columns += [
+            ("MFLOP", lambda r: _fmt(r.flops, ".1f", 1e-6) if r.flops else "-"),
+            ("GFLOP/s", lambda r: _fmt(r.achieved_gflops, ".1f")),
+            ("% peak", lambda r: _fmt(r.peak_pct, ".1f")),
+            ("FLOP/B", lambda r: _fmt(r.intensity_flop_per_byte, ".1f")),
+            ("bound", lambda r: r.bound or "-"),
+        ]
+    for name, _ in columns:
+        table.add_column(name, justify="left" if name in ("layer", "type", "bound") else "right")
+    for row in [*rows, report.other]:
+        table.add_row(*(render(row) for _, render in columns))
+    return table
+
+
+def roofline_table(report: LayerReport, rows: list[LayerRow]) -> Table:
+    peak = report.peak
+    ridge = f", ridge {peak.gemm_gflops / peak.copy_gbps:.1f} FLOP/B" if peak else ""
+    table = Table(title=_title(report) + f"  roofline{ridge}", title_justify="left")
+    columns: list[tuple[str, Callable[[LayerRow], str]]] = [
+        ("layer", lambda r: _indent(r, report)),
+        ("type", lambda r: r.type),
+        ("ms", lambda r: _fmt(r.forward_ms + r.backward_ms, ".3f")),
+        ("MFLOP", lambda r: _fmt(r.flops, ".1f", 1e-6) if r.flops else "-"),
+        ("MB moved", lambda r: _fmt(r.bytes, ".1f", 1e-6)),
+        ("FLOP/B", lambda r: _fmt(r.intensity_flop_per_byte, ".1f")),
+        ("GFLOP/s", lambda r: _fmt(r.achieved_gflops, ".1f")),
+        ("GB/s", lambda r: _fmt(r.achieved_gbps, ".1f")),
+        ("roof GFLOP/s", lambda r: _fmt(r.attainable_gflops, ".1f")),
+        ("bound", lambda r: r.bound or "-"),
+        ("% of roof", lambda r: _fmt(r.roof_pct, ".1f")),
+        ("% peak", lambda r: _fmt(r.peak_pct, ".1f")),
+    ]
+    for name, _ in columns:
+        table.add_column(name, justify="left" if name in ("layer", "type", "bound") else "right")
+    for row in rows:
+        table.add_row(*(render(row) for _, render in columns))
+    return table
+
+
+def footer(report: LayerReport) -> list[str]:
+    covered = 100.0 - report.other.share_pct
+    lines = [f"layers cover {covered:.1f}% of the step; {report.other.name} {report.other.total_ms:.3f} ms"]
+    if report.peak:
+        p = report.peak
+        lines.append(
+            f"device peak: GEMM {p.gemm_gflops:.1f} GFLOP/s, copy {p.copy_gbps:.1f} GB/s "
+            f"(measured {p.measured_at}; key {p.key})"
+        )
+    if report.power_source:
+        lines.append(f"energy from {report.power_source}: {report.step_energy_j:.4f} J per step")
+    lines += report.notes
+    return lines
+
+
+def print_layers(
+    report: LayerReport,
+    *,
+    roofline: bool = False,
+    sort: str = "order",
+    top: int | None = None,
+    console: Console | None = None,
+) -> None:
+    rows = list(report.rows)
+    if sort == "time":
+        rows.sort(key=lambda r: r.total_ms, reverse=True)
+    if top is not None:
+        rows = rows[:top]
+    console = console or Console()
+    console.print(roofline_table(report, rows) if roofline else layer_table(report, rows))
+    for line in footer(report):
+        console.print(line, highlight=False)
