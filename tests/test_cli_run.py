@@ -74,6 +74,7 @@ def test_core_mask_pins_the_worker(cli):
         (["--interval", "fast"], "--interval"),
         (["--input-shape", "3x0"], "--input-shape"),
         (["--warmup", "-1"], "--warmup"),
+        (["--data", "mnist", "--until-accuracy", "0.9", "--trace", "layers"], "--trace"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_stored(cli, args, flag):

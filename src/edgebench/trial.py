@@ -113,6 +113,16 @@ class Trial(BaseModel):
             raise ValueError("needs real held-out data to measure accuracy on: add --data mnist or --data shakespeare")
         return target
 
+    @field_validator("trace")
+    @classmethod
+    def _trace_measured_steps_only(cls, trace: str, info: ValidationInfo) -> str:
+        if trace != "none" and info.data.get("until_accuracy") is not None:
+            raise ValueError(
+                "cannot be combined with --until-accuracy: its held-out evaluations run between the steps and would "
+                "be traced as training; trace a fixed-step or --target-ci run"
+            )
+        return trace
+
     @field_validator("cores")
     @classmethod
     def _sorted_cores(cls, cores: tuple[int, ...] | None) -> tuple[int, ...] | None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
 from edgebench.result import TrialResult
@@ -161,15 +163,9 @@ def power_maxima(result: TrialResult, series: SeriesLoader) -> dict[str, float |
     for name, column in POWER_COLUMNS.items():
         if column in samples.columns:
             values = samples.columns[column][inside]
-            values = values[~_isnan(values)]
+            values = values[~np.isnan(values)]
             out[name] = float(values.max()) if len(values) else None
     return out
-
-
-def _isnan(values: Any) -> Any:
-    import numpy as np
-
-    return np.isnan(values)
 
 
 def energy_value(result: TrialResult, field: str) -> float | None:

@@ -8,16 +8,11 @@ from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.result import Stats, TrialResult
+from edgebench.units import format_size
 
 
 def _bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+    return "-" if n is None else format_size(n)
 
 
 def _stats(s: Stats | None) -> str:

@@ -111,9 +111,8 @@ class Sampler:
         self.sensors, unavailable = build_sensors(sysfs, config.sensors, config.pid)
         columns: list[str] = []
         labels: dict[str, str] = {}
-        self._files: list[
-            tuple[PseudoFile | PolledSource | None, int, int]
-        ] = []  # (file, max bytes, poll every n-th tick)
+        #: (open source, max bytes, poll every n-th tick), in record order
+        self._files: list[tuple[PseudoFile | PolledSource | None, int, int]] = []
         self._tick = 0
         #: (sensor, its first source, one past its last source, its number of columns), in record order
         self._layout: list[tuple[Sensor, int, int, int]] = []
