@@ -97,8 +97,8 @@ def test_layer_tracer_records_forward_and_backward_of_every_leaf_with_inplace_re
     assert len(root_bwd) == 3
     assert root_bwd.sum() <= sum(t2 - t1 for _, t1, t2 in marks)
     # nodes hooked: every leaf's, the model's own ops (residual add, pool, flatten), and one exit per branch end
-    begins = [tracer.names[lab] for code, lab, _ in tracer._events if code == 2]
-    ends = sorted(tracer.names[lab] for code, lab, _ in tracer._events if code == 3)
+    begins = [tracer.names[lab] for code, lab, _ in tracer.events() if code == 2]
+    ends = sorted(tracer.names[lab] for code, lab, _ in tracer.events() if code == 3)
     assert begins.count("InplaceNet") == 3 * 3 and begins.count("block.0") == 3
     assert ends == ["head"] * 3 + ["stem.0"] * 3  # the stem conv runs last; the head's weight transpose ends a branch
     # the tracer changes no numbers: same weights after the same steps

@@ -137,8 +137,7 @@ class LayerTracer:
 
     Install before the warm-up (so every step runs with the tracer in place), switch recording on for the
     measured steps only (:meth:`start` / :meth:`stop`, between steps), then :meth:`table` turns the buffer into a
-    :class:`SpanTable`.  Events are ``(code, label, t_ns)`` tuples appended to one list; nothing is written per
-    layer per step.
+    :class:`SpanTable`.  Events are two ints each appended to one list; nothing is written per layer per step.
 
     Each module's ``forward`` is wrapped through an instance attribute rather than forward hooks: a module with
     hooks takes ``nn.Module.__call__``'s slow path, which cost about twice the wrapper here.  :meth:`remove`
@@ -149,7 +148,9 @@ class LayerTracer:
         self.modules, self.names, self.types, self.parents = module_labels(model)
         self.leaf = [not any(True for _ in m.children()) for m in self.modules]
         self._clock = clock
-        self._events: list[tuple[int, int, int]] = []
+        #: Flat ``[label * 4 + code, t_ns, ...]``: plain ints, so recording allocates nothing the garbage
+        #: collector has to track (tuples would make each collection walk a growing buffer).
+        self._events: list[int] = []
         self._wrapped: list[nn.Module] = []
         #: [recording, highest autograd sequence number seen, the number below which nodes precede this forward]
         self._state: list[Any] = [False, -1, -1]
@@ -184,12 +185,16 @@ class LayerTracer:
     def _wrap(self, label: int, forward: Callable[..., Any]) -> Callable[..., Any]:
         append, clock, state, owned = self._events.append, self._clock, self._state, self._owned
         is_model = label == 0
+        fwd_begin, fwd_end = label * 4 + _FWD_BEGIN, label * 4 + _FWD_END
+        bwd_begin, bwd_end = label * 4 + _BWD_BEGIN, label * 4 + _BWD_END
 
         def backward_begin(grad_outputs: Any) -> None:
-            append((_BWD_BEGIN, label, clock()))
+            append(bwd_begin)
+            append(clock())
 
         def backward_end(grad_inputs: Any, grad_outputs: Any) -> None:
-            append((_BWD_END, label, clock()))
+            append(bwd_end)
+            append(clock())
 
         def hook(fn: Any, is_exit: bool) -> None:
             fn.register_prehook(backward_begin)
@@ -203,17 +208,27 @@ class LayerTracer:
             if is_model:
                 owned.clear()
                 state[2] = floor
-            append((_FWD_BEGIN, label, clock()))
+            append(fwd_begin)
+            append(clock())
             out = forward(*args, **kwargs)
-            append((_FWD_END, label, clock()))
+            append(fwd_end)
+            append(clock())
             state[1] = claim_nodes(out, floor, state[2], owned, hook)
             return out
 
         return traced_forward
 
+    def events(self) -> list[tuple[int, int, int]]:
+        """The recorded events as ``(code, label, t_ns)``."""
+        keys, times = self._events[0::2], self._events[1::2]
+        return [(key & 3, key >> 2, t) for key, t in zip(keys, times, strict=True)]
+
+    def clear(self) -> None:
+        del self._events[:]
+
     def table(self, costs: dict[str, Any] | None = None) -> SpanTable:
         """The recorded spans (forward per module call; backward as runs of node executions, see the module doc)."""
-        rows = spans_from_events(self._events, self.parents, self.tid)
+        rows = spans_from_events(self.events(), self.parents, self.tid)
         return span_table(
             "layers",
             self.names,
