@@ -94,7 +94,12 @@ def peak(
                 f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...",
                 file=sys.stderr,
             )
-            figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
+            try:
+                figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                from edgebench.cli import fail
+
+                return fail(str(exc), 1)
             db.save_device_peak(figure)
     if as_json:
         typer.echo(json.dumps(figure, indent=2))
