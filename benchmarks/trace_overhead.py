@@ -75,7 +75,7 @@ def in_process_figures(model: str, batch: int, shape: tuple[int, ...] | None, ar
         finally:
             tracer.stop()
             tracer.remove()
-            tracer._events.clear()
+            tracer.clear()
 
     figures = interleave(args.blocks, {"layers": traced, "none": lambda: block("none")})
     label = f"{model} b{batch} in-process ({args.blocks} x {args.block_steps} steps)"

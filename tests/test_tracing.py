@@ -13,8 +13,8 @@ from edgebench.measure.attribution import table_segments
 from edgebench.measure.flops import conv_flops
 from edgebench.models import get_workload
 from edgebench.tracing.flops import count_layer_costs
-from edgebench.tracing.layers import LayerTracer
-from edgebench.tracing.ops import OpTracer
+from edgebench.tracing.layers import LayerTracer, spans_from_events
+from edgebench.tracing.ops import OpTracer, ops_table
 from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 
 
@@ -97,6 +97,11 @@ def test_layer_tracer_records_forward_and_backward_of_every_leaf_with_inplace_re
         (table.label == 0) & (table.kind == BACKWARD)]  # fmt: skip
     assert len(root_bwd) == 3
     assert root_bwd.sum() <= sum(t2 - t1 for _, t1, t2 in marks)
+    # nodes hooked: every leaf's, the model's own ops (residual add, pool, flatten), and one exit per branch end
+    begins = [tracer.names[lab] for code, lab, _ in tracer.events() if code == 2]
+    ends = sorted(tracer.names[lab] for code, lab, _ in tracer.events() if code == 3)
+    assert begins.count("InplaceNet") == 3 * 3 and begins.count("block.0") == 3
+    assert ends == ["head"] * 3 + ["stem.0"] * 3  # the stem conv runs last; the head's weight transpose ends a branch
     # the tracer changes no numbers: same weights after the same steps
     timed_steps(reference, x, y, 4)
     for a, b in zip(model.parameters(), reference.parameters(), strict=True):
@@ -207,3 +212,43 @@ def test_op_tracer_records_aten_ops_by_phase_on_the_monotonic_clock():
     assert table.start_ns.min() >= t0 - 1_000_000 and table.end_ns.max() <= t1 + 1_000_000
     segments = table_segments(table)
     assert np.all(segments.end_ns > segments.start_ns)
+
+
+def test_backward_runs_from_hand_built_events():
+    # labels: 0 model, 1 block (child of 0), 2 conv and 3 relu (children of 1), 4 head (child of 0)
+    parents = [-1, 0, 1, 1, 0]
+    fb, fe, bb, be = 0, 1, 2, 3
+    events = [
+        (fb, 0, 0), (fb, 1, 1), (fb, 2, 2), (fe, 2, 3), (fb, 3, 4), (fe, 3, 5), (fe, 1, 6), (fb, 4, 7), (fe, 4, 8),
+        (fe, 0, 9),
+        # backward: head 20-25, the model's own op 25-27, relu 27-30, conv 30-34 (an exit: its post-hook ends it)
+        (bb, 4, 20), (bb, 0, 25), (bb, 3, 27), (bb, 2, 30), (be, 2, 34),
+        # the next step's forward closes every run; a last node without an end gets no time
+        (fb, 0, 50), (fe, 0, 51), (bb, 4, 60), (fb, 0, 70), (fe, 0, 71),
+    ]  # fmt: skip
+    rows = spans_from_events(events, parents, tid=9)
+    backward = sorted((lab, a, b) for lab, kind, a, b, _ in rows if kind == BACKWARD)
+    assert backward == [(0, 20, 34), (0, 60, 60), (1, 27, 34), (2, 30, 34), (3, 27, 30), (4, 20, 25), (4, 60, 60)]
+    forward = sorted((lab, a, b) for lab, kind, a, b, _ in rows if kind == FORWARD)
+    assert forward[:5] == [(0, 0, 9), (0, 50, 51), (0, 70, 71), (1, 1, 6), (2, 2, 3)]
+
+
+def test_op_kinds_follow_the_enclosing_scope():
+    raw = [
+        ("aten::conv2d", 0, 10, 1),
+        ("aten::convolution", 1, 9, 1),
+        ("autograd::engine::evaluate_function: ConvolutionBackward0", 20, 30, 1),
+        ("aten::convolution_backward", 21, 29, 1),
+        ("Optimizer.step#SGD.step", 40, 50, 1),
+        ("aten::add_", 41, 42, 1),
+        ("aten::add_", 60, 61, 2),  # another thread
+    ]
+    table = ops_table(raw, main_tid=777)
+    kinds = {
+        (table.names[lab], int(s)): int(k) for lab, k, s in zip(table.label, table.kind, table.start_ns, strict=True)
+    }
+    assert kinds[("aten::conv2d", 0)] == FORWARD and kinds[("aten::convolution", 1)] == FORWARD
+    assert kinds[("aten::convolution_backward", 21)] == BACKWARD
+    assert kinds[("aten::add_", 41)] == OPTIMIZER and kinds[("aten::add_", 60)] == FORWARD
+    assert set(table.tid.tolist()) == {777, 1_000_000_002}
+    assert table.thread_names[777] == "worker main thread"

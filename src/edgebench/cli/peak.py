@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,11 +39,19 @@ def peak_for_trial(store: Any, result: Any, *, refresh: bool = False, measure_ok
     stored = None if refresh else store.device_peak(key)
     if stored is not None or not measure_ok:
         return stored
+    from edgebench.host.environment import allowed_cores
+
     if result.env.get("hostname") != socket.gethostname() or not result.cores:
         return None
+    if not set(result.cores) <= set(allowed_cores()):
+        return None  # the trial's cores are not ours to use now
     cores = format_cpu_list(result.cores)
     print(f"measuring this device's GEMM and copy peaks on cpu {cores}, {result.threads} threads ...", file=sys.stderr)
-    peak = measure(tuple(result.cores), result.threads or 1).to_dict()
+    try:
+        peak = measure(tuple(result.cores), result.threads or 1).to_dict()
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        print(f"edgebench: warning: {exc}; shares of peak are left out", file=sys.stderr)
+        return None
     if peak["key"] != key:  # e.g. torch upgraded since the trial: keep it, but under the trial's key too
         peak = {**peak, "key": key}
     store.save_device_peak(peak)
@@ -85,7 +94,12 @@ def peak(
                 f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...",
                 file=sys.stderr,
             )
-            figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
+            try:
+                figure = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                from edgebench.cli import fail
+
+                return fail(str(exc), 1)
             db.save_device_peak(figure)
     if as_json:
         typer.echo(json.dumps(figure, indent=2))

@@ -33,7 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from edgebench.measure.flops import bmm_flops, conv_backward_flops, conv_flops, mm_flops, sdpa_flops
-from edgebench.tracing.layers import input_floor, module_labels, nodes_created_after
+from edgebench.tracing.layers import claim_nodes, input_floor, module_labels
 
 aten = torch.ops.aten
 _NO_TRAFFIC = {
@@ -111,6 +111,7 @@ def count_layer_costs(model: nn.Module, step: Callable[[], Any]) -> tuple[dict[s
     stack: list[int] = []
     floors: list[int] = []
     owner: dict[Any, int] = {}
+    claims: dict[Any, list[Any]] = {}
     last_seq = [-1]
 
     def pre(label: int) -> Callable[..., None]:
@@ -121,12 +122,13 @@ def count_layer_costs(model: nn.Module, step: Callable[[], Any]) -> tuple[dict[s
         return hook
 
     def post(label: int) -> Callable[..., None]:
+        def own(fn: Any, is_exit: bool) -> None:
+            owner[fn] = label
+
         def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
             stack.pop()
-            # Claim the nodes this call created that no module below claimed (the walk goes through theirs).
-            nodes, last_seq[0] = nodes_created_after(output, floors.pop())
-            for fn in nodes:
-                owner.setdefault(fn, label)
+            # The nodes this call created that no module below it claimed (the layer tracer's rule).
+            last_seq[0] = claim_nodes(output, floors.pop(), -1, claims, own)
 
         return hook
 
@@ -142,6 +144,7 @@ def count_layer_costs(model: nn.Module, step: Callable[[], Any]) -> tuple[dict[s
         for handle in handles:
             handle.remove()
         owner.clear()
+        claims.clear()
     totals = counter.totals
     costs = {
         "forward_flops": totals[0, :-1].copy(),

@@ -4,23 +4,26 @@ Forward: each module's ``forward`` is wrapped to record when it starts and ends.
 
 Backward: ``register_full_backward_hook`` wraps a module's inputs and outputs in a ``BackwardHookFunction``, and
 an in-place op on its output (``ReLU(inplace=True)``, ``ReLU6(inplace=True)``) then fails ("a view ... is being
-modified inplace" and kin).  Instead, after each *leaf* module's forward the tracer walks the autograd graph back
-from the module's outputs and hooks every node the module created (``Node.register_prehook`` /
-``Node.register_hook``): those fire when the autograd engine starts and finishes the node, without adding any
-node to the graph.  A node belongs to the module when it is reachable from the module's outputs and was created
-after the module's inputs, i.e. its sequence number is above the highest seen when the module started
-(``AccumulateGrad`` nodes, whose number is the maximum, are left alone).
+modified inplace" and kin).  Instead, after each module call the tracer walks the autograd graph back from the
+call's outputs and puts a pre-hook (``Node.register_prehook``) on every node the call created and no module below
+it claimed: the leaf's own ops, and a container's own ops such as a residual add.  A node belongs to a call when
+it is reachable from the call's outputs and was created after its inputs (its sequence number is above the highest
+seen when the call started); ``AccumulateGrad`` nodes, numbered the maximum, are left alone.  Nothing is added to
+the graph, so in-place ops are untouched.
 
-On CPU the engine runs one node at a time on the thread that called ``backward()``, in reverse creation order,
-so the node executions form one sequence.  A module's backward spans are the maximal runs of consecutive node
-executions that belong to it or to modules below it: leaf runs nest in their parents' runs by construction, and
-time between the nodes of a run (engine bookkeeping, gradient accumulation, a container's own ops such as a
-residual add) stays inside the enclosing module's span.  On CUDA the spans are host-side (kernel launches).
+On CPU the engine runs one node at a time on the thread that called ``backward()``, so the node executions form
+one sequence and a node runs from its pre-hook to the next node's.  Only *exit* nodes, which feed no other node of
+the model's forward (the first layer's, the end of a branch), also get a post-hook (``Node.register_hook``), so the
+last node's end is known without paying a second hook on every node.  A module's backward spans are the maximal
+runs of consecutive node executions that belong to it or to modules below it: leaf runs nest in their parents' by
+construction, and time between nodes (engine bookkeeping, gradient accumulation into ``.grad``) counts to the node
+before it.  On CUDA the spans are host-side (kernel launches).
 
-Cost, measured here on LeNet (14 modules, 13 hooked nodes): about 5 us per module call in forward, 4 us per leaf
-for the graph walk and 12 us per hooked node (two registrations, two calls) in backward, about 0.3 ms a step;
-``benchmarks/trace_overhead.py`` measures the ratio on whole trials.  The tracer's own time after a leaf's
-forward falls outside that leaf's span, inside its parent's.
+Cost: a few microseconds per module call in forward plus the graph walk, and one hook registration and call per
+node in backward.  Each Python call between kernels also lengthens a gap in which OpenMP worker threads may fall
+asleep, so with several threads a hook costs more than its Python time: one hook per node rather than two halved
+the overhead on mobilenet_v2 here.  ``benchmarks/trace_overhead.py`` measures what the tracer adds to a step.  The
+tracer's own time after a module's forward falls outside that module's span, inside its parent's.
 """
 
 from __future__ import annotations
@@ -83,26 +86,50 @@ def input_floor(args: tuple[Any, ...], floor: int) -> int:
     return floor
 
 
-def nodes_created_after(output: Any, floor: int) -> tuple[list[Any], int]:
-    """Autograd nodes reachable from ``output`` created after sequence number ``floor``, and the highest one."""
+def claim_nodes(
+    output: Any, floor: int, model_floor: int, owned: dict[Any, list[Any]], on_node: Callable[[Any, bool], None]
+) -> int:
+    """Claim for one module call the nodes it created that no call below it claimed; returns the highest number.
+
+    A node is the call's when it is reachable from the call's outputs and numbered above ``floor`` (created after
+    the call's inputs).  ``owned`` maps each claimed node to the *frontier* of the call that claimed it (the nodes
+    where that call's walk stopped), so a container's walk jumps over its children's nodes to reach its own ops
+    before them (``y = child(x * 2)``) without walking the children again.  ``on_node(node, is_exit)`` is told
+    whether the node feeds no other node of this forward of the model (numbered above ``model_floor``): an exit
+    runs last in its branch of the backward pass.
+    """
+    frontier: list[Any] = []
     if isinstance(output, torch.Tensor):
         todo = [output.grad_fn] if output.grad_fn is not None else []
     else:
         todo = [t.grad_fn for t in output_tensors(output) if t.grad_fn is not None]
-    found: list[Any] = []
+    jumped: set[int] = set()
     top = floor
     while todo:
         fn = todo.pop()
-        seq = fn._sequence_nr()
-        if seq <= floor or seq == _ACCUMULATE_GRAD_SEQ or fn in found:
+        claimed = owned.get(fn)
+        if claimed is not None:
+            if claimed is not frontier and id(claimed) not in jumped:
+                jumped.add(id(claimed))
+                todo.extend(claimed)
             continue
-        found.append(fn)
+        seq = fn._sequence_nr()
+        if seq == _ACCUMULATE_GRAD_SEQ:
+            continue
+        if seq <= floor:
+            frontier.append(fn)
+            continue
+        owned[fn] = frontier
         if seq > top:
             top = seq
+        is_exit = True
         for nxt, _ in fn.next_functions:
             if nxt is not None:
                 todo.append(nxt)
-    return found, top
+                if is_exit and model_floor < nxt._sequence_nr() < _ACCUMULATE_GRAD_SEQ:
+                    is_exit = False
+        on_node(fn, is_exit)
+    return top
 
 
 class LayerTracer:
@@ -110,8 +137,7 @@ class LayerTracer:
 
     Install before the warm-up (so every step runs with the tracer in place), switch recording on for the
     measured steps only (:meth:`start` / :meth:`stop`, between steps), then :meth:`table` turns the buffer into a
-    :class:`SpanTable`.  Events are ``(code, label, t_ns)`` tuples appended to one list; nothing is written per
-    layer per step.
+    :class:`SpanTable`.  Events are two ints each appended to one list; nothing is written per layer per step.
 
     Each module's ``forward`` is wrapped through an instance attribute rather than forward hooks: a module with
     hooks takes ``nn.Module.__call__``'s slow path, which cost about twice the wrapper here.  :meth:`remove`
@@ -122,10 +148,14 @@ class LayerTracer:
         self.modules, self.names, self.types, self.parents = module_labels(model)
         self.leaf = [not any(True for _ in m.children()) for m in self.modules]
         self._clock = clock
-        self._events: list[tuple[int, int, int]] = []
+        #: Flat ``[label * 4 + code, t_ns, ...]``: plain ints, so recording allocates nothing the garbage
+        #: collector has to track (tuples would make each collection walk a growing buffer).
+        self._events: list[int] = []
         self._wrapped: list[nn.Module] = []
-        #: [recording, highest autograd sequence number seen in this forward]
-        self._state: list[Any] = [False, -1]
+        #: [recording, highest autograd sequence number seen, the number below which nodes precede this forward]
+        self._state: list[Any] = [False, -1, -1]
+        #: node -> frontier of the call that claimed it, for the forward in progress (cleared per model call)
+        self._owned: dict[Any, list[Any]] = {}
         self.tid = threading.get_native_id()
 
     @property
@@ -150,48 +180,55 @@ class LayerTracer:
 
     def stop(self) -> None:
         self._state[0] = False
+        self._owned.clear()
 
     def _wrap(self, label: int, forward: Callable[..., Any]) -> Callable[..., Any]:
-        append, clock, state = self._events.append, self._clock, self._state
+        append, clock, state, owned = self._events.append, self._clock, self._state, self._owned
+        is_model = label == 0
+        fwd_begin, fwd_end = label * 4 + _FWD_BEGIN, label * 4 + _FWD_END
+        bwd_begin, bwd_end = label * 4 + _BWD_BEGIN, label * 4 + _BWD_END
 
         def backward_begin(grad_outputs: Any) -> None:
-            append((_BWD_BEGIN, label, clock()))
+            append(bwd_begin)
+            append(clock())
 
         def backward_end(grad_inputs: Any, grad_outputs: Any) -> None:
-            append((_BWD_END, label, clock()))
+            append(bwd_end)
+            append(clock())
 
-        if not self.leaf[label]:
+        def hook(fn: Any, is_exit: bool) -> None:
+            fn.register_prehook(backward_begin)
+            if is_exit:  # the next node's start ends the others; an exit may have no next node
+                fn.register_hook(backward_end)
 
-            def container_forward(*args: Any, **kwargs: Any) -> Any:
-                if not state[0]:
-                    return forward(*args, **kwargs)
-                append((_FWD_BEGIN, label, clock()))
-                out = forward(*args, **kwargs)
-                append((_FWD_END, label, clock()))
-                # A container's own last op (a residual add) must not be claimed by the next leaf.
-                state[1] = input_floor(tuple(output_tensors(out)), state[1])
-                return out
-
-            return container_forward
-
-        def leaf_forward(*args: Any, **kwargs: Any) -> Any:
+        def traced_forward(*args: Any, **kwargs: Any) -> Any:
             if not state[0]:
                 return forward(*args, **kwargs)
             floor = input_floor(args, state[1])
-            append((_FWD_BEGIN, label, clock()))
+            if is_model:
+                owned.clear()
+                state[2] = floor
+            append(fwd_begin)
+            append(clock())
             out = forward(*args, **kwargs)
-            append((_FWD_END, label, clock()))
-            nodes, state[1] = nodes_created_after(out, floor)
-            for fn in nodes:
-                fn.register_prehook(backward_begin)
-                fn.register_hook(backward_end)
+            append(fwd_end)
+            append(clock())
+            state[1] = claim_nodes(out, floor, state[2], owned, hook)
             return out
 
-        return leaf_forward
+        return traced_forward
+
+    def events(self) -> list[tuple[int, int, int]]:
+        """The recorded events as ``(code, label, t_ns)``."""
+        keys, times = self._events[0::2], self._events[1::2]
+        return [(key & 3, key >> 2, t) for key, t in zip(keys, times, strict=True)]
+
+    def clear(self) -> None:
+        del self._events[:]
 
     def table(self, costs: dict[str, Any] | None = None) -> SpanTable:
         """The recorded spans (forward per module call; backward as runs of node executions, see the module doc)."""
-        rows = spans_from_events(self._events, self.parents, self.tid)
+        rows = spans_from_events(self.events(), self.parents, self.tid)
         return span_table(
             "layers",
             self.names,
@@ -201,7 +238,7 @@ class LayerTracer:
             thread_names={self.tid: "worker main thread"},
             costs=costs,
             notes={
-                "backward": "autograd node hooks on the nodes each leaf module creates (no full backward hooks)",
+                "backward": "autograd node pre-hooks on the nodes each module creates (no full backward hooks)",
                 "clock": "time.perf_counter_ns (CLOCK_MONOTONIC)",
             },
         )
@@ -219,45 +256,55 @@ def spans_from_events(
 ) -> list[tuple[int, int, int, int, int]]:
     """``(label, kind, start_ns, end_ns, tid)`` rows from a tracer's event buffer.
 
-    Forward begin/end events pair up as a stack.  Backward node executions (begin/end pairs) are grouped into
-    runs per module chain; any forward event closes the open runs, so a run never spans two steps.
+    Forward begin/end events pair up as a stack.  A backward node runs from its pre-hook until the next node's
+    pre-hook, or until its own post-hook for an exit node; node executions are grouped into runs per module chain,
+    and any forward event closes the open runs, so a run never spans two steps.  A last node whose end was never
+    seen (no exit hook fired) gets no time rather than the optimizer's.
     """
     rows: list[tuple[int, int, int, int, int]] = []
     fwd_stack: list[tuple[int, int]] = []
-    node_stack: list[tuple[int, int]] = []
     chains: dict[int, tuple[int, ...]] = {}
     open_runs: list[tuple[int, int]] = []  # (label, start) from the root down
     last_end = 0
+    pending: tuple[int, int] | None = None  # the node running: (label, start)
 
     def close_from(depth: int) -> None:
         while len(open_runs) > depth:
             run_label, run_start = open_runs.pop()
             rows.append((run_label, BACKWARD, run_start, last_end, tid))
 
+    def node_ran(node_label: int, start: int, end: int) -> None:
+        nonlocal last_end
+        chain = chains.get(node_label)
+        if chain is None:
+            chain = chains[node_label] = _chain(node_label, parents)
+        common = 0
+        while common < len(open_runs) and common < len(chain) and open_runs[common][0] == chain[common]:
+            common += 1
+        close_from(common)
+        open_runs.extend((c, start) for c in chain[common:])
+        last_end = max(last_end, end)
+
     for code, label, t in events:
+        if code in (_BWD_BEGIN, _BWD_END):
+            if pending is not None:
+                node_ran(pending[0], pending[1], t)
+            pending = (label, t) if code == _BWD_BEGIN else None
+            continue
+        if pending is not None:
+            node_ran(pending[0], pending[1], pending[1])
+            pending = None
+        close_from(0)
         if code == _FWD_BEGIN:
-            close_from(0)
             fwd_stack.append((label, t))
-        elif code == _FWD_END:
-            close_from(0)
+        else:
             # Unwind to the matching begin (an exception inside a forward can leave inner begins unmatched).
             while fwd_stack:
                 begin_label, begin_t = fwd_stack.pop()
                 if begin_label == label:
                     rows.append((label, FORWARD, begin_t, t, tid))
                     break
-        elif code == _BWD_BEGIN:
-            node_stack.append((label, t))
-        elif code == _BWD_END and node_stack:
-            node_label, begin_t = node_stack.pop()
-            chain = chains.get(node_label)
-            if chain is None:
-                chain = chains[node_label] = _chain(node_label, parents)
-            common = 0
-            while common < len(open_runs) and common < len(chain) and open_runs[common][0] == chain[common]:
-                common += 1
-            close_from(common)
-            open_runs.extend((c, begin_t) for c in chain[common:])
-            last_end = max(last_end, t)
+    if pending is not None:
+        node_ran(pending[0], pending[1], pending[1])
     close_from(0)
     return rows
