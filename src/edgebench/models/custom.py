@@ -16,6 +16,8 @@ else 3x224x224 and 1000 classes.
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +45,9 @@ def resolve(target: str) -> Any:
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise ValueError(f"{target!r} is not module:attribute (e.g. mypkg.models:build)")
+    # As under `python -m` (the worker): the `edgebench` script's own sys.path[0] is its bin folder, not here.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         obj = import_target(target)
     except Exception as exc:  # an import error, an error inside the user's module, a missing attribute
