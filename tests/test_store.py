@@ -6,7 +6,7 @@ import pytest
 
 from edgebench.result import TrialResult
 from edgebench.store import Store, default_store_path
-from edgebench.store.sqlite import SCHEMA_VERSION
+from edgebench.store.sqlite import SCHEMA_VERSION, TrialIdTaken
 
 
 def result(trial_id: str, **extra) -> TrialResult:
@@ -45,6 +45,15 @@ def test_failed_save_leaves_nothing(tmp_path):
         with pytest.raises(AttributeError):  # not text: fails after the trials row was inserted
             store.save(result("20260101-000000-aaaa"), {"samples": object()})  # type: ignore[dict-item]
         assert store.trials() == []
+
+
+def test_a_stored_trial_is_never_overwritten(tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        store.save(result("20260101-000000-aaaa", throughput_sps=1.0), {"samples": "first"})
+        with pytest.raises(TrialIdTaken, match="20260101-000000-aaaa is already in"):
+            store.save(result("20260101-000000-aaaa", throughput_sps=2.0), {"samples": "second"})
+        assert store.get("20260101-000000-aaaa").throughput_sps == 1.0
+        assert store.series("20260101-000000-aaaa", "samples") == "first"
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -64,8 +64,11 @@ class TrialRun:
 
 
 def new_trial_id() -> str:
-    """Sortable and short enough to type: ``20261122-031502-4f9a``."""
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + os.urandom(2).hex()
+    """Sortable, and unique enough for launchers sharing a store: ``20261122-031502-4f9a0c1e``.
+
+    Commands take any unambiguous prefix, so the 32 random bits cost nothing to type.
+    """
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + os.urandom(4).hex()
 
 
 def resolve_placement(trial: Trial) -> Trial:

@@ -80,6 +80,10 @@ def default_store_path() -> Path:
     return data_home / "edgebench" / "edgebench.sqlite"
 
 
+class TrialIdTaken(ValueError):
+    """A trial with this id is already stored; nothing was written."""
+
+
 class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path else default_store_path()
@@ -115,14 +119,25 @@ class Store:
             yield self._db
 
     def save(self, result: TrialResult, series: dict[str, str] | None = None) -> None:
-        """Insert (or replace) a trial and its series in one transaction: all of it lands or none.
+        """Insert a trial and its series in one transaction: all of it lands or none.
+
+        A trial id already in the store raises :class:`TrialIdTaken` and writes nothing: a stored trial is
+        never overwritten (two launchers sharing a store could otherwise replace each other's results).
 
         A result that belongs to a sweep (``result.sweep``) is linked to its sweep and key in the same
         transaction, so a sweep killed at any moment has every finished trial linked and no half-linked one.
         """
+        try:
+            self._insert(result, series)
+        except sqlite3.IntegrityError as exc:
+            if not str(exc).startswith("UNIQUE constraint failed: trials.trial_id"):
+                raise
+            raise TrialIdTaken(f"trial id {result.trial_id} is already in {self.path}; nothing was stored") from exc
+
+    def _insert(self, result: TrialResult, series: dict[str, str] | None) -> None:
         with self._tx() as db:
             db.execute(
-                "INSERT OR REPLACE INTO trials (trial_id, status, model, batch_size, threads, cores, hostname,"
+                "INSERT INTO trials (trial_id, status, model, batch_size, threads, cores, hostname,"
                 " result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     result.trial_id,
@@ -137,7 +152,7 @@ class Store:
             )
             for name, text in (series or {}).items():
                 db.execute(
-                    "INSERT OR REPLACE INTO series (trial_id, name, encoding, data) VALUES (?, ?, 'gzip', ?)",
+                    "INSERT INTO series (trial_id, name, encoding, data) VALUES (?, ?, 'gzip', ?)",
                     (result.trial_id, name, gzip.compress(text.encode(), compresslevel=6)),
                 )
             if result.sweep is not None:
