@@ -89,79 +89,124 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     trial_id = new_trial_id()
     env = host_environment(SysFS(sysfs_root))
     with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
-        work = Path(tmp)
-        spec, events_path, samples_path = work / "trial.json", work / "events.jsonl", work / "samples.csv"
-        spec.write_text(trial.model_dump_json())
-        spans_path = work / "spans.json"
-        worker = _start_worker(trial, spec, events_path, work / "worker.stderr", spans_path)
-        sampler = None
-        idle_event = None
-        watch: Watch | None = None
+        files = _TrialFiles(Path(tmp))
+        files.spec.write_text(trial.model_dump_json())
+        supervised = _supervise(trial, files, sysfs_root, sample)
+        return _assemble(trial, trial_id, env, files, supervised)
+
+
+@dataclass(frozen=True)
+class _TrialFiles:
+    """Where the launcher and its two children exchange a trial's data (a temporary directory per trial)."""
+
+    work: Path
+
+    @property
+    def spec(self) -> Path:
+        return self.work / "trial.json"
+
+    @property
+    def events(self) -> Path:
+        return self.work / "events.jsonl"
+
+    @property
+    def samples(self) -> Path:
+        return self.work / "samples.csv"
+
+    @property
+    def spans(self) -> Path:
+        return self.work / "spans.json"
+
+    @property
+    def stderr(self) -> Path:
+        return self.work / "worker.stderr"
+
+
+@dataclass
+class _Supervised:
+    """How the worker ended: ``failure`` is (status, reason), None for a clean exit."""
+
+    failure: tuple[str, str] | None
+    sampler_meta: SamplerMeta | None = None
+    watch: Watch | None = None
+    idle_event: dict[str, Any] | None = None
+
+
+def _supervise(trial: Trial, files: _TrialFiles, sysfs_root: str, sample: bool) -> _Supervised:
+    """Start the worker, then the sampler and the idle baseline once it is ready, and wait for it within the
+    timeout (and memory budget).  Both children are gone when this returns or raises."""
+    worker = _start_worker(trial, files.spec, files.events, files.stderr, files.spans)
+    sampler: SamplerProcess | None = None
+    ended = _Supervised(failure=None)
+    try:
+        deadline = time.monotonic() + trial.timeout_s
+        startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
+        started = _wait_ready(worker, startup_s)
+        if started == "timeout":
+            ended.failure = (
+                "timeout",
+                f"worker was not ready within {startup_s:g} s (importing torch, building model)",
+            )
+            return ended
+        if started == "exited":
+            ended.failure = _failure(worker, files.events, files.stderr, "worker exited while starting")
+            return ended
+        if sample:
+            config = SamplerConfig(
+                out_csv=str(files.samples), interval_ms=trial.sample_interval_ms, sysfs_root=sysfs_root, pid=worker.pid
+            )
+            sampler = SamplerProcess(config).start()
+            idle_s = resolve_idle_s(trial, sysfs_root)
+            if idle_s > 0:  # the worker waits for "go" with its model built: the device is idle
+                ended.idle_event = wait_idle(idle_s)
+                deadline += idle_s
+        assert worker.stdin is not None
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
         try:
-            deadline = time.monotonic() + trial.timeout_s
-            startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
-            started = _wait_ready(worker, startup_s)
-            if started == "timeout":
-                outcome = ("timeout", f"worker was not ready within {startup_s:g} s (importing torch, building model)")
-            elif started == "exited":
-                outcome = _failure(worker, events_path, work / "worker.stderr", "worker exited while starting")
+            left_s = max(0.0, deadline - time.monotonic())
+            if trial.memory_budget_bytes is None:
+                worker.wait(left_s)
             else:
-                if sample:
-                    config = SamplerConfig(
-                        out_csv=str(samples_path),
-                        interval_ms=trial.sample_interval_ms,
-                        sysfs_root=sysfs_root,
-                        pid=worker.pid,
-                    )
-                    sampler = SamplerProcess(config).start()
-                    idle_s = resolve_idle_s(trial, sysfs_root)
-                    if idle_s > 0:  # the worker waits for "go" with its model built: the device is idle
-                        idle_event = wait_idle(idle_s)
-                        deadline += idle_s
-                assert worker.stdin is not None
-                worker.stdin.write("go\n")
-                worker.stdin.flush()
-                try:
-                    left_s = max(0.0, deadline - time.monotonic())
-                    if trial.memory_budget_bytes is None:
-                        worker.wait(left_s)
-                    else:
-                        watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
-                    outcome = (
-                        None if worker.returncode == 0 else _failure(worker, events_path, work / "worker.stderr", None)
-                    )
-                except subprocess.TimeoutExpired:
-                    _kill(worker)
-                    steps = sum(1 for e in _read_events(events_path) if e.get("phase") == "train")
-                    outcome = (
-                        "timeout",
-                        f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps",
-                    )
-            meta = sampler.stop() if sampler else None
-            sampler = None
-        finally:
-            if sampler:
-                sampler.kill()
+                ended.watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
+            if worker.returncode != 0:
+                ended.failure = _failure(worker, files.events, files.stderr, None)
+        except subprocess.TimeoutExpired:
             _kill(worker)
-        events = _read_events(events_path)
-        if idle_event:
-            events.insert(1 if events and events[0]["event"] == "ready" else 0, idle_event)
-        samples_csv = samples_path.read_text() if meta else None
-        spans_json = spans_path.read_text() if outcome is None and spans_path.exists() else None
-        if outcome is None:
-            samples = read_samples(samples_path, meta) if meta else None
-            result = build_result(trial, trial_id, events, samples, env)
-            if spans_json is not None:
-                result.trace = trace_summary(SpanTable.from_json(spans_json), events)
-        else:
-            status, reason, peak = outcome[0], outcome[1], None
-            if trial.memory_budget_bytes is not None:
-                worker_peak = next((e.get("peak_memory_bytes") for e in events if e["event"] == "error"), None)
-                status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, watch, worker_peak)
-            result = failed_result(trial, trial_id, status, reason, events, env)  # type: ignore[arg-type]
-            if peak is not None:
-                result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
+            steps = sum(1 for e in _read_events(files.events) if e.get("phase") == "train")
+            ended.failure = ("timeout", f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps")
+        if sampler is not None:
+            ended.sampler_meta = sampler.stop()
+            sampler = None
+        return ended
+    finally:
+        if sampler is not None:
+            sampler.kill()
+        _kill(worker)
+
+
+def _assemble(trial: Trial, trial_id: str, env: dict[str, Any], files: _TrialFiles, ended: _Supervised) -> TrialRun:
+    """The result (measured, or failed with its status and reason) and the raw series to store beside it."""
+    events = _read_events(files.events)
+    if ended.idle_event:
+        events.insert(1 if events and events[0]["event"] == "ready" else 0, ended.idle_event)
+    meta = ended.sampler_meta
+    samples_csv = files.samples.read_text() if meta else None
+    if ended.failure is None:
+        spans_json = files.spans.read_text() if files.spans.exists() else None
+        samples = read_samples(files.samples, meta) if meta else None
+        result = build_result(trial, trial_id, events, samples, env)
+        if spans_json is not None:
+            result.trace = trace_summary(SpanTable.from_json(spans_json), events)
         return TrialRun(result, events, samples_csv, spans_json, meta)
+    status, reason, peak = *ended.failure, None
+    if trial.memory_budget_bytes is not None:
+        worker_peak = next((e.get("peak_memory_bytes") for e in events if e["event"] == "error"), None)
+        status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, ended.watch, worker_peak)
+    result = failed_result(trial, trial_id, status, reason, events, env)  # type: ignore[arg-type]
+    if peak is not None:
+        result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
+    return TrialRun(result, events, samples_csv, None, meta)
 
 
 def _start_worker(
