@@ -59,7 +59,9 @@ def test_run_on_a_jetson_capture_measures_energy_with_an_idle_baseline(cli, sysf
     assert r["energy_per_step_j"] == pytest.approx(r["energy_j"] / 2, abs=1e-9)
     assert len(r["energy_by_rail"]) == 9 and r["energy_by_rail"]["VDD_SYS_CPU"]["avg_power_w"] == pytest.approx(0.306)
     assert r["gpu_util_pct"] == {"per_gpu": [pytest.approx(31.2)], "mean": pytest.approx(31.2)}
-    assert r["schema_version"] == 2
+    # clocks and temperatures exist, so throttling is judged (against the TX2's trip point less 5 °C): none
+    assert r["throttling"] == {"hot_c": pytest.approx(96.5 - 5), "episodes": [], "throttled_s": 0.0}
+    assert r["schema_version"] == 3
 
 
 def test_run_here_estimates_only_when_asked_and_labels_it(cli):
@@ -71,6 +73,7 @@ def test_run_here_estimates_only_when_asked_and_labels_it(cli):
     r = json_out(proc)
     assert r["energy_j"] is None and r["energy_per_step_j"] is None  # no power sensor here: nothing measured
     assert r["idle_window_s"] is None  # and no idle window taken for nothing
+    assert r["throttling"] is None  # no clock or temperature here: no verdict either way
     assert r["energy_source"] == r["estimated_energy_source"]
     assert r["estimated_energy_source"] == "estimated: linear-utilization: P = 2 W + (8 W - 2 W) * U_cpu"
     assert r["estimated_avg_power_w"] == pytest.approx(2 + 6 * r["cpu_util_pct"]["mean"] / 100)

@@ -1,5 +1,7 @@
 """Thermal-throttling detection on hand-built series: busy, clocked down and hot, or not."""
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -7,14 +9,19 @@ from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import (
     LoadWindow,
     PolicyLimit,
+    ThrottleReference,
     ThrottleTracker,
     default_hot_c,
     detect_throttling,
     load_windows,
     policy_limits,
     throttled,
+    trial_throttling,
 )
+from edgebench.measure.trial import build_result
+from edgebench.report.summary import throttling_text
 from edgebench.sensors.samples import Samples
+from edgebench.trial import Trial
 
 MS = 1_000_000
 BIG = PolicyLimit("policy4", (2, 3), 2_400_000)
@@ -107,3 +114,64 @@ def test_reference_clock_and_hot_threshold_from_the_device(sysfs_tree):
     assert default_hot_c(SysFS(sysfs_tree("intel_laptop"))) == pytest.approx(95.0 - 5)  # passive 0 is ignored
     assert default_hot_c(SysFS(sysfs_tree("rpi4"))) == 70.0  # no trip points in the tree
     assert policy_limits(SysFS(sysfs_tree("container"))) == []
+
+
+def test_a_clock_chosen_with_the_userspace_governor_is_the_reference(sysfs_tree, tmp_path):
+    """A frequency sweep's low clock is a choice, not throttling: the reference is scaling_setspeed."""
+    root = tmp_path / "phone"
+    shutil.copytree(sysfs_tree("android_phone"), root)
+    policy4 = root / "sys/devices/system/cpu/cpufreq/policy4"
+    (policy4 / "scaling_governor").write_text("userspace\n")
+    (policy4 / "scaling_setspeed").write_text("1056000\n")
+    limits = {p.name: p.max_khz for p in policy_limits(SysFS(root))}
+    assert limits["policy4"] == 1056000
+    assert limits["policy0"] == int((root / "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq").read_text())
+
+
+def test_trial_throttling_covers_the_measured_steps_only():
+    s = series(big_freq=dip(2, 4), temp_c=lambda t: np.full_like(t, 85.0))
+    reference = ThrottleReference((LITTLE, BIG), 80.0)
+    t = trial_throttling(s, 1000 * MS, 9000 * MS, reference)
+    assert t is not None and t.hot_c == 80.0
+    (episode,) = t.episodes
+    assert (episode.policy, episode.cores, episode.reference_khz) == ("policy4", [2, 3], 2_400_000)
+    assert episode.start_s == pytest.approx(1.0) and episode.duration_s == pytest.approx(2.0)  # 2-4 s, from 1 s
+    assert t.throttled_s == pytest.approx(2.0)
+    assert trial_throttling(s, 5000 * MS, 9000 * MS, reference).episodes == []  # after the dip: none
+
+
+def test_throttled_time_counts_overlapping_policies_once():
+    s = series(big_freq=dip(2, 6), temp_c=lambda t: np.full_like(t, 85.0), little_busy=True)
+    for core in (0, 1):  # the little cluster held down from 4 s to 8 s
+        s.columns[f"cpu{core}_freq_khz"] = dip(4, 8, low=900_000.0, high=1_800_000.0)(s.t_ns / 1e9)
+    t = trial_throttling(s, 0, 10_000 * MS, ThrottleReference((LITTLE, BIG), 80.0))
+    assert sorted((e.policy, e.duration_s) for e in t.episodes) == [
+        ("policy0", pytest.approx(4.0)),
+        ("policy4", pytest.approx(4.0)),
+    ]
+    assert t.throttled_s == pytest.approx(6.0)  # 2-8 s
+
+
+def test_no_throttling_verdict_without_frequency_or_temperature():
+    s = series()
+    no_temp = Samples(s.t_ns, {k: v for k, v in s.columns.items() if not k.startswith("temp_")})
+    no_freq = Samples(s.t_ns, {k: v for k, v in s.columns.items() if not k.endswith("_freq_khz")})
+    reference = ThrottleReference((LITTLE, BIG), 80.0)
+    assert trial_throttling(no_temp, 0, 10_000 * MS, reference) is None
+    assert trial_throttling(no_freq, 0, 10_000 * MS, reference) is None
+    assert trial_throttling(s, 0, 10_000 * MS, ThrottleReference((), 80.0)) is None
+
+
+def test_a_trial_result_reports_throttling_and_its_summary_row():
+    steps = [
+        {"event": "step", "phase": "train", "index": i, "start_ns": (1 + i) * 1000 * MS, "end_ns": (2 + i) * 1000 * MS,
+         "loss": 1.0}
+        for i in range(8)
+    ]  # fmt: skip
+    events = [{"event": "ready", "params": 10, "env": {}}, *steps, {"event": "done", "stopped_by": "fixed: 8 steps"}]
+    s = series(big_freq=dip(2, 4), temp_c=lambda t: np.full_like(t, 85.0))
+    reference = ThrottleReference((LITTLE, BIG), 80.0)
+    r = build_result(Trial(steps=8, batch_size=2), "t", events, s, {}, reference)
+    assert [(e.policy, e.start_s, e.duration_s) for e in r.throttling.episodes] == [("policy4", 1.0, 2.0)]
+    assert throttling_text(r.throttling) == "2.0 s: policy4 from 1.0 s for 2.0 s, down to 1400 of 2400 MHz at 85.0 °C"
+    assert build_result(Trial(steps=8, batch_size=2), "t", events, s, {}).throttling is None  # no reference given

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error"]
 
@@ -122,6 +122,29 @@ class TraceSummary(BaseModel):
     covered_pct: float
 
 
+class ThrottleEpisode(BaseModel):
+    """A stretch of training during which one cpufreq policy was busy, clocked below 95% of its reference clock
+    and the device at or above ``Throttling.hot_c`` (``measure.throttling``, the monitor's rule)."""
+
+    policy: str
+    cores: list[int]
+    #: Since the first measured step.
+    start_s: float
+    duration_s: float
+    min_freq_khz: float
+    reference_khz: int
+    max_temp_c: float
+
+
+class Throttling(BaseModel):
+    """Thermal throttling over the measured steps, in 1 s windows; empty ``episodes``: none seen."""
+
+    hot_c: float
+    episodes: list[ThrottleEpisode]
+    #: Time any policy was throttled (overlapping episodes of two policies count once).
+    throttled_s: float
+
+
 class TrialResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -211,6 +234,8 @@ class TrialResult(BaseModel):
     accuracy_curve: list[AccuracyPoint] | None = None
     predictability: Predictability | None = None
     trace: TraceSummary | None = None
+    #: None where the device exposes no CPU frequency or temperature (nothing to tell throttling by).
+    throttling: Throttling | None = None
 
     @property
     def ok(self) -> bool:
@@ -222,6 +247,8 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
 
     Version 2 added the energy, idle-power, estimated-energy and GPU-utilization fields, and the sweep, precision,
     target-CI, inference-CPU and VmPeak fields, all optional: a version 1 record reads as one with none measured.
+    Version 3 added ``predictability``, ``trace`` and ``throttling``, optional too: in an older record they are
+    null because that version did not measure them, not because the device could not.
     """
     version = record.get("schema_version", 1)
     if version > SCHEMA_VERSION:

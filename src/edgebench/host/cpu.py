@@ -52,6 +52,8 @@ class FreqPolicy:
     max_khz: int | None
     cpuinfo_max_khz: int | None
     available_khz: tuple[int, ...]
+    #: The clock the ``userspace`` governor was told to hold (``scaling_setspeed``); None under other governors.
+    setspeed_khz: int | None = None
 
 
 def freq_policies(sysfs: SysFS) -> list[FreqPolicy]:
@@ -68,15 +70,17 @@ def freq_policies(sysfs: SysFS) -> list[FreqPolicy]:
             continue
         seen.add(cores)
         available = sysfs.read_str(f"{path}/scaling_available_frequencies") or ""
+        governor = sysfs.read_str(f"{path}/scaling_governor")
         policies.append(
             FreqPolicy(
                 name=path.rsplit("/", 1)[-1] if "policy" in path else f"policy{cores[0]}",
                 cores=cores,
-                governor=sysfs.read_str(f"{path}/scaling_governor"),
+                governor=governor,
                 min_khz=sysfs.read_int(f"{path}/scaling_min_freq"),
                 max_khz=sysfs.read_int(f"{path}/scaling_max_freq"),
                 cpuinfo_max_khz=sysfs.read_int(f"{path}/cpuinfo_max_freq"),
                 available_khz=tuple(sorted(int(f) for f in available.split())),
+                setspeed_khz=sysfs.read_int(f"{path}/scaling_setspeed") if governor == "userspace" else None,
             )
         )
     return policies

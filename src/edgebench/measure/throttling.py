@@ -2,8 +2,9 @@
 
 Samples are cut into windows (1 s by default; ``/proc/stat`` ticks at 10 ms make shorter windows noisy).  In each
 window and for each cpufreq policy: the policy's cores are *busy* when their mean utilization is at least
-``busy_pct``; the clock is *held down* when their mean frequency is below ``below`` x the policy's maximum (its
-``scaling_max_freq`` when monitoring starts, so a user's own cap is not counted); the device is *hot* when its
+``busy_pct``; the clock is *held down* when their mean frequency is below ``below`` x the policy's reference clock
+(its ``scaling_max_freq`` when monitoring starts, so a user's own cap is not counted, or under the ``userspace``
+governor the ``scaling_setspeed`` a frequency sweep chose); the device is *hot* when its
 hottest temperature reading is at least ``hot_c``.  A window with all three is throttled; consecutive throttled
 windows of a policy make one :class:`ThrottleEpisode`.
 
@@ -22,6 +23,8 @@ import numpy as np
 
 from edgebench.host.cpu import FreqPolicy, freq_policies
 from edgebench.host.sysfs import SysFS
+from edgebench.result import ThrottleEpisode as ThrottleEpisodeResult
+from edgebench.result import Throttling
 from edgebench.sensors.samples import Samples
 
 DEFAULT_HOT_C = 70.0
@@ -62,12 +65,14 @@ class ThrottleEpisode:
 
 
 def policy_limits(sysfs: SysFS) -> list[PolicyLimit]:
-    """Each policy's reference clock: ``scaling_max_freq`` now (the user's cap), else ``cpuinfo_max_freq``."""
-    return [_limit(p) for p in freq_policies(sysfs) if (p.max_khz or p.cpuinfo_max_khz)]
+    """Each policy's reference clock now: the ``userspace`` governor's ``scaling_setspeed`` (a clock chosen on
+    purpose, e.g. by a frequency sweep, is not throttling), else ``scaling_max_freq`` (the user's cap), else
+    ``cpuinfo_max_freq``."""
+    return [limit for p in freq_policies(sysfs) if (limit := _limit(p)).max_khz]
 
 
 def _limit(p: FreqPolicy) -> PolicyLimit:
-    return PolicyLimit(p.name, p.cores, int(p.max_khz or p.cpuinfo_max_khz or 0))
+    return PolicyLimit(p.name, p.cores, int(p.setspeed_khz or p.max_khz or p.cpuinfo_max_khz or 0))
 
 
 def default_hot_c(sysfs: SysFS) -> float:
@@ -226,6 +231,51 @@ def load_windows(samples: Samples, window_s: float = 1.0) -> list[LoadWindow]:
     windows = [w for t, row in zip(samples.t_ns, data, strict=True) if (w := acc.feed(int(t), list(row)))]
     last = acc.finish(int(samples.t_ns[-1])) if len(samples) else None
     return windows + ([last] if last else [])
+
+
+@dataclass(frozen=True)
+class ThrottleReference:
+    """What throttling is judged against, read from the device when a trial or a monitoring run starts."""
+
+    policies: tuple[PolicyLimit, ...]
+    hot_c: float
+
+    @classmethod
+    def read(cls, sysfs: SysFS) -> ThrottleReference:
+        return cls(tuple(policy_limits(sysfs)), default_hot_c(sysfs))
+
+
+def trial_throttling(samples: Samples, t0_ns: int, t1_ns: int, reference: ThrottleReference) -> Throttling | None:
+    """Throttling over a trial's measured steps ``[t0_ns, t1_ns]``; None when the samples hold no CPU frequency or
+    no temperature, or the device reports no reference clock (throttling cannot be told there)."""
+    has_freq = any(_CORE.match(c) and c.endswith("_freq_khz") for c in samples.columns)
+    has_temp = any(c.startswith("temp_") and c.endswith("_mc") for c in samples.columns)
+    if not (has_freq and has_temp and reference.policies):
+        return None
+    inside = samples.take((samples.t_ns >= t0_ns) & (samples.t_ns <= t1_ns))
+    episodes = detect_throttling(inside, reference.policies, reference.hot_c) if len(inside) >= 2 else []
+    spans = sorted((e.start_ns, e.end_ns) for e in episodes)
+    throttled_ns, reach = 0, t0_ns
+    for start, end in spans:  # union of the episodes' spans
+        throttled_ns += max(0, end - max(start, reach))
+        reach = max(reach, end)
+    results = [
+        ThrottleEpisodeResult(
+            policy=e.policy,
+            cores=list(e.cores),
+            start_s=(e.start_ns - t0_ns) / 1e9,
+            duration_s=e.duration_s,
+            min_freq_khz=e.min_freq_khz,
+            reference_khz=e.max_khz,
+            max_temp_c=e.max_temp_c,
+        )
+        for e in episodes
+    ]
+    return Throttling(
+        hot_c=reference.hot_c,
+        episodes=results,
+        throttled_s=throttled_ns / 1e9,
+    )
 
 
 def detect_throttling(

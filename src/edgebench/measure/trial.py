@@ -12,6 +12,7 @@ from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
+from edgebench.measure.throttling import ThrottleReference, trial_throttling
 from edgebench.measure.utilization import (
     idle_ratio,
     mean_utilization_pct,
@@ -88,8 +89,17 @@ def _window(samples: Samples, t0: int, t1: int) -> np.ndarray:
 
 
 def build_result(
-    trial: Trial, trial_id: str, events: list[dict[str, Any]], samples: Samples | None, env: dict[str, Any]
+    trial: Trial,
+    trial_id: str,
+    events: list[dict[str, Any]],
+    samples: Samples | None,
+    env: dict[str, Any],
+    throttle_reference: ThrottleReference | None = None,
 ) -> TrialResult:
+    """The measurements of a trial that ran to its end, from its step events and its sensor samples.
+
+    ``throttle_reference`` (the device's clocks and hot threshold at the trial's start) adds ``throttling``.
+    """
     train = steps_of(events, "train")
     done = next(e for e in events if e["event"] == "done")
     step_ms = durations_ms(train)
@@ -114,6 +124,8 @@ def build_result(
     t0, t1 = train[0]["start_ns"], train[-1]["end_ns"]
     if samples is not None and len(samples) >= 2:
         fields.update(_from_samples(samples, t0, t1))
+        if throttle_reference is not None:
+            fields["throttling"] = trial_throttling(samples, t0, t1, throttle_reference)
         if fields["peak_memory_bytes"] is None and "proc_rss_bytes" in samples.columns:
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():

@@ -137,6 +137,7 @@ MEASURES = (
         lambda r: max((v.max for v in r.temperature_c.values()), default=None) if r.temperature_c else None,
         "{:.1f}",
     ),
+    Measure("thermally throttled (s)", lambda r: r.throttling.throttled_s if r.throttling else None, "{:.1f}"),
 )
 
 

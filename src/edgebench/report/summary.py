@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
-from edgebench.result import Stats, TrialResult
+from edgebench.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
 
@@ -76,6 +76,8 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu_freq_khz))
     if r.temperature_c:
         table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
+    if r.throttling:
+        table.add_row("thermal throttling", throttling_text(r.throttling))
     table.add_row("energy", energy_text(r))
     if r.energy_by_rail and len(r.energy_by_rail) > 1:
         rails = "  ".join(f"{k} {v.avg_power_w:.2f} W" for k, v in r.energy_by_rail.items())
@@ -132,3 +134,15 @@ def _predictability(r: TrialResult) -> str:
 
 def print_summary(result: TrialResult, console: Console | None = None) -> None:
     (console or Console()).print(summary_table(result))
+
+
+def throttling_text(t: Throttling) -> str:
+    """``none`` or, per episode, the policy, when and for how long, and how far its clock fell."""
+    if not t.episodes:
+        return f"none (clock below 95% of its reference under load at >= {t.hot_c:g} °C)"
+    episodes = [
+        f"{e.policy} from {e.start_s:.1f} s for {e.duration_s:.1f} s, down to {e.min_freq_khz / 1e3:.0f} of"
+        f" {e.reference_khz / 1e3:.0f} MHz at {e.max_temp_c:.1f} °C"
+        for e in t.episodes
+    ]
+    return f"{t.throttled_s:.1f} s: " + "; ".join(episodes)

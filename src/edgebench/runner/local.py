@@ -25,6 +25,7 @@ from edgebench.host.cpuset import format_cpu_list
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.attribution import trace_summary
+from edgebench.measure.throttling import ThrottleReference
 from edgebench.measure.trial import build_result, failed_result
 from edgebench.result import TrialResult
 from edgebench.runner.budget import Watch, budget_outcome, wait_within_budget
@@ -88,11 +89,12 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     trial = resolve_placement(trial)
     trial_id = new_trial_id()
     env = host_environment(SysFS(sysfs_root))
+    reference = ThrottleReference.read(SysFS(sysfs_root))  # before the trial heats the device
     with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
         files = _TrialFiles(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
         supervised = _supervise(trial, files, sysfs_root, sample)
-        return _assemble(trial, trial_id, env, files, supervised)
+        return _assemble(trial, trial_id, env, files, supervised, reference)
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,14 @@ def _supervise(trial: Trial, files: _TrialFiles, sysfs_root: str, sample: bool) 
         _kill(worker)
 
 
-def _assemble(trial: Trial, trial_id: str, env: dict[str, Any], files: _TrialFiles, ended: _Supervised) -> TrialRun:
+def _assemble(
+    trial: Trial,
+    trial_id: str,
+    env: dict[str, Any],
+    files: _TrialFiles,
+    ended: _Supervised,
+    reference: ThrottleReference | None = None,
+) -> TrialRun:
     """The result (measured, or failed with its status and reason) and the raw series to store beside it."""
     events = _read_events(files.events)
     if ended.idle_event:
@@ -195,7 +204,7 @@ def _assemble(trial: Trial, trial_id: str, env: dict[str, Any], files: _TrialFil
     if ended.failure is None:
         spans_json = files.spans.read_text() if files.spans.exists() else None
         samples = read_samples(files.samples, meta) if meta else None
-        result = build_result(trial, trial_id, events, samples, env)
+        result = build_result(trial, trial_id, events, samples, env, reference)
         if spans_json is not None:
             result.trace = trace_summary(SpanTable.from_json(spans_json), events)
         return TrialRun(result, events, samples_csv, spans_json, meta)

@@ -22,6 +22,10 @@ class Samples:
     def __len__(self) -> int:
         return len(self.t_ns)
 
+    def take(self, rows: np.ndarray) -> Samples:
+        """The samples at ``rows`` (indices or a mask), columns and meta alike."""
+        return Samples(self.t_ns[rows], {k: v[rows] for k, v in self.columns.items()}, self.meta, self.labels)
+
     def matching(self, prefix: str, suffix: str) -> dict[str, np.ndarray]:
         """Columns named ``prefix*suffix`` in file order, e.g. ``("cpu", "_active_ticks")``."""
         return {k: v for k, v in self.columns.items() if k.startswith(prefix) and k.endswith(suffix)}
