@@ -91,7 +91,7 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     env = host_environment(SysFS(sysfs_root))
     reference = ThrottleReference.read(SysFS(sysfs_root))  # before the trial heats the device
     with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
-        files = _TrialFiles(Path(tmp))
+        files = _TrialFiles.under(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
         supervised = _supervise(trial, files, sysfs_root, sample)
         return _assemble(trial, trial_id, env, files, supervised, reference)
@@ -101,27 +101,16 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
 class _TrialFiles:
     """Where the launcher and its two children exchange a trial's data (a temporary directory per trial)."""
 
-    work: Path
+    spec: Path
+    events: Path
+    samples: Path
+    spans: Path
+    stderr: Path
 
-    @property
-    def spec(self) -> Path:
-        return self.work / "trial.json"
-
-    @property
-    def events(self) -> Path:
-        return self.work / "events.jsonl"
-
-    @property
-    def samples(self) -> Path:
-        return self.work / "samples.csv"
-
-    @property
-    def spans(self) -> Path:
-        return self.work / "spans.json"
-
-    @property
-    def stderr(self) -> Path:
-        return self.work / "worker.stderr"
+    @classmethod
+    def under(cls, work: Path) -> _TrialFiles:
+        names = ("trial.json", "events.jsonl", "samples.csv", "spans.json", "worker.stderr")
+        return cls(*(work / name for name in names))
 
 
 @dataclass
