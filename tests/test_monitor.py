@@ -152,3 +152,11 @@ def test_an_earlier_run_is_not_overwritten(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "--out" in stderr and "already holds" in stderr
     assert (out / "samples.csv").read_text() == "t_ns\n1\n"
+
+
+def test_the_monitor_loads_neither_torch_nor_pydantic():
+    """The monitoring loop runs for hours on small boards; torch, pydantic or pandas would each add 15 MiB or more
+    to it (the ``edgebench`` command line loads pydantic for its options; ``run_monitor`` from Python does not)."""
+    code = "import sys, edgebench.monitor.session; print(sorted({'torch', 'pydantic', 'pandas'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -111,6 +111,13 @@ def test_proc_stat_cut_mid_line_drops_the_partial_line():
     assert parse_core_ticks(text) == {0: (2, 10)}
 
 
+def test_tegra_pmic_die_constant_is_not_a_temperature(sysfs_tree):
+    """The TX2's PMIC-Die zone always reads 100 °C; it would make every TX2 look hot."""
+    columns = ThermalSensor(SysFS(sysfs_tree("jetson_tx2"))).open()
+    assert "temp_pmic_die_mc" not in columns
+    assert {"temp_bcpu_therm_mc", "temp_mcpu_therm_mc", "temp_gpu_therm_mc"} <= set(columns) and len(columns) == 7
+
+
 def test_unreadable_thermal_zone_reads_none(tmp_path):
     zone = tmp_path / "sys/class/thermal/thermal_zone0"
     zone.mkdir(parents=True)

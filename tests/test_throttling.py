@@ -16,9 +16,8 @@ from edgebench.measure.throttling import (
     load_windows,
     policy_limits,
     throttled,
-    trial_throttling,
 )
-from edgebench.measure.trial import build_result
+from edgebench.measure.trial import build_result, trial_throttling
 from edgebench.report.summary import throttling_text
 from edgebench.sensors.samples import Samples
 from edgebench.trial import Trial

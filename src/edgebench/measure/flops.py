@@ -78,6 +78,17 @@ def sdpa_flops(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Sequence
     return 2 * b * h * s_q * s_k * d + 2 * b * h * s_q * s_k * d_v
 
 
+def rnn_layer_flops(in_shape: Sequence[int], w_ih_shape: Sequence[int], w_hh_shape: Sequence[int]) -> int:
+    """One recurrent layer (one direction) over a whole sequence: at each of the ``T x N`` positions, the input
+    projection ``W_ih x`` and the recurrent one ``W_hh h`` (all gates at once: ``W`` is ``[gates * H, .]``).
+
+    ``2 * T * N * (W_ih.numel() + W_hh.numel())``, the same as the matmuls an LSTM decomposes into (on ``meta``) and
+    the work the fused oneDNN LSTM kernel (``mkldnn_rnn_layer``) does on the CPU.
+    """
+    positions = prod(int(s) for s in in_shape[:-1])
+    return 2 * positions * (prod(int(s) for s in w_ih_shape) + prod(int(s) for s in w_hh_shape))
+
+
 def _flop_counter_conv_backward(
     grad_out_shape: list[int], x_shape: list[int], w_shape: list[int], _bias: Any, _stride: Any, _padding: Any,
     _dilation: Any, transposed: bool, _output_padding: Any, _groups: int, output_mask: list[bool], *_: Any, **__: Any,

@@ -23,8 +23,6 @@ import numpy as np
 
 from edgebench.host.cpu import FreqPolicy, freq_policies
 from edgebench.host.sysfs import SysFS
-from edgebench.result import ThrottleEpisode as ThrottleEpisodeResult
-from edgebench.result import Throttling
 from edgebench.sensors.samples import Samples
 
 DEFAULT_HOT_C = 70.0
@@ -245,37 +243,26 @@ class ThrottleReference:
         return cls(tuple(policy_limits(sysfs)), default_hot_c(sysfs))
 
 
-def trial_throttling(samples: Samples, t0_ns: int, t1_ns: int, reference: ThrottleReference) -> Throttling | None:
-    """Throttling over a trial's measured steps ``[t0_ns, t1_ns]``; None when the samples hold no CPU frequency or
-    no temperature, or the device reports no reference clock (throttling cannot be told there)."""
+def episodes_between(
+    samples: Samples, t0_ns: int, t1_ns: int, reference: ThrottleReference
+) -> list[ThrottleEpisode] | None:
+    """Throttling episodes within ``[t0_ns, t1_ns]`` (a trial's measured steps); None when the samples hold no CPU
+    frequency or no temperature, or the device reports no reference clock (throttling cannot be told there)."""
     has_freq = any(_CORE.match(c) and c.endswith("_freq_khz") for c in samples.columns)
     has_temp = any(c.startswith("temp_") and c.endswith("_mc") for c in samples.columns)
     if not (has_freq and has_temp and reference.policies):
         return None
     inside = samples.take((samples.t_ns >= t0_ns) & (samples.t_ns <= t1_ns))
-    episodes = detect_throttling(inside, reference.policies, reference.hot_c) if len(inside) >= 2 else []
-    spans = sorted((e.start_ns, e.end_ns) for e in episodes)
-    throttled_ns, reach = 0, t0_ns
-    for start, end in spans:  # union of the episodes' spans
-        throttled_ns += max(0, end - max(start, reach))
-        reach = max(reach, end)
-    results = [
-        ThrottleEpisodeResult(
-            policy=e.policy,
-            cores=list(e.cores),
-            start_s=(e.start_ns - t0_ns) / 1e9,
-            duration_s=e.duration_s,
-            min_freq_khz=e.min_freq_khz,
-            reference_khz=e.max_khz,
-            max_temp_c=e.max_temp_c,
-        )
-        for e in episodes
-    ]
-    return Throttling(
-        hot_c=reference.hot_c,
-        episodes=results,
-        throttled_s=throttled_ns / 1e9,
-    )
+    return detect_throttling(inside, reference.policies, reference.hot_c) if len(inside) >= 2 else []
+
+
+def covered_ns(episodes: Iterable[ThrottleEpisode]) -> int:
+    """Time inside any episode: overlapping episodes of two policies count once."""
+    total, reach = 0, None
+    for start, end in sorted((e.start_ns, e.end_ns) for e in episodes):
+        total += max(0, end - (start if reach is None else max(start, reach)))
+        reach = end if reach is None else max(reach, end)
+    return total
 
 
 def detect_throttling(

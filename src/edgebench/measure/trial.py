@@ -12,14 +12,23 @@ from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
-from edgebench.measure.throttling import ThrottleReference, trial_throttling
+from edgebench.measure.throttling import ThrottleReference, covered_ns, episodes_between
 from edgebench.measure.utilization import (
     idle_ratio,
     mean_utilization_pct,
     per_core_utilization_pct,
     process_cpu_pct,
 )
-from edgebench.result import CpuUtil, LossSummary, Range, SamplerSummary, Status, TrialResult
+from edgebench.result import (
+    CpuUtil,
+    LossSummary,
+    Range,
+    SamplerSummary,
+    Status,
+    ThrottleEpisode,
+    Throttling,
+    TrialResult,
+)
 from edgebench.sensors.samples import Samples
 from edgebench.trial import Trial
 
@@ -177,3 +186,24 @@ def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
                 summary[label] = Range(mean=float(window.mean()) / 1e3, max=float(window.max()) / 1e3)
         out["temperature_c"] = summary or None
     return out
+
+
+def trial_throttling(samples: Samples, t0_ns: int, t1_ns: int, reference: ThrottleReference) -> Throttling | None:
+    """Thermal throttling over the measured steps ``[t0_ns, t1_ns]``, times from ``t0_ns``; None where it cannot
+    be told (no clock, no temperature or no reference clock)."""
+    episodes = episodes_between(samples, t0_ns, t1_ns, reference)
+    if episodes is None:
+        return None
+    found = [
+        ThrottleEpisode(
+            policy=e.policy,
+            cores=list(e.cores),
+            start_s=(e.start_ns - t0_ns) / 1e9,
+            duration_s=e.duration_s,
+            min_freq_khz=e.min_freq_khz,
+            reference_khz=e.max_khz,
+            max_temp_c=e.max_temp_c,
+        )
+        for e in episodes
+    ]
+    return Throttling(hot_c=reference.hot_c, episodes=found, throttled_s=covered_ns(episodes) / 1e9)

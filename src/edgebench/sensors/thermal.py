@@ -16,6 +16,11 @@ from edgebench.sensors.base import (
     present,
 )
 
+#: Thermal zone types that hold a constant, not a temperature: left out so that no maximum, mean or throttling verdict
+#: is taken from them.  Tegra TX-family ``PMIC-Die`` reads a fixed 100 °C (tegrastats' "PMIC@100C"; jetson-stats
+#: skips it too).  Other PMIC zones (Qualcomm ``pm8150_tz``...) measure and are kept.
+NOT_A_TEMPERATURE = frozenset({"PMIC-Die"})
+
 
 @dataclass(frozen=True)
 class TempSource:
@@ -41,6 +46,8 @@ def temperature_sources(sysfs: SysFS) -> list[TempSource]:
         if sysfs.exists(f"{zone}/temp"):
             kind = sysfs.read_str(f"{zone}/type") or zone.rsplit("/", 1)[-1]
             zone_types.add(kind.replace("-", "_"))
+            if kind in NOT_A_TEMPERATURE:
+                continue
             add(column_token(kind), f"{kind} ({zone.rsplit('/', 1)[-1]})", f"{zone}/temp")
     for hwmon in sysfs.glob("/sys/class/hwmon/hwmon*"):
         chip = sysfs.read_str(f"{hwmon}/name") or hwmon.rsplit("/", 1)[-1]

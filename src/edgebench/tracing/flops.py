@@ -9,7 +9,8 @@ module (the loss, the optimizer, gradient accumulation) are counted as unattribu
 What is counted:
 
 - FLOPs: 2 per multiply-add of the matrix-multiply-like ops (``mm``, ``addmm``, ``bmm``, ``baddbmm``,
-  ``convolution`` and ``convolution_backward``, CPU flash attention), which carry nearly all of a network's
+  ``convolution`` and ``convolution_backward``, CPU flash attention, the CPU's fused LSTM layer
+  ``mkldnn_rnn_layer`` and its backward), which carry nearly all of a network's
   arithmetic; element-wise ops, normalisation and pooling count 0 FLOPs here (and bytes below).  Convolutions are
   counted from the weight's element count, so groups are honoured in both directions: a depthwise 3x3 layer
   costs ``2 * N * H_out * W_out * C * 9`` forward and the same again for each of grad-input and grad-weight.
@@ -32,7 +33,14 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from edgebench.measure.flops import bmm_flops, conv_backward_flops, conv_flops, mm_flops, sdpa_flops
+from edgebench.measure.flops import (
+    bmm_flops,
+    conv_backward_flops,
+    conv_flops,
+    mm_flops,
+    rnn_layer_flops,
+    sdpa_flops,
+)
 from edgebench.tracing.layers import claim_nodes, input_floor, module_labels
 
 aten = torch.ops.aten
@@ -63,6 +71,10 @@ def op_flops(func: Any, args: tuple[Any, ...], out: Any) -> int:
         return conv_flops(out.shape, args[0].shape, args[1].shape, bool(args[6]))
     if func is aten.convolution_backward.default:
         return conv_backward_flops(args[0].shape, args[1].shape, args[2].shape, bool(args[7]), args[10])
+    if func is aten.mkldnn_rnn_layer.default:  # the CPU's fused LSTM layer: its matmuls never reach dispatch
+        return rnn_layer_flops(args[0].shape, args[1].shape, args[2].shape)
+    if func is aten.mkldnn_rnn_layer_backward.default:  # grad-input, grad-hidden and both grad-weights
+        return 2 * rnn_layer_flops(args[0].shape, args[1].shape, args[2].shape)
     if func is aten._scaled_dot_product_flash_attention_for_cpu.default:
         return sdpa_flops(args[0].shape, args[1].shape, args[2].shape)
     if func is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
