@@ -139,7 +139,7 @@ def print_summary(result: TrialResult, console: Console | None = None) -> None:
 def throttling_text(t: Throttling) -> str:
     """``none`` or, per episode, the policy, when and for how long, and how far its clock fell."""
     if not t.episodes:
-        return f"none (clock below 95% of its reference under load at >= {t.hot_c:g} °C)"
+        return f"none: no clock held below 95% of its reference under load at >= {t.hot_c:g} °C"
     episodes = [
         f"{e.policy} from {e.start_s:.1f} s for {e.duration_s:.1f} s, down to {e.min_freq_khz / 1e3:.0f} of"
         f" {e.reference_khz / 1e3:.0f} MHz at {e.max_temp_c:.1f} °C"
