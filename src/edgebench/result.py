@@ -122,7 +122,7 @@ class TraceSummary(BaseModel):
     covered_pct: float
 
 
-class ThrottleEpisode(BaseModel):
+class ThrottleSpan(BaseModel):
     """A stretch of training during which one cpufreq policy was busy, clocked below 95% of its reference clock
     and the device at or above ``Throttling.hot_c`` (``measure.throttling``, the monitor's rule)."""
 
@@ -140,7 +140,7 @@ class Throttling(BaseModel):
     """Thermal throttling over the measured steps, in 1 s windows; empty ``episodes``: none seen."""
 
     hot_c: float
-    episodes: list[ThrottleEpisode]
+    episodes: list[ThrottleSpan]
     #: Time any policy was throttled (overlapping episodes of two policies count once).
     throttled_s: float
 

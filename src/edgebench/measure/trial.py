@@ -25,7 +25,7 @@ from edgebench.result import (
     Range,
     SamplerSummary,
     Status,
-    ThrottleEpisode,
+    ThrottleSpan,
     Throttling,
     TrialResult,
 )
@@ -195,7 +195,7 @@ def trial_throttling(samples: Samples, t0_ns: int, t1_ns: int, reference: Thrott
     if episodes is None:
         return None
     found = [
-        ThrottleEpisode(
+        ThrottleSpan(
             policy=e.policy,
             cores=list(e.cores),
             start_s=(e.start_ns - t0_ns) / 1e9,
