@@ -42,6 +42,11 @@ def gpu_fields(samples: Samples | None, t0: int, t1: int) -> dict[str, Any]:
     }
 
 
+def per_step_and_sample(energy_j: float, steps: int, batch_size: int) -> tuple[float, float]:
+    """The MNN-based suite's ``singleBatch`` and ``singleSample`` figures: ``E / steps``, ``E / (steps * batch)``."""
+    return energy_j / steps, energy_j / (steps * batch_size)
+
+
 def energy_fields(
     trial: Trial,
     events: list[dict[str, Any]],
@@ -54,16 +59,16 @@ def energy_fields(
 ) -> dict[str, Any]:
     """The ``energy_*``, ``idle_*``, ``avg_power_w`` and ``estimated_*`` fields of a trial's result."""
     out: dict[str, Any] = {}
-    samples_per_step = trial.batch_size
     idle = idle_window(events)
     if idle:
         out["idle_window_s"] = (idle[1] - idle[0]) / 1e9
     figures = device_energy(samples, t0, t1, idle) if samples is not None and len(samples) >= 2 else None
     if figures is not None:
+        per_step, per_sample = per_step_and_sample(figures.active_j, steps, trial.batch_size)
         out.update(
             energy_j=figures.active_j,
-            energy_per_step_j=figures.active_j / steps,
-            energy_per_sample_j=figures.active_j / (steps * samples_per_step),
+            energy_per_step_j=per_step,
+            energy_per_sample_j=per_sample,
             energy_gross_j=figures.gross_j,
             energy_window_s=figures.window_s,
             idle_power_w=figures.idle_power_w,
@@ -84,10 +89,11 @@ def energy_fields(
         model = parse_power_model(trial.estimate_energy)
         window_s = (t1 - t0) / 1e9
         estimate = estimate_energy(model, cpu_util_mean_pct, window_s, gpu_util_mean_pct)
+        per_step, per_sample = per_step_and_sample(estimate.active_j, steps, trial.batch_size)
         out.update(
             estimated_energy_j=estimate.active_j,
-            estimated_energy_per_step_j=estimate.active_j / steps,
-            estimated_energy_per_sample_j=estimate.active_j / (steps * samples_per_step),
+            estimated_energy_per_step_j=per_step,
+            estimated_energy_per_sample_j=per_sample,
             estimated_avg_power_w=estimate.avg_power_w,
             estimated_idle_power_w=estimate.idle_power_w,
             estimated_energy_source=f"estimated: {estimate.model}",

@@ -33,6 +33,7 @@ import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
+from edgebench.measure.energy import per_step_and_sample
 from edgebench.result import TrialResult
 from edgebench.sensors.samples import parse_samples
 
@@ -181,7 +182,8 @@ def energy_value(result: TrialResult, field: str) -> float | None:
     energy, steps = result.energy_j, result.step_time_ms.n if result.step_time_ms else 0
     if energy is None or not steps:
         return None
-    return energy / steps if field == "energy_per_step_j" else energy / (steps * result.batch_size)
+    per_step, per_sample = per_step_and_sample(energy, steps, result.batch_size)
+    return per_step if field == "energy_per_step_j" else per_sample
 
 
 def latest_ok(results: Iterable[TrialResult]) -> dict[tuple[Setting, str, int], TrialResult]:
