@@ -239,8 +239,9 @@ class ThrottleReference:
     hot_c: float
 
     @classmethod
-    def read(cls, sysfs: SysFS) -> ThrottleReference:
-        return cls(tuple(policy_limits(sysfs)), default_hot_c(sysfs))
+    def read(cls, sysfs: SysFS, hot_c: float | None = None) -> ThrottleReference:
+        """The policies' reference clocks now, and ``hot_c`` (default: :func:`default_hot_c`)."""
+        return cls(tuple(policy_limits(sysfs)), hot_c if hot_c is not None else default_hot_c(sysfs))
 
 
 def episodes_between(

@@ -22,14 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import (
-    PolicyLimit,
-    ThrottleEpisode,
-    ThrottleTracker,
-    WindowAccumulator,
-    default_hot_c,
-    policy_limits,
-)
+from edgebench.measure.throttling import ThrottleEpisode, ThrottleReference, ThrottleTracker, WindowAccumulator
 from edgebench.monitor.mnn_csv import FreqTemperatureWriter
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
@@ -206,8 +199,8 @@ def run_monitor(
             pid=config.pid,
         )
     )
-    policies: list[PolicyLimit] = policy_limits(sysfs)
-    hot_c = config.hot_c if config.hot_c is not None else default_hot_c(sysfs)
+    reference = ThrottleReference.read(sysfs, config.hot_c)
+    policies, hot_c = reference.policies, reference.hot_c
     tracker = ThrottleTracker(
         policies,
         hot_c,

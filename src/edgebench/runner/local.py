@@ -88,8 +88,9 @@ def run_trial(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     """Run ``trial`` in a fresh worker and return its result; failures come back as a result with a status."""
     trial = resolve_placement(trial)
     trial_id = new_trial_id()
-    env = host_environment(SysFS(sysfs_root))
-    reference = ThrottleReference.read(SysFS(sysfs_root))  # before the trial heats the device
+    sysfs = SysFS(sysfs_root)
+    env = host_environment(sysfs)
+    reference = ThrottleReference.read(sysfs)  # before the trial heats the device
     with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
         files = _TrialFiles.under(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
