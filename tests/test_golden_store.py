@@ -1,0 +1,69 @@
+"""Records stored by an earlier edgebench (result schema 3) load and render as they did then.
+
+``fixtures/golden/store_v3`` is a real store written by edgebench at schema 3 (runs of lenet and mnist_mlp: an
+energy estimate, a layer trace, an adaptive --target-ci run, a failed --memory-budget run and a two-trial sweep),
+with what ``run``, ``layers``, ``compare`` and ``export`` printed from it at the time.  Every later change to the
+records must keep these loading and rendering the same: the files are never regenerated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from edgebench.report.summary import summary_table
+from edgebench.store import Store
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "store_v3"
+TRACED = "20261123-174053-438acf01"
+
+
+@pytest.fixture(scope="module")
+def store_copy(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("golden") / "store.sqlite"
+    shutil.copy(GOLDEN / "store_v3.db", path)
+    return path
+
+
+def edgebench(store: Path, *args: str) -> str:
+    env = dict(os.environ, EDGEBENCH_STORE=str(store), COLUMNS="100")
+    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_every_stored_record_loads_and_summarises_as_it_did(store_copy):
+    with Store(store_copy) as store:
+        results = store.query()
+    assert len(results) == 6
+    for result in results:
+        console = Console(width=100, record=True, color_system=None, file=open(os.devnull, "w"))  # noqa: SIM115
+        console.print(summary_table(result))
+        assert console.export_text() == (GOLDEN / f"summary-{result.trial_id}.txt").read_text(), result.trial_id
+
+
+def test_layers_of_a_stored_trace_render_as_they_did(store_copy):
+    for suffix, extra in ((".txt", ()), (".json", ("--json",))):
+        out = edgebench(store_copy, "layers", TRACED, "--no-measure", *extra)
+        assert out == (GOLDEN / f"layers-{TRACED}{suffix}").read_text()
+
+
+def test_compare_and_exports_of_stored_records_are_unchanged(store_copy, tmp_path):
+    assert edgebench(store_copy, "compare", "20261123-174043", "20261123-174053") == (
+        GOLDEN / "compare.txt"
+    ).read_text()
+    edgebench(store_copy, "export", "--format", "csv", "--out", str(tmp_path / "trials.csv"))
+    edgebench(store_copy, "export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
+    assert (tmp_path / "trials.csv").read_text() == (GOLDEN / "trials.csv").read_text()
+    assert (tmp_path / "steps.csv").read_text() == (GOLDEN / "steps.csv").read_text()
+    edgebench(store_copy, "export", "--format", "mnn-suite", "--device", "GOLDEN", "--out", str(tmp_path / "mnn"))
+    expected = sorted(p.relative_to(GOLDEN / "mnn") for p in (GOLDEN / "mnn").rglob("*.csv"))
+    assert sorted(p.relative_to(tmp_path / "mnn") for p in (tmp_path / "mnn").rglob("*.csv")) == expected
+    for rel in expected:
+        assert (tmp_path / "mnn" / rel).read_text() == (GOLDEN / "mnn" / rel).read_text(), rel
