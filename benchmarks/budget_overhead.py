@@ -14,7 +14,7 @@ import time
 from _common import interleave, ratio_line
 from edgebench.host.sysfs import SysFS
 from edgebench.runner.budget import POLL_S
-from edgebench.runner.local import run_trial
+from edgebench.runner.launch import run_trial
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
 

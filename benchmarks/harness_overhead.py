@@ -18,7 +18,7 @@ import sys
 import time
 
 from _common import interleave, ratio_line
-from edgebench.runner.local import run_trial
+from edgebench.runner.launch import run_trial
 from edgebench.trial import Trial
 
 PLAIN_LOOP = r"""

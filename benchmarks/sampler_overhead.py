@@ -13,7 +13,7 @@ import statistics
 import time
 
 from _common import interleave, ratio_line
-from edgebench.runner.local import run_trial
+from edgebench.runner.launch import run_trial
 from edgebench.trial import Trial
 
 

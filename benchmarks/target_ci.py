@@ -13,7 +13,7 @@ import argparse
 import statistics
 import time
 
-from edgebench.runner.local import run_trial
+from edgebench.runner.launch import run_trial
 from edgebench.runner.stopping import TargetCI
 from edgebench.trial import Trial
 

@@ -22,7 +22,7 @@ import time
 
 from _common import interleave, ratio_line
 from edgebench.registry import MODELS
-from edgebench.runner.local import run_trial
+from edgebench.runner.launch import run_trial
 from edgebench.trial import Trial
 
 DEFAULT_BATCH = {"lenet": 32}

@@ -47,9 +47,9 @@ def test_accuracy_fields_from_events():
     trial = Trial(model="lenet", data="mnist", until_accuracy=0.9, batch_size=4)
     ms = 1_000_000
     events = [
-        {"event": "step", "phase": "warmup", "start_ns": 0, "end_ns": 10 * ms},
+        {"event": "step", "phase": "warmup", "index": 0, "start_ns": 0, "end_ns": 10 * ms},
         *(
-            {"event": "step", "phase": "train", "start_ns": i * 10 * ms, "end_ns": (i + 1) * 10 * ms}
+            {"event": "step", "phase": "train", "index": i - 1, "start_ns": i * 10 * ms, "end_ns": (i + 1) * 10 * ms}
             for i in range(1, 5)
         ),
         {"event": "eval", "step": 2, "accuracy": 0.5, "start_ns": 30 * ms, "end_ns": 35 * ms},
@@ -128,9 +128,9 @@ def test_energy_to_accuracy_spans_first_step_to_the_reaching_evaluation():
     samples = Samples((t * s).astype(np.int64), {"vdd_in_power_mw": power_mw}, meta)
     trial = Trial(model="lenet", data="mnist", until_accuracy=0.9, batch_size=4)
     events = [
-        {"event": "idle", "start_ns": 0, "end_ns": int(0.5 * s)},
-        {"event": "step", "phase": "warmup", "start_ns": 1 * s, "end_ns": int(1.5 * s)},
-        {"event": "step", "phase": "train", "start_ns": int(1.5 * s), "end_ns": 3 * s},
+        {"event": "idle", "start_ns": 0, "end_ns": int(0.5 * s), "seconds": 0.5},
+        {"event": "step", "phase": "warmup", "index": 0, "start_ns": 1 * s, "end_ns": int(1.5 * s)},
+        {"event": "step", "phase": "train", "index": 0, "start_ns": int(1.5 * s), "end_ns": 3 * s},
         {"event": "eval", "step": 1, "accuracy": 0.95, "start_ns": 3 * s, "end_ns": 4 * s},
     ]
     # gross 3 s x 10 W = 30 J, minus the 2 W idle baseline over the same 3 s

@@ -6,7 +6,7 @@ import pytest
 from edgebench.cli.stored import load_trial, power_series
 from edgebench.errors import UsageError
 from edgebench.result import TrialResult
-from edgebench.runner.local import TrialRun
+from edgebench.runner.launch import TrialRun
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import SamplerMeta
 from edgebench.store import Store

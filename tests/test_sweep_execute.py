@@ -10,11 +10,12 @@ import pytest
 from edgebench.config import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.local import TrialRun
+from edgebench.runner.launch import TrialRun
 from edgebench.store import Store
 from edgebench.sweep.cooldown import Cooler
 from edgebench.sweep.execute import run_sweep
 from edgebench.sweep.plan import plan
+from edgebench.targets.local import LocalTarget
 from tests.factories import events, result
 
 POLICY = "sys/devices/system/cpu/cpufreq/policy0"
@@ -30,11 +31,11 @@ class FakeRunner:
         self.fail_on = fail_on or {}
         self.on_call = on_call
 
-    def __call__(self, trial, *, sysfs_root="/"):
+    def __call__(self, trial, *, target):
         n = len(self.calls)
         self.calls.append(trial)
         if self.on_call:
-            self.on_call(trial, sysfs_root)
+            self.on_call(trial, str(target.sysfs().root))
         action = self.fail_on.get(n)
         if isinstance(action, BaseException | type):
             raise action
@@ -55,7 +56,7 @@ def make_plan(*overrides, tree=None, allowed=(0, 1)):
 def sweep(p, store, runner, *, sysfs=None, resume=False, cooler=None, **kw):
     sysfs = sysfs or SysFS("/nonexistent")
     return run_sweep(p, store, config_json="{}", cooler=cooler or Cooler(CooldownConfig(), sysfs), resume=resume,
-                     sysfs=sysfs, runner=runner, **kw)  # fmt: skip
+                     target=LocalTarget(sysfs.root), runner=runner, **kw)  # fmt: skip
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from edgebench.runner import local
+from edgebench.runner import agent
 from edgebench.runner.worker import classify_failure
 
 
@@ -19,16 +19,16 @@ def test_oom_and_crash_classification():
 def test_sigkill_is_reported_as_probable_oom(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
     proc.wait()
-    status, reason = local._failure(proc, tmp_path / "none.jsonl", tmp_path / "none.stderr", None)
+    status, reason = agent._failure(proc, tmp_path / "none.jsonl", tmp_path / "none.stderr", None)
     assert status == "oom" and "SIGKILL" in reason
 
 
 def test_other_signals_and_exit_codes_are_crashes(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"])
     proc.wait()
-    assert local._failure(proc, tmp_path / "e", tmp_path / "s", None) == ("crashed", "worker killed by SIGSEGV")
+    assert agent._failure(proc, tmp_path / "e", tmp_path / "s", None) == ("crashed", "worker killed by SIGSEGV")
     stderr = tmp_path / "stderr"
     stderr.write_text("Traceback...\nImportError: no module named foo\n")
     proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(5)"])
     proc.wait()
-    assert local._failure(proc, tmp_path / "e", stderr, None) == ("crashed", "ImportError: no module named foo")
+    assert agent._failure(proc, tmp_path / "e", stderr, None) == ("crashed", "ImportError: no module named foo")

@@ -112,6 +112,9 @@ MODELS = Registry(
     },
 )
 
+#: Where a trial runs, by the scheme of its name (``local``; ``ssh://host``, ``adb://SERIAL`` add transports).
+TARGETS = Registry("target", {"local": "edgebench.targets.local:LocalTarget"})
+
 DATASETS = Registry(
     "dataset",
     {

@@ -146,7 +146,10 @@ class Throttling(BaseModel):
 
 
 class TrialResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """One trial's measurements.  Frozen, and unknown keys are refused: a misspelled field is an error where it is
+    made, never a silently stored extra."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
     trial_id: str
@@ -174,6 +177,8 @@ class TrialResult(BaseModel):
     peak_memory_source: str | None = None
     infer_time_ms: Stats | None = None
     infer_peak_memory_bytes: int | None = None
+    #: Peak memory torch's CUDA allocator held during training (None on the CPU).
+    gpu_peak_memory_bytes: int | None = None
     #: Energy of the training window above the idle baseline (E_window - P_idle * T), from ``energy_source``;
     #: without an idle baseline, E_window itself.  Measured only: an estimate never lands here.
     energy_j: float | None = None

@@ -47,9 +47,10 @@ def feasibility(
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
+    from edgebench.runner.events import dump_events
     from edgebench.runner.feasibility import PAPER_MODELS
     from edgebench.runner.feasibility import feasibility as run_feasibility
-    from edgebench.runner.local import resolve_placement, run_trial
+    from edgebench.runner.launch import resolve_placement, run_trial
 
     names = [build(Trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
     sizes = parse("--batch-sizes", batch_sizes, _batch_sizes)
@@ -79,7 +80,7 @@ def feasibility(
     def run(trial: Trial) -> object:
         outcome = run_trial(trial, sample=False)
         if db is not None:
-            db.save(outcome.result, {"events": "\n".join(json.dumps(e) for e in outcome.events)})
+            db.save(outcome.result, {"events": dump_events(outcome.events)})
         return outcome.result
 
     def progress(name: str, cell: object) -> None:

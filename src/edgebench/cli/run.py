@@ -128,15 +128,16 @@ def run(
         },
         FLAGS,
     )
-    from edgebench.runner.local import resolve_placement, run_trial
+    from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.targets import open_target
 
-    root = sysfs_root(sysfs_root_dir)
-    resolve_placement(trial)  # a bad --cores fails before anything starts
+    target = open_target(sysfs_root=sysfs_root(sysfs_root_dir))
+    resolve_placement(trial, target)  # a bad --cores fails before anything starts
     if not no_store:
         from edgebench.store import Store
 
         db = Store(store)  # an unwritable store fails before the trial, not after
-    outcome = run_trial(trial, sysfs_root=root)
+    outcome = run_trial(trial, target=target)
     result = outcome.result
     if not no_store:
         with db:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.measure.attribution import PowerSeries
 from edgebench.result import TrialResult
+from edgebench.runner.events import Event, parse_events
 from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples, parse_samples
 from edgebench.tracing.spans import SpanTable
@@ -18,7 +18,7 @@ from edgebench.tracing.spans import SpanTable
 @dataclass(frozen=True)
 class StoredTrial:
     result: TrialResult
-    events: list[dict[str, Any]]
+    events: list[Event]
     samples: Samples | None
     spans: SpanTable | None
 
@@ -39,7 +39,7 @@ def load_trial(store_path: Path | None, trial_id: str) -> StoredTrial:
         samples_text = store.series(result.trial_id, "samples")
         meta_text = store.series(result.trial_id, "sampler_meta")
         spans_text = store.series(result.trial_id, "spans")
-    events = [json.loads(line) for line in events_text.splitlines() if line.strip()]
+    events = parse_events(events_text)
     meta = SamplerMeta(**json.loads(meta_text)) if meta_text else None
     samples = parse_samples(samples_text, meta) if samples_text else None
     spans = SpanTable.from_json(spans_text) if spans_text else None

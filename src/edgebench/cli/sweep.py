@@ -46,17 +46,16 @@ def sweep(
 
     from edgebench.cli import fail
     from edgebench.config import load_config
-    from edgebench.host.environment import allowed_cores
-    from edgebench.host.sysfs import SysFS
     from edgebench.sweep.plan import plan
+    from edgebench.targets import open_target
 
     overrides = list(set_ or [])
     if target_ci is not None:
         overrides.append(f"target_ci={target_ci}")
     loaded = load_config(config, overrides)
-    sysfs = SysFS(sysfs_root or "/")
+    target = open_target(sysfs_root=str(sysfs_root or "/"))
     try:
-        planned = plan(loaded.config, source=config, sysfs=sysfs, allowed=allowed_cores())
+        planned = plan(loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores())
     except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
         raise loaded.relabel(exc) from None
     console = Console()
@@ -79,10 +78,10 @@ def sweep(
             planned,
             db,
             config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
-            cooler=Cooler(loaded.config.cooldown, sysfs),
+            cooler=Cooler(loaded.config.cooldown, target.sysfs()),
             resume=resume,
             retry_failed=retry_failed,
-            sysfs=sysfs,
+            target=target,
             reporter=reporter,
             journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
         )

@@ -7,31 +7,33 @@ from typing import Any
 from edgebench.measure.energy import idle_window
 from edgebench.measure.power import device_energy
 from edgebench.result import AccuracyPoint
+from edgebench.runner.events import Eval, EventsLike, Step, as_events
 from edgebench.sensors.samples import Samples
 from edgebench.trial import Trial
 
 
-def _training(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _training(events: EventsLike) -> tuple[list[Step], list[Eval]]:
     """The warm-up and training steps, and the evaluations, of a worker's events."""
-    steps = [e for e in events if e["event"] == "step" and e["phase"] in ("warmup", "train")]
-    return steps, [e for e in events if e["event"] == "eval"]
+    events = as_events(events)
+    steps = [e for e in events if isinstance(e, Step) and e.phase in ("warmup", "train")]
+    return steps, [e for e in events if isinstance(e, Eval)]
 
 
-def accuracy_span_ns(trial: Trial, events: list[dict[str, Any]]) -> tuple[int, int] | None:
+def accuracy_span_ns(trial: Trial, events: EventsLike) -> tuple[int, int] | None:
     """From the first training step to the end of the evaluation that reached the target; None if none did."""
     steps, evals = _training(events)
-    reached = next((e for e in evals if trial.until_accuracy and e["accuracy"] >= trial.until_accuracy), None)
-    return (steps[0]["start_ns"], reached["end_ns"]) if steps and reached else None
+    reached = next((e for e in evals if trial.until_accuracy and e.accuracy >= trial.until_accuracy), None)
+    return (steps[0].start_ns, reached.end_ns) if steps and reached else None
 
 
-def energy_to_accuracy_j(trial: Trial, events: list[dict[str, Any]], samples: Samples) -> float | None:
+def energy_to_accuracy_j(trial: Trial, events: EventsLike, samples: Samples) -> float | None:
     """Energy the device drew over the time to accuracy, idle-subtracted like ``energy_j``; None without power."""
     span = accuracy_span_ns(trial, events)
     figures = device_energy(samples, *span, idle_window(events)) if span else None
     return figures.active_j if figures else None
 
 
-def accuracy_fields(trial: Trial, events: list[dict[str, Any]]) -> dict[str, Any]:
+def accuracy_fields(trial: Trial, events: EventsLike) -> dict[str, Any]:
     """The result's accuracy fields (empty without ``until_accuracy``); works on a killed trial's events too."""
     if trial.until_accuracy is None:
         return {}
@@ -39,20 +41,19 @@ def accuracy_fields(trial: Trial, events: list[dict[str, Any]]) -> dict[str, Any
     fields: dict[str, Any] = {"target_accuracy": trial.until_accuracy, "reached_accuracy": False}
     if not steps or not evals:
         return fields
-    t0 = steps[0]["start_ns"]
-    warmup = sum(1 for s in steps if s["phase"] == "warmup")
+    t0 = steps[0].start_ns
+    warmup = sum(1 for s in steps if s.phase == "warmup")
     fields["accuracy_curve"] = [
-        AccuracyPoint(step=warmup + e["step"], accuracy=e["accuracy"], elapsed_s=(e["end_ns"] - t0) / 1e9)
-        for e in evals
+        AccuracyPoint(step=warmup + e.step, accuracy=e.accuracy, elapsed_s=(e.end_ns - t0) / 1e9) for e in evals
     ]
-    fields["final_accuracy"] = evals[-1]["accuracy"]
-    fields["eval_time_s"] = sum(e["end_ns"] - e["start_ns"] for e in evals) / 1e9
-    reached = next((e for e in evals if e["accuracy"] >= trial.until_accuracy), None)
+    fields["final_accuracy"] = evals[-1].accuracy
+    fields["eval_time_s"] = sum(e.end_ns - e.start_ns for e in evals) / 1e9
+    reached = next((e for e in evals if e.accuracy >= trial.until_accuracy), None)
     if reached is not None:
-        steps_taken = warmup + reached["step"]
+        steps_taken = warmup + reached.step
         fields.update(
             reached_accuracy=True,
-            time_to_accuracy_s=(reached["end_ns"] - t0) / 1e9,
+            time_to_accuracy_s=(reached.end_ns - t0) / 1e9,
             steps_to_accuracy=steps_taken,
             samples_to_accuracy=steps_taken * trial.batch_size,
         )

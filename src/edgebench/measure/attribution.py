@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from edgebench.measure.power import device_power_w, power_channels, power_series_w
 from edgebench.result import TraceSummary
+from edgebench.runner.events import EventsLike, as_events, steps_of
 from edgebench.sensors.samples import Samples
 from edgebench.tracing.spans import SpanTable
 
@@ -187,12 +187,12 @@ def power_from_samples(samples: Samples, channel: str | None = None) -> PowerSer
     return PowerSeries(*device) if device is not None else None
 
 
-def train_windows(events: list[dict[str, Any]]) -> list[tuple[int, int]]:
+def train_windows(events: EventsLike) -> list[tuple[int, int]]:
     """``(start_ns, end_ns)`` of each measured training step."""
-    return [(e["start_ns"], e["end_ns"]) for e in events if e.get("event") == "step" and e.get("phase") == "train"]
+    return [(s.start_ns, s.end_ns) for s in steps_of(as_events(events), "train")]
 
 
-def trace_summary(spans: SpanTable, events: list[dict[str, Any]]) -> TraceSummary:
+def trace_summary(spans: SpanTable, events: EventsLike) -> TraceSummary:
     """Counts, and how much of the measured steps' time the spans cover."""
     windows = train_windows(events)
     covered = clip(table_segments(spans), windows).duration_ns.sum()

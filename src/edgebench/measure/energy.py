@@ -15,13 +15,14 @@ from edgebench.measure.estimate import estimate_energy, parse_power_model
 from edgebench.measure.gpu import gpu_utilization_pct
 from edgebench.measure.power import device_energy
 from edgebench.result import GpuUtil, RailEnergy
+from edgebench.runner.events import EventsLike, Idle, as_events, first
 from edgebench.sensors.samples import Samples
 from edgebench.trial import Trial
 
 
-def idle_window(events: list[dict[str, Any]]) -> tuple[int, int] | None:
-    idle = next((e for e in events if e.get("event") == "idle"), None)
-    return (idle["start_ns"], idle["end_ns"]) if idle else None
+def idle_window(events: EventsLike) -> tuple[int, int] | None:
+    idle = first(as_events(events), Idle)
+    return (idle.start_ns, idle.end_ns) if idle else None
 
 
 def _none_if_nan(value: float | None) -> float | None:
@@ -49,7 +50,7 @@ def per_step_and_sample(energy_j: float, steps: int, batch_size: int) -> tuple[f
 
 def energy_fields(
     trial: Trial,
-    events: list[dict[str, Any]],
+    events: EventsLike,
     samples: Samples | None,
     t0: int,
     t1: int,

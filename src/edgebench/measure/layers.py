@@ -28,6 +28,7 @@ from edgebench.measure.attribution import (
     window_total,
 )
 from edgebench.measure.roofline import roofline_point
+from edgebench.runner.events import EventsLike
 from edgebench.sensors.samples import Samples
 from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 
@@ -121,7 +122,7 @@ def _cpu_ticks(samples: Samples, cores: list[int]) -> tuple[np.ndarray, np.ndarr
 def layer_report(
     result: Any,
     spans: SpanTable,
-    events: list[dict[str, Any]],
+    events: EventsLike,
     samples: Samples | None,
     *,
     power: PowerSeries | None = None,

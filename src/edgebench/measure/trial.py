@@ -1,14 +1,16 @@
-"""From a worker's events and the sampler's samples to a :class:`TrialResult`."""
+"""From a trial's bundle (the worker's events, the sampler's samples) to a :class:`TrialResult`."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
 from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
+from edgebench.measure.attribution import trace_summary
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
@@ -29,20 +31,40 @@ from edgebench.result import (
     Throttling,
     TrialResult,
 )
-from edgebench.sensors.samples import Samples
+from edgebench.runner.budget import budget_outcome
+from edgebench.runner.bundle import TrialBundle
+from edgebench.runner.events import Done, Error, Event, EventsLike, Ready, Step, as_events, first, steps_of
+from edgebench.sensors.samples import Samples, parse_samples
+from edgebench.tracing.spans import SpanTable
 from edgebench.trial import Trial
 
 
-def steps_of(events: list[dict[str, Any]], phase: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == "step" and e["phase"] == phase]
+def durations_ms(steps: Sequence[Step]) -> np.ndarray:
+    return np.array([(s.end_ns - s.start_ns) / 1e6 for s in steps], dtype=np.float64)
 
 
-def durations_ms(steps: list[dict[str, Any]]) -> np.ndarray:
-    return np.array([(s["end_ns"] - s["start_ns"]) / 1e6 for s in steps], dtype=np.float64)
+def measure(bundle: TrialBundle, trial_id: str) -> TrialResult:
+    """The result of a bundled trial: measured when it ran to its end, else failed with its status and reason."""
+    trial, events, meta = bundle.trial, bundle.events, bundle.sampler_meta
+    if bundle.failure is None:
+        samples = parse_samples(bundle.samples_csv, meta) if meta and bundle.samples_csv is not None else None
+        result = build_result(trial, trial_id, events, samples, bundle.env, bundle.throttle_reference)
+        if bundle.spans_json is not None:
+            result = result.model_copy(update={"trace": trace_summary(SpanTable.from_json(bundle.spans_json), events)})
+        return result
+    status, reason, peak = bundle.failure.status, bundle.failure.reason, None
+    if trial.memory_budget_bytes is not None:
+        error = first(events, Error)
+        worker_peak = error.peak_memory_bytes if error else None
+        status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, bundle.watch, worker_peak)
+    result = failed_result(trial, trial_id, status, reason, events, bundle.env)  # type: ignore[arg-type]
+    if peak is not None:
+        result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
+    return result
 
 
-def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-    ready = next((e for e in events if e["event"] == "ready"), {})
+def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event]) -> dict[str, Any]:
+    ready = first(events, Ready) or Ready()
     return {
         "trial_id": trial_id,
         "model": trial.model,
@@ -53,15 +75,15 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[dict[st
         "steps": trial.steps if trial.until_accuracy is None else len(steps_of(events, "train")),
         "warmup": trial.warmup,
         "device": trial.device,
-        "input_shape": ready.get("input_shape"),
-        "num_classes": ready.get("num_classes"),
-        "params": ready.get("params"),
+        "input_shape": ready.input_shape,
+        "num_classes": ready.num_classes,
+        "params": ready.params,
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "backend": trial.backend,
         "precision": trial.precision,
         "freq_khz": trial.freq_khz,
         "target_ci_pct": trial.target_ci_pct,
-        "env": {**env, **ready.get("env", {})},
+        "env": {**env, **ready.env},
         "preset": trial.preset,
         "data": trial.data,
         "memory_budget_bytes": trial.memory_budget_bytes,
@@ -74,10 +96,10 @@ def failed_result(
     trial_id: str,
     status: Status,
     reason: str,
-    events: list[dict[str, Any]],
+    events: EventsLike,
     env: dict[str, Any],
 ) -> TrialResult:
-    return TrialResult(status=status, reason=reason, **_base(trial, trial_id, env, events))
+    return TrialResult(status=status, reason=reason, **_base(trial, trial_id, env, as_events(events)))
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -100,7 +122,7 @@ def _window(samples: Samples, t0: int, t1: int) -> np.ndarray:
 def build_result(
     trial: Trial,
     trial_id: str,
-    events: list[dict[str, Any]],
+    events: EventsLike,
     samples: Samples | None,
     env: dict[str, Any],
     throttle_reference: ThrottleReference | None = None,
@@ -109,28 +131,30 @@ def build_result(
 
     ``throttle_reference`` (the device's clocks and hot threshold at the trial's start) adds ``throttling``.
     """
+    events = as_events(events)
     train = steps_of(events, "train")
-    done = next(e for e in events if e["event"] == "done")
+    done = first(events, Done)
+    assert done is not None, "a trial that ran to its end has a done event"
     step_ms = durations_ms(train)
     fields = _base(trial, trial_id, env, events)
     fields["step_time_ms"] = summarize(step_ms)
-    fields["stopped_by"] = done.get("stopped_by")
+    fields["stopped_by"] = done.stopped_by
     fields["throughput_sps"] = trial.batch_size * len(step_ms) / (step_ms.sum() / 1e3)
     infer = steps_of(events, "infer")
     if infer:
         fields["infer_time_ms"] = summarize(durations_ms(infer))
-        if done.get("infer_cpu_s") is not None:
-            window_s = (infer[-1]["end_ns"] - infer[0]["start_ns"]) / 1e9
-            fields["infer_process_cpu_pct"] = 100.0 * done["infer_cpu_s"] / window_s if window_s > 0 else None
-    fields["virtual_memory_peak_bytes"] = done.get("virtual_memory_peak_bytes")
-    fields["infer_peak_memory_bytes"] = done.get("infer_peak_memory_bytes")
-    losses = [s["loss"] for s in steps_of(events, "warmup") + train if s["loss"] is not None]
+        if done.infer_cpu_s is not None:
+            window_s = (infer[-1].end_ns - infer[0].start_ns) / 1e9
+            fields["infer_process_cpu_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
+    fields["virtual_memory_peak_bytes"] = done.virtual_memory_peak_bytes
+    fields["infer_peak_memory_bytes"] = done.infer_peak_memory_bytes
+    losses = [s.loss for s in steps_of(events, "warmup") + train if s.loss is not None]
     if losses:
         fields["loss"] = LossSummary(first=losses[0], last=losses[-1], finite=all(map(math.isfinite, losses)))
-    if done.get("gpu_peak_memory_bytes") is not None:
-        fields["gpu_peak_memory_bytes"] = done["gpu_peak_memory_bytes"]
-    fields["peak_memory_bytes"], fields["peak_memory_source"] = done.get("train_peak_memory_bytes"), "vmhwm"
-    t0, t1 = train[0]["start_ns"], train[-1]["end_ns"]
+    if done.gpu_peak_memory_bytes is not None:
+        fields["gpu_peak_memory_bytes"] = done.gpu_peak_memory_bytes
+    fields["peak_memory_bytes"], fields["peak_memory_source"] = done.train_peak_memory_bytes, "vmhwm"
+    t0, t1 = train[0].start_ns, train[-1].end_ns
     if samples is not None and len(samples) >= 2:
         fields.update(_from_samples(samples, t0, t1))
         if throttle_reference is not None:
@@ -139,8 +163,8 @@ def build_result(
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
-    if done.get("train_cpu_s") is not None:  # exact, from the worker's own rusage
-        fields["process_cpu_pct"] = 100.0 * done["train_cpu_s"] / ((t1 - t0) / 1e9)
+    if done.train_cpu_s is not None:  # exact, from the worker's own rusage
+        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / ((t1 - t0) / 1e9)
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
     fields.update(gpu_fields(samples, t0, t1))

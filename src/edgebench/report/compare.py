@@ -13,7 +13,6 @@ The summary is the geometric mean of the step-time ratios over the matched confi
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.result import TrialResult
+from edgebench.runner.events import parse_events, steps_of
 from edgebench.store import Store
 
 Kind = Literal["trial", "sweep", "device"]
@@ -59,13 +59,8 @@ def resolve(store: Store, ref: str) -> Side:
 
 
 def step_times_ms(store: Store, trial_id: str, phase: str = "train") -> np.ndarray:
-    text = store.series(trial_id, "events") or ""
-    values = []
-    for line in text.splitlines():
-        event = json.loads(line)
-        if event.get("event") == "step" and event.get("phase") == phase:
-            values.append((event["end_ns"] - event["start_ns"]) / 1e6)
-    return np.asarray(values, dtype=np.float64)
+    steps = steps_of(parse_events(store.series(trial_id, "events")), phase)
+    return np.asarray([(s.end_ns - s.start_ns) / 1e6 for s in steps], dtype=np.float64)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -35,6 +34,7 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.result import TrialResult
+from edgebench.runner.events import parse_events, steps_of
 from edgebench.sensors.samples import parse_samples
 
 #: edgebench model -> the suite's network name, in the suite's column order.
@@ -144,10 +144,8 @@ def _mib(n: int | None) -> float | None:
 
 
 def _train_window(events_text: str | None) -> tuple[int, int] | None:
-    if not events_text:
-        return None
-    steps = [e for e in map(json.loads, events_text.splitlines()) if e.get("event") == "step" and e["phase"] == "train"]
-    return (steps[0]["start_ns"], steps[-1]["end_ns"]) if steps else None
+    steps = steps_of(parse_events(events_text), "train")
+    return (steps[0].start_ns, steps[-1].end_ns) if steps else None
 
 
 def power_maxima(result: TrialResult, series: SeriesLoader) -> dict[str, float | None]:

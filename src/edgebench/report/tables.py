@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import typing
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from pydantic import BaseModel
 
 from edgebench.host.cpuset import format_mask
 from edgebench.result import TrialResult
+from edgebench.runner.events import Step, parse_events
 
 #: Lists indexed by core: one column per core.
 PER_CORE = ("cpu_util_pct.per_core", "idle_ratio", "cpu_freq_khz")
@@ -79,20 +79,18 @@ def step_rows(results: Iterable[TrialResult], series: SeriesLoader) -> list[dict
     """One row per timed step (warm-up, training, inference) from each trial's stored events."""
     rows = []
     for result in results:
-        text = series(result.trial_id, "events") or ""
-        for line in text.splitlines():
-            event = json.loads(line)
-            if event.get("event") != "step":
+        for event in parse_events(series(result.trial_id, "events")):
+            if not isinstance(event, Step):
                 continue
             rows.append(
                 {
                     "trial_id": result.trial_id,
-                    "phase": event["phase"],
-                    "index": event["index"],
-                    "start_ns": event["start_ns"],
-                    "end_ns": event["end_ns"],
-                    "duration_ms": (event["end_ns"] - event["start_ns"]) / 1e6,
-                    "loss": event.get("loss"),
+                    "phase": event.phase,
+                    "index": event.index,
+                    "start_ns": event.start_ns,
+                    "end_ns": event.end_ns,
+                    "duration_ms": (event.end_ns - event.start_ns) / 1e6,
+                    "loss": event.loss,
                 }
             )
     return rows

@@ -26,6 +26,7 @@ import numpy as np
 from edgebench.measure.attribution import PowerSeries
 from edgebench.measure.power import power_channels, power_series_w
 from edgebench.result import TrialResult
+from edgebench.runner.events import EventsLike, Ready, Step, as_events, first
 from edgebench.sensors.samples import Samples
 from edgebench.tracing.spans import BACKWARD, KINDS, SpanTable
 
@@ -108,16 +109,17 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
 
 def chrome_trace(
     result: TrialResult,
-    events: list[dict[str, Any]],
+    events: EventsLike,
     samples: Samples | None = None,
     spans: SpanTable | None = None,
     power: PowerSeries | None = None,
 ) -> dict[str, Any]:
     """The trace-event document (``{"traceEvents": [...], ...}``) for one trial."""
-    steps = [e for e in events if e.get("event") == "step"]
-    ready = next((e for e in events if e.get("event") == "ready"), {})
-    pid = int(ready.get("pid") or 1)
-    starts = [s["start_ns"] for s in steps]
+    events = as_events(events)
+    steps = [e for e in events if isinstance(e, Step)]
+    ready = first(events, Ready)
+    pid = ready.pid if ready and ready.pid else 1
+    starts = [s.start_ns for s in steps]
     if spans is not None and len(spans):
         starts.append(int(spans.start_ns.min()))
     if samples is not None and len(samples):
@@ -129,11 +131,11 @@ def chrome_trace(
     threads: dict[int, str] = {main_tid: "worker main thread"}
     trace: list[dict[str, Any]] = []
     for step in steps:
-        args = {"phase": step["phase"], "index": step["index"], "ms": (step["end_ns"] - step["start_ns"]) / 1e6}
-        if step.get("loss") is not None:
-            args["loss"] = step["loss"]
-        trace.append(_slice(f"{step['phase']} step {step['index']}", "step", step["start_ns"], step["end_ns"], t0, pid,
-                            main_tid, args))  # fmt: skip
+        args = {"phase": step.phase, "index": step.index, "ms": (step.end_ns - step.start_ns) / 1e6}
+        if step.loss is not None:
+            args["loss"] = step.loss
+        trace.append(_slice(f"{step.phase} step {step.index}", "step", step.start_ns, step.end_ns, t0, pid, main_tid,
+                            args))  # fmt: skip
     if spans is not None:
         span_main = max(set(spans.tid.tolist()), key=spans.tid.tolist().count) if len(spans) else main_tid
         for t, name in spans.thread_names.items():

@@ -1,6 +1,6 @@
 """The idle baseline: a quiet window before the trial in which the device's idle power is measured.
 
-The launcher holds the worker (model built, waiting for ``go``) for ``idle_s`` seconds while the sampler polls, and
+The agent holds the worker (model built, waiting for ``go``) for ``idle_s`` seconds while the sampler polls, and
 records the window as an ``idle`` event on the sampler's clock; ``measure.energy`` subtracts that power from the
 trial's (DNNTune's ``E = T * (P_active - P_idle)``).  By default the window is taken only where a power sensor can
 use it.
@@ -9,10 +9,10 @@ use it.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from edgebench.host.sysfs import SysFS
 from edgebench.registry import SENSORS
+from edgebench.runner.events import Idle
 from edgebench.trial import Trial
 
 DEFAULT_IDLE_S = 5.0
@@ -32,8 +32,8 @@ def resolve_idle_s(trial: Trial, sysfs_root: str) -> float:
     return DEFAULT_IDLE_S if power_sensors_present(SysFS(sysfs_root)) else 0.0
 
 
-def wait_idle(seconds: float) -> dict[str, Any]:
+def wait_idle(seconds: float) -> Idle:
     """Do nothing for ``seconds`` and return the window as an ``idle`` event (``perf_counter_ns``, the sampler's)."""
     start = time.perf_counter_ns()
     time.sleep(seconds)
-    return {"event": "idle", "start_ns": start, "end_ns": time.perf_counter_ns(), "seconds": seconds}
+    return Idle(start_ns=start, end_ns=time.perf_counter_ns(), seconds=seconds)

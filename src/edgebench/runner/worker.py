@@ -1,8 +1,8 @@
 """The worker: runs one trial in a fresh process and writes its events, one JSON object per line.
 
-Protocol with the launcher: the worker applies its placement, builds the workload, writes a ``ready`` event and
+Protocol with the agent: the worker applies its placement, builds the workload, writes a ``ready`` event and
 prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on stdin (by then the sampler is
-polling).  Every step is an event ``{"event": "step", "phase", "index", "start_ns", "end_ns", "loss"}`` on the
+polling).  Every step is an event (:mod:`edgebench.runner.events`: phase, index, start_ns, end_ns, loss) on the
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
 With ``trace`` set, the worker also records layer or op spans during the measured steps and writes them once,
@@ -20,11 +20,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
 from edgebench.runner.budget import apply_memory_budget, limit_gpu_memory
+from edgebench.runner.events import EventWriter
 from edgebench.runner.precision import at_precision
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
@@ -32,16 +33,6 @@ from edgebench.trial import Trial
 
 READY_LINE = "edgebench-worker-ready"
 _OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "std::bad_alloc")
-
-
-class Events:
-    """Line-buffered JSON-lines writer: each event is on disk when the call returns, so a crash loses none."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def __call__(self, event: str, **fields: Any) -> None:
-        self._stream.write(json.dumps({"event": event, **fields}) + "\n")
 
 
 class PhaseMemory:
@@ -69,7 +60,7 @@ def process_cpu_s() -> float:
 
 
 def timed(
-    fn: Callable[[], Any], rule: StopRule, phase: str, emit: Events, sync: Callable[[], None]
+    fn: Callable[[], Any], rule: StopRule, phase: str, emit: EventWriter, sync: Callable[[], None]
 ) -> tuple[list[float], str]:
     """Run ``fn`` as timed steps until ``rule`` stops the phase; returns the durations (ms) and the reason."""
     clock = time.perf_counter_ns
@@ -91,7 +82,7 @@ def timed(
     return durations, reason
 
 
-def run(trial: Trial, emit: Events, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
+def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
     import torch
 
     from edgebench.models import get_workload
@@ -221,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(2, 1)
 
     with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
-        emit = Events(stream)
+        emit = EventWriter(stream)
         try:
             run(trial, emit, wait_for_go, spans_path)
         except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status

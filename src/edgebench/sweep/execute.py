@@ -19,14 +19,14 @@ from types import FrameType
 from typing import Protocol
 
 from edgebench.errors import UsageError
-from edgebench.host.frequency import FrequencyControl, running_as_root
-from edgebench.host.sysfs import SysFS
+from edgebench.host.frequency import FrequencyControl
 from edgebench.measure.trial import failed_result
 from edgebench.result import SweepInfo, TrialResult
-from edgebench.runner.local import TrialRun, new_trial_id, run_trial
+from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
 from edgebench.sweep.cooldown import CooldownOutcome, Cooler
 from edgebench.sweep.plan import Plan, PlannedTrial
+from edgebench.targets import Target, open_target
 from edgebench.trial import Trial
 
 Runner = Callable[..., TrialRun]
@@ -104,14 +104,15 @@ def run_sweep(
     cooler: Cooler,
     resume: bool = False,
     retry_failed: bool = False,
-    sysfs: SysFS | None = None,
+    target: Target | None = None,
     runner: Runner = run_trial,
     reporter: Reporter | None = None,
-    is_root: Callable[[], bool] = running_as_root,
+    is_root: Callable[[], bool] | None = None,
     journal: Path | None = None,
 ) -> SweepOutcome:
-    """Run what ``plan`` still lacks in ``store``; KeyboardInterrupt (Ctrl-C, SIGTERM) propagates after cleanup."""
-    sysfs = sysfs or SysFS("/")
+    """Run what ``plan`` still lacks in ``store`` on ``target`` (default: this machine); KeyboardInterrupt (Ctrl-C,
+    SIGTERM) propagates after cleanup.  ``is_root`` overrides the target's answer (tests of the refusal)."""
+    target = target or open_target()
     reporter = reporter or SilentReporter()
     done = store.sweep_done(plan.sweep_id)
     if done and not resume:
@@ -126,7 +127,9 @@ def run_sweep(
     with contextlib.ExitStack() as stack:
         control = None
         if any(p.trial.freq_khz is not None for p in todo):
-            control = FrequencyControl(sysfs, is_root=is_root, journal=journal, notify=reporter.note)
+            control = FrequencyControl(
+                target.sysfs(), is_root=is_root or target.is_root, journal=journal, notify=reporter.note
+            )
             control.check()  # refuse before anything is recorded
         store.add_sweep(plan.sweep_id, len(plan.trials), config_json)
         try:
@@ -142,7 +145,7 @@ def run_sweep(
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
             elif cooler.enabled:
                 reporter.note("cool-down: " + cooler.describe())
-            _run_todo(plan, todo, store, cooler, control, sysfs, runner, reporter, outcome)
+            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome)
         except KeyboardInterrupt:
             outcome.interrupted = True
     return outcome
@@ -154,7 +157,7 @@ def _run_todo(
     store: Store,
     cooler: Cooler,
     control: FrequencyControl | None,
-    sysfs: SysFS,
+    target: Target,
     runner: Runner,
     reporter: Reporter,
     outcome: SweepOutcome,
@@ -171,7 +174,7 @@ def _run_todo(
                 freq_set = control.pin(planned.trial.cores, planned.trial.freq_khz)
             else:
                 control.release()
-        result, series = _run_one(planned, runner, sysfs)
+        result, series = _run_one(planned, runner, target)
         info = SweepInfo(
             sweep_id=plan.sweep_id,
             trial_key=planned.key,
@@ -193,10 +196,10 @@ def _cools(cooler: Cooler, previous: Trial, upcoming: Trial) -> bool:
     return cooler.config.between == "trials" or previous.model != upcoming.model
 
 
-def _run_one(planned: PlannedTrial, runner: Runner, sysfs: SysFS) -> tuple[TrialResult, dict[str, str]]:
+def _run_one(planned: PlannedTrial, runner: Runner, target: Target) -> tuple[TrialResult, dict[str, str]]:
     """Run one trial; whatever goes wrong in the launcher becomes a stored ``error`` result, not a lost sweep."""
     try:
-        run = runner(planned.trial, sysfs_root=str(sysfs.root))
+        run = runner(planned.trial, target=target)
     except Exception as exc:  # KeyboardInterrupt is not an Exception: it stops the sweep
         reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
         return failed_result(planned.trial, new_trial_id(), "error", reason, [], {}), {}

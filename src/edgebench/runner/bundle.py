@@ -1,0 +1,60 @@
+"""What a device-side agent hands back for one trial: everything measured there, on the device's clock.
+
+The agent runs the worker, the sampler, the idle baseline and the memory watchdog on the device; the workstation
+turns the bundle into a :class:`~edgebench.result.TrialResult` (``measure.trial.measure``) and stores it with the
+raw series.  The bundle is versioned so that a workstation refuses one from an agent that speaks another version
+instead of misreading it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from edgebench.measure.throttling import ThrottleReference
+from edgebench.runner.events import Event
+from edgebench.sensors.sampler import SamplerMeta
+from edgebench.trial import Trial
+
+BUNDLE_VERSION = 1
+
+
+class Failure(BaseModel):
+    """Why a trial did not run to its end, as the agent saw it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Literal["oom", "crashed", "timeout"]
+    reason: str
+
+
+class MemoryWatch(BaseModel):
+    """What the memory watchdog saw of a trial run under ``--memory-budget``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    exceeded: bool
+    peak_rss_bytes: int | None
+
+
+class TrialBundle(BaseModel):
+    """One trial as measured on its device: events, samples with their meta, spans, the device's environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bundle_version: int = BUNDLE_VERSION
+    #: The trial as run: placement (cores, threads) resolved on the device.
+    trial: Trial
+    events: list[Event]
+    #: The sampler's CSV and what it recorded besides the numbers; None when the trial was not sampled.
+    samples_csv: str | None = None
+    sampler_meta: SamplerMeta | None = None
+    #: The span table (JSON) of a traced trial (``--trace``).
+    spans_json: str | None = None
+    #: CPU, cores, governors, memory and OS of the device, read before the trial.
+    env: dict[str, Any]
+    #: The device's reference clocks and hot threshold before the trial heated it; None where it has no cpufreq.
+    throttle_reference: ThrottleReference | None = None
+    failure: Failure | None = None
+    watch: MemoryWatch | None = None

@@ -1,0 +1,159 @@
+"""The worker's events: one typed record per kind, written one JSON object per line and read back the same way.
+
+These models are the single declaration of what a worker (and the agent around it) reports: the worker writes
+through :class:`EventWriter`, which builds the record, so a misspelled or missing field fails where it is made,
+not later in a report; the agent, the store and the reports read lines back through :func:`parse_events`.  Every
+timestamp is ``time.perf_counter_ns()`` on the device, the clock its sampler stamps samples with.
+
+Adding a field with a default is compatible both ways; renaming one is not (stored series keep the old lines).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Phase = Literal["warmup", "train", "infer_warmup", "infer"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Ready(_Event):
+    """The worker built its workload and waits for ``go``: what it will run, as the backend built it."""
+
+    event: Literal["ready"] = "ready"
+    pid: int | None = None
+    params: int | None = None
+    input_shape: list[int] | None = None
+    num_classes: int | None = None
+    #: The backend's own environment (framework version, its thread pools, affinity).
+    env: dict[str, Any] = {}
+
+
+class Idle(_Event):
+    """The idle baseline: the device held quiet (model built, nothing running) while the sampler polled."""
+
+    event: Literal["idle"] = "idle"
+    start_ns: int
+    end_ns: int
+    seconds: float
+
+
+class Step(_Event):
+    """One timed step: a training step (forward, loss, backward, update) or an inference pass."""
+
+    event: Literal["step"] = "step"
+    phase: Phase
+    index: int
+    start_ns: int
+    end_ns: int
+    loss: float | None = None
+
+
+class Eval(_Event):
+    """One held-out evaluation of a time-to-accuracy run, between training steps and outside their timing."""
+
+    event: Literal["eval"] = "eval"
+    step: int
+    accuracy: float
+    start_ns: int
+    end_ns: int
+
+
+class Spans(_Event):
+    """With ``--trace``: how many layer or op spans the worker saved after measuring."""
+
+    event: Literal["spans"] = "spans"
+    count: int
+    granularity: Literal["layers", "ops"]
+
+
+class Done(_Event):
+    """The last line of a worker that finished: what only the worker itself can measure exactly."""
+
+    event: Literal["done"] = "done"
+    stopped_by: str | None = None
+    train_cpu_s: float | None = None
+    train_peak_memory_bytes: int | None = None
+    infer_peak_memory_bytes: int | None = None
+    gpu_peak_memory_bytes: int | None = None
+    infer_cpu_s: float | None = None
+    virtual_memory_peak_bytes: int | None = None
+
+
+class Error(_Event):
+    """The last line of a worker that failed inside the trial (the launcher turns it into the trial's status)."""
+
+    event: Literal["error"] = "error"
+    status: Literal["oom", "crashed"]
+    reason: str
+    peak_memory_bytes: int | None = None
+
+
+Event = Annotated[Ready | Idle | Step | Eval | Spans | Done | Error, Field(discriminator="event")]
+_EVENTS = TypeAdapter(list[Event])
+_KINDS: dict[str, type[_Event]] = {
+    kind.model_fields["event"].default: kind for kind in (Ready, Idle, Step, Eval, Spans, Done, Error)
+}
+
+
+class EventWriter:
+    """Line-buffered JSON-lines writer: each event is on disk when the call returns, so a crash loses none."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self._stream.write(_line(_KINDS[event](**fields)) + "\n")
+
+
+#: Events as records, or as the dicts a stored series decodes to; functions that take these read them as records.
+EventsLike = Sequence[Event | dict[str, Any]]
+
+
+def as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
+    """Typed events from records or their JSON-decoded dicts (a stored series, a test's hand-built sequence)."""
+    return _EVENTS.validate_python(list(events))
+
+
+def parse_events(text: str | None) -> list[Event]:
+    """Events from JSON lines; a torn last line (a worker killed mid-write) ends the sequence, as it ended there."""
+    raw = []
+    for line in (text or "").splitlines():
+        try:
+            raw.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return as_events(raw)
+
+
+def read_events(path: Path) -> list[Event]:
+    return parse_events(path.read_text()) if path.exists() else []
+
+
+def _line(event: _Event) -> str:
+    """One event as the line the store has always kept (``json.dumps``'s spacing, ``event`` first)."""
+    return json.dumps(event.model_dump(mode="json"))
+
+
+def dump_events(events: Sequence[Event]) -> str:
+    """The stored ``events`` series: one JSON object per line."""
+    return "\n".join(map(_line, events))
+
+
+def steps_of(events: Iterable[Event], phase: Phase) -> list[Step]:
+    return [e for e in events if isinstance(e, Step) and e.phase == phase]
+
+
+E = TypeVar("E", bound=_Event)
+
+
+def first(events: Iterable[Event], kind: type[E]) -> E | None:
+    """The first event of ``kind``, or None."""
+    return next((e for e in events if isinstance(e, kind)), None)

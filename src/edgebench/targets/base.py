@@ -1,0 +1,41 @@
+"""What the workstation needs from the device a trial runs on: a target.
+
+Anything that reads or writes the device goes through its target: running a trial (the target starts the
+device-side agent and returns its :class:`~edgebench.runner.bundle.TrialBundle`), the cores a trial may be placed
+on, the device's ``/proc`` and ``/sys`` (frequency pinning and restore, cool-down temperatures, core roles), root
+rights and the device's environment.  The workstation itself only plans, measures, stores and reports, so a new
+kind of device (over SSH, over adb) is a new transport behind this protocol, not a branch through the launcher.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from edgebench.host.sysfs import SysFS
+from edgebench.runner.bundle import TrialBundle
+from edgebench.trial import Trial
+
+
+class Target(Protocol):
+    #: How a user names it: ``local``, later ``ssh://host`` or ``adb://SERIAL``.
+    name: str
+
+    def sysfs(self) -> SysFS:
+        """The device's ``/proc`` and ``/sys``: read for sensors and core roles, written for frequencies."""
+        ...
+
+    def allowed_cores(self) -> tuple[int, ...]:
+        """The cores a trial may be placed on (the agent's affinity on the device)."""
+        ...
+
+    def is_root(self) -> bool:
+        """Whether the agent may write the device's frequency controls."""
+        ...
+
+    def environment(self) -> dict[str, Any]:
+        """CPU, cores, governors, memory and OS of the device."""
+        ...
+
+    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        """Run ``trial`` on the device through its agent; failures come back inside the bundle."""
+        ...

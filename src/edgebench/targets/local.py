@@ -1,0 +1,44 @@
+"""The machine edgebench runs on: the agent runs in this process, the device's files are this machine's.
+
+``sysfs_root`` points the device's files at a tree copied from another device (``--sysfs-root``), which is how
+sensors, core roles and frequency control are exercised against recorded Jetson, phone and laptop trees; the
+worker and its process sensors still run here.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from edgebench.host.environment import allowed_cores, host_environment
+from edgebench.host.frequency import running_as_root
+from edgebench.host.sysfs import SysFS
+from edgebench.runner.agent import run_agent
+from edgebench.runner.bundle import TrialBundle
+from edgebench.trial import Trial
+
+
+class LocalTarget:
+    name = "local"
+
+    def __init__(self, sysfs_root: str | os.PathLike[str] = "/") -> None:
+        self.sysfs_root = str(sysfs_root)
+
+    @classmethod
+    def open(cls, spec: str, *, sysfs_root: str = "/") -> LocalTarget:
+        return cls(sysfs_root)
+
+    def sysfs(self) -> SysFS:
+        return SysFS(self.sysfs_root)
+
+    def allowed_cores(self) -> tuple[int, ...]:
+        return allowed_cores()
+
+    def is_root(self) -> bool:
+        return running_as_root()
+
+    def environment(self) -> dict[str, Any]:
+        return host_environment(self.sysfs())
+
+    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)
