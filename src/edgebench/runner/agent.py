@@ -9,7 +9,8 @@ other.  Whatever happens (crash, out-of-memory, timeout, Ctrl-C), both children 
 returns or raises.
 
 A target runs the agent where the device is: the local target calls :func:`run_agent` in its own process; a
-remote one runs ``python -m edgebench.runner.agent TRIAL_JSON`` there and reads the bundle (JSON) from its stdout.
+remote one runs ``python -m edgebench.runner.agent -`` there, sends the trial on stdin and reads the bundle (JSON)
+from its stdout.
 """
 
 from __future__ import annotations
@@ -208,10 +209,11 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m edgebench.runner.agent TRIAL_JSON [SYSFS_ROOT]``: run one trial here, print its bundle (JSON)."""
-    spec, *rest = argv or sys.argv[1:]
-    trial = Trial.model_validate_json(Path(spec).read_text() if Path(spec).is_file() else spec)
-    bundle = run_agent(trial, sysfs_root=rest[0] if rest else "/")
+    """``python -m edgebench.runner.agent TRIAL_JSON|- [SYSFS_ROOT]``: run one trial here (the trial as a JSON file,
+    or on stdin for ``-``) and print its bundle as one JSON document on stdout."""
+    source, *rest = argv or sys.argv[1:]
+    spec = sys.stdin.read() if source == "-" else Path(source).read_text()
+    bundle = run_agent(Trial.model_validate_json(spec), sysfs_root=rest[0] if rest else "/")
     sys.stdout.write(bundle.model_dump_json() + "\n")
     return 0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from edgebench.measure.throttling import ThrottleReference
 from edgebench.runner.events import Event
@@ -58,3 +58,13 @@ class TrialBundle(BaseModel):
     throttle_reference: ThrottleReference | None = None
     failure: Failure | None = None
     watch: MemoryWatch | None = None
+
+    @field_validator("bundle_version")
+    @classmethod
+    def _same_version(cls, version: int) -> int:
+        if version != BUNDLE_VERSION:
+            raise ValueError(
+                f"the device's agent sent trial bundle version {version}, this edgebench reads version "
+                f"{BUNDLE_VERSION}: install the same edgebench version on the device and here"
+            )
+        return version
