@@ -12,6 +12,7 @@ import typer
 
 from edgebench.cli.options import build, parse
 from edgebench.host.cpuset import parse_cores
+from edgebench.host.sysfs import SysFS
 from edgebench.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_size_bytes
 
@@ -51,6 +52,7 @@ def feasibility(
     from edgebench.runner.feasibility import PAPER_MODELS
     from edgebench.runner.feasibility import feasibility as run_feasibility
     from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.targets import open_target
 
     names = [build(Trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
     sizes = parse("--batch-sizes", batch_sizes, _batch_sizes)
@@ -68,9 +70,10 @@ def feasibility(
         },
         {"timeout_s": "--timeout", "memory_budget_bytes": "--memory-budget"},
     )
-    resolve_placement(base)
+    target = open_target()
+    resolve_placement(base, target)
     budget = base.memory_budget_bytes or 0
-    _warn_if_host_is_smaller(budget)
+    _warn_if_device_is_smaller(budget, target.sysfs())
     db = None
     if not no_store:
         from edgebench.store import Store
@@ -78,7 +81,7 @@ def feasibility(
         db = Store(store)
 
     def run(trial: Trial) -> object:
-        outcome = run_trial(trial, sample=False)
+        outcome = run_trial(trial, target=target, sample=False)
         if db is not None:
             db.save(outcome.result, {"events": dump_events(outcome.events)})
         return outcome.result
@@ -134,11 +137,10 @@ def feasibility(
     return 0
 
 
-def _warn_if_host_is_smaller(budget_bytes: int) -> None:
-    from edgebench.host.sysfs import SysFS
+def _warn_if_device_is_smaller(budget_bytes: int, sysfs: SysFS) -> None:
     from edgebench.runner.budget import available_memory_bytes
 
-    available = available_memory_bytes(SysFS("/"))
+    available = available_memory_bytes(sysfs)
     if available is not None and budget_bytes > available:
         print(
             f"edgebench: warning: the {format_size(budget_bytes)} budget is more than this host has available "

@@ -53,10 +53,10 @@ def sensors(
     ] = None,
 ) -> int:
     """List the sensors this device has, a live reading of each, and what is missing and why."""
-    from edgebench.host.sysfs import SysFS
     from edgebench.sensors.inventory import inventory
+    from edgebench.targets import open_target
 
-    fs = SysFS(sysfs_root(sysfs_root_dir))
+    fs = open_target(sysfs_root=sysfs_root(sysfs_root_dir)).sysfs()
     if pid is None and fs.is_live:
         pid = os.getpid()
     reports = inventory(fs, pid)
