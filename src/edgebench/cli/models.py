@@ -12,7 +12,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from edgebench.models.catalog import ModelInfo
+    from edgebench.workloads.catalog import ModelInfo
 
 
 def _si(value: float | None, unit: str = "") -> str:
@@ -35,9 +35,9 @@ def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
-    from edgebench.models import get_workload
-    from edgebench.models.catalog import Catalog
     from edgebench.registry import MODELS, UnknownName
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.catalog import Catalog
 
     try:
         workloads = [get_workload(n) for n in (names or MODELS.names())]
