@@ -32,6 +32,13 @@ def models(
         str | None, typer.Option(help="Show each workload at this input preset (e.g. cifar10) where it has one.")
     ] = None,
     flops: Annotated[bool, typer.Option("--flops/--no-flops", help="Count FLOPs (a few seconds per model).")] = True,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure/--no-measure",
+            help="Count parameters and FLOPs on the torch models; --no-measure lists the specs alone, without torch.",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
@@ -45,7 +52,7 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    catalog = Catalog(flops=flops)
+    catalog = Catalog(flops=flops, measure=measure)
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))

@@ -1,8 +1,9 @@
 """What ``edgebench models`` shows: each workload's input, size and FLOPs, and its published figures beside ours.
 
-Sizes and FLOPs are measured on the model definitions themselves (parameters counted, FLOPs counted on the meta
-device by :mod:`edgebench.backends.torch.flops`), so a published figure that a definition fails to reproduce shows as a
-deviation instead of being copied into the listing.
+Sizes and FLOPs are measured on the torch backend's model definitions themselves (parameters counted, FLOPs
+counted on the meta device by :mod:`edgebench.backends.torch.flops`), so a published figure that a definition fails
+to reproduce shows as a deviation instead of being copied into the listing.  Without measuring
+(``Catalog(measure=False)``, ``edgebench models --no-measure``) the listing is the specs alone and imports no torch.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class ModelInfo(BaseModel):
     input_shape: list[int]
     num_classes: int
     presets: list[PresetInfo]
-    params: int
+    #: Counted on the model; None when the listing does not measure.
+    params: int | None
     #: Per sample; a multiply-add counts 2 FLOPs.
     forward_flops: int | None
     forward_macs: int | None
@@ -62,8 +64,9 @@ class ModelInfo(BaseModel):
 class Catalog:
     """Measures workloads once per (workload, preset); meant to live for one listing, not as a global cache."""
 
-    def __init__(self, flops: bool = True) -> None:
-        self.flops = flops
+    def __init__(self, flops: bool = True, measure: bool = True) -> None:
+        self.measure = measure
+        self.flops = flops and measure
         self._params = cache(self._count_params)
         self._flop_counts = cache(self._count_flops)
 
@@ -85,9 +88,9 @@ class Catalog:
     def reference(self, workload: Workload, ref: Reference) -> ReferenceInfo:
         preset = workload.preset(ref.preset)
         measured: float | None = None
-        if ref.quantity == "params":
+        if ref.quantity == "params" and self.measure:
             measured = self._params(workload, preset, ref.excludes)
-        elif self.flops:
+        elif ref.quantity != "params" and self.flops:
             forward, _ = self._flop_counts(workload, preset)
             measured = forward / 2 if ref.quantity == "forward_macs" else forward
         deviation = None if measured is None else 100.0 * (measured / ref.value - 1.0)
@@ -123,7 +126,7 @@ class Catalog:
                            description=p.description)
                 for p in workload.presets
             ],
-            params=self._params(workload, preset),
+            params=self._params(workload, preset) if self.measure else None,
             forward_flops=forward,
             forward_macs=None if forward is None else forward // 2,
             train_flops_per_sample=train,
