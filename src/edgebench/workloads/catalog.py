@@ -71,13 +71,9 @@ class Catalog:
         self._flop_counts = cache(self._count_flops)
 
     def _count_params(self, workload: Workload, preset: Preset, excludes: tuple[str, ...] = ()) -> int:
-        import torch
+        from edgebench.backends.torch.params import count_params
 
-        with torch.device("meta"):
-            model = workload.build_model(preset.num_classes, preset.input_shape)
-        if isinstance(model, tuple):  # a user's factory that returns (module, loss_fn)
-            model = model[0]
-        return sum(p.numel() for n, p in model.named_parameters() if not (excludes and n.startswith(excludes)))
+        return count_params(workload, preset.num_classes, preset.input_shape, excludes)
 
     def _count_flops(self, workload: Workload, preset: Preset) -> tuple[int, int]:
         from edgebench.backends.torch.flops import count_flops

@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from edgebench.backends.torch.data.synthetic import classification_batch
 from edgebench.backends.torch.tasks.base import LossSession, Task, on_device
-from edgebench.data.synthetic import classification_batch
 from edgebench.registry import import_target
 from edgebench.workloads.spec import Workload
 

@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from edgebench.backends.torch.data.batches import EpochSampler
+from edgebench.backends.torch.data.synthetic import classification_batch
 from edgebench.backends.torch.tasks.base import Task, make_optimizer
-from edgebench.data.batches import EpochSampler
-from edgebench.data.synthetic import classification_batch
 from edgebench.workloads.spec import Workload
 
 EVAL_BATCH = 500

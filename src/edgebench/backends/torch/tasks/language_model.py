@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from edgebench.backends.torch.data.synthetic import token_batch
 from edgebench.backends.torch.tasks.base import LossSession, Task
-from edgebench.data.synthetic import token_batch
 
 EVAL_WINDOWS = 64
 

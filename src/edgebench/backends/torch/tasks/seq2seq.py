@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from edgebench.backends.torch.data.synthetic import token_batch
 from edgebench.backends.torch.tasks.base import LossSession, Task
-from edgebench.data.synthetic import token_batch
 
 
 class Seq2SeqSession(LossSession):
