@@ -94,12 +94,13 @@ def limited(monkeypatch):
         ("precision", "bf16", "--precision", "the limited backend cannot run at precision 'bf16'; it offers: fp32"),
         ("trace", "layers", "--trace", "the limited backend cannot run trace 'layers'; it offers: none"),
         ("device", "cuda:1", "--backend", "the limited backend cannot run on device 'cuda'; it offers: cpu"),
+        ("infer_steps", 10, "--backend", "the limited backend cannot run mode 'infer'; it offers: train"),
     ],
 )
 def test_a_trial_its_backend_cannot_run_is_a_usage_error(limited, option, value, flag, message):
-    assert Trial(backend=limited).backend == "limited"
+    assert Trial(backend=limited, infer_steps=0).backend == "limited"
     with pytest.raises(UsageError) as info:
-        build(Trial, {"backend": limited, option: value}, {})
+        build(Trial, {"backend": limited, "infer_steps": 0, option: value}, {})
     assert (info.value.field, info.value.message) == (flag, message)
     assert "\n" not in str(info.value)
 

@@ -133,6 +133,9 @@ class Trial(BaseModel):
         device = info.data.get("device")
         if device is not None:
             _refuse(backend, "on device", device_kind(device), lambda c: c.devices)
+        _refuse(backend, "mode", "train", lambda c: c.modes)  # every trial trains
+        if info.data.get("infer_steps"):
+            _refuse(backend, "mode", "infer", lambda c: c.modes)
         return backend
 
     @field_validator("precision")
