@@ -45,8 +45,8 @@ def trial_figures(model: str, batch: int, shape: tuple[int, ...] | None, args: a
 def in_process_figures(model: str, batch: int, shape: tuple[int, ...] | None, args: argparse.Namespace) -> None:
     import torch
 
-    from edgebench.models import get_workload
-    from edgebench.tracing.layers import LayerTracer
+    from edgebench.backends.torch.tracing.layers import LayerTracer
+    from edgebench.workloads import get_workload
 
     cores = sorted(os.sched_getaffinity(0))[: args.threads]
     os.sched_setaffinity(0, cores)

@@ -5,10 +5,10 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from edgebench.measure.flops import count_flops, counted_flops
+from edgebench.backends.torch.flops import count_flops, counted_flops
+from edgebench.backends.torch.models.mobilenet_v1 import BLOCKS
 from edgebench.models import get_workload
-from edgebench.models.catalog import Catalog
-from edgebench.models.mobilenet_v1 import BLOCKS
+from edgebench.workloads.catalog import Catalog
 
 C, H = 96, 56  # a depthwise 3x3 on 96 channels at 56x56, stride 1
 DEPTHWISE_MACS = C * H * H * 9
@@ -95,7 +95,7 @@ def test_published_flop_figures_hold(name):
 @pytest.mark.parametrize(("name", "shape"), [("lenet", None), ("mobilenet_v2", (3, 64, 64))])
 def test_the_per_layer_counter_adds_up_to_the_whole_model_count(name, shape):
     """The tracer's per-module FLOPs (a real step) and the catalogue's count (meta device) are one formula."""
-    from edgebench.tracing.flops import count_layer_costs
+    from edgebench.backends.torch.tracing.flops import count_layer_costs
 
     workload = get_workload(name)
     whole = count_flops(workload, input_shape=shape, batch_size=4)
@@ -109,7 +109,7 @@ def test_the_fused_cpu_lstm_is_counted_per_layer():
     """On the CPU an LSTM runs as one oneDNN kernel per layer, whose matmuls never reach the dispatcher; the
     counter takes its FLOPs from the kernel's shapes.  Forward agrees exactly with the decomposed count on meta;
     backward is 0.2% above it, because the fused kernel also computes the gradient of the zero initial state."""
-    from edgebench.tracing.flops import count_layer_costs
+    from edgebench.backends.torch.tracing.flops import count_layer_costs
 
     workload = get_workload("rnn_ptb_small")
     whole = count_flops(workload, batch_size=4)

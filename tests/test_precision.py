@@ -2,8 +2,8 @@
 
 import torch
 
+from edgebench.backends.torch.precision import at_precision
 from edgebench.models import get_workload
-from edgebench.runner.precision import at_precision
 
 
 def test_fp32_is_the_step_itself():

@@ -9,12 +9,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from edgebench.backends.torch.flops import conv_flops
+from edgebench.backends.torch.tracing.flops import count_layer_costs
+from edgebench.backends.torch.tracing.layers import LayerTracer, spans_from_events
+from edgebench.backends.torch.tracing.ops import OpTracer, ops_table
 from edgebench.measure.attribution import table_segments
-from edgebench.measure.flops import conv_flops
 from edgebench.models import get_workload
-from edgebench.tracing.flops import count_layer_costs
-from edgebench.tracing.layers import LayerTracer, spans_from_events
-from edgebench.tracing.ops import OpTracer, ops_table
 from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from edgebench.models import get_workload
-from edgebench.models.catalog import Catalog
 from edgebench.registry import MODELS
+from edgebench.workloads.catalog import Catalog
 
 #: Every model of REFERENCE.md sections 1-3 (issue 3's list).
 ZOO = [
@@ -94,7 +94,7 @@ def test_every_workload_trains_two_steps_with_finite_loss(name):
 def test_batch_norm_trains_at_batch_one_on_a_1x1_map_as_tensorflow_does():
     from torch import nn
 
-    from edgebench.models.layers import BatchNorm2d
+    from edgebench.backends.torch.models.layers import BatchNorm2d
 
     bn = BatchNorm2d(4)
     out = bn(torch.randn(1, 4, 1, 1, requires_grad=True))

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from edgebench.registry import DATASETS, MODELS
+from edgebench.backends.base import Capabilities, device_kind, refusal
+from edgebench.registry import BACKENDS, DATASETS, MODELS
 
 PositiveInt = Annotated[int, Field(ge=1)]
 #: Numeric precision of training: ``fp32``, or autocast mixed precision with ``bf16`` / ``fp16`` compute.
 Precision = Literal["fp32", "bf16", "fp16"]
-#: Frameworks a worker can train with (MNN and onnxruntime are planned, see DESIGN.md).
-Backend = Literal["torch"]
 
 
 class Trial(BaseModel):
@@ -40,7 +40,8 @@ class Trial(BaseModel):
     idle_s: Annotated[float, Field(ge=0)] | None = None
     #: Power model for ``estimated_*`` energy (``idle=2.7W,max=6.4W``); ``None``: no estimate.
     estimate_energy: str | None = None
-    backend: Backend = "torch"
+    #: Framework the worker trains with: a name in ``edgebench.registry.BACKENDS``.
+    backend: str = "torch"
     precision: Precision = "fp32"
     #: CPU frequency the cpufreq policies of ``cores`` are pinned to; applied by the launcher that owns it (sweep).
     freq_khz: PositiveInt | None = None
@@ -67,7 +68,7 @@ class Trial(BaseModel):
     @classmethod
     def _known_model(cls, name: str) -> str:
         if ":" in name:  # the user's own model: it must import now, not fail later in the worker
-            from edgebench.models.custom import resolve
+            from edgebench.backends.torch.models.custom import resolve
 
             resolve(name.strip())
             return name.strip()
@@ -78,7 +79,7 @@ class Trial(BaseModel):
     def _known_preset(cls, preset: str | None, info: ValidationInfo) -> str | None:
         if preset is None or "model" not in info.data:
             return preset
-        from edgebench.models import get_workload
+        from edgebench.workloads import get_workload
 
         workload = get_workload(info.data["model"])
         try:
@@ -96,11 +97,11 @@ class Trial(BaseModel):
         if requires and importlib.util.find_spec(requires) is None:
             raise ValueError(f"the {data} data ships in {requires}: pip install 'edgebench[data]'")
         if "model" in info.data:
-            from edgebench.models import get_workload
-            from edgebench.registry import import_target
+            from edgebench.workloads import get_workload
+            from edgebench.workloads.tasks import task_datasets
 
             workload = get_workload(info.data["model"])
-            accepted = getattr(import_target(workload.task), "datasets", ())
+            accepted = task_datasets(workload.task)
             if data not in accepted:
                 what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
                 raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
@@ -116,12 +117,33 @@ class Trial(BaseModel):
     @field_validator("trace")
     @classmethod
     def _trace_measured_steps_only(cls, trace: str, info: ValidationInfo) -> str:
+        if "backend" in info.data:
+            _refuse(info.data["backend"], "trace", trace, lambda c: c.trace_kinds)
         if trace != "none" and info.data.get("until_accuracy") is not None:
             raise ValueError(
                 "cannot be combined with --until-accuracy: its held-out evaluations run between the steps and would "
                 "be traced as training; trace a fixed-step or --target-ci run"
             )
         return trace
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, backend: str, info: ValidationInfo) -> str:
+        backend = BACKENDS.canonical(backend)
+        device = info.data.get("device")
+        if device is not None:
+            _refuse(backend, "on device", device_kind(device), lambda c: c.devices)
+        _refuse(backend, "mode", "train", lambda c: c.modes)  # every trial trains
+        if info.data.get("infer_steps"):
+            _refuse(backend, "mode", "infer", lambda c: c.modes)
+        return backend
+
+    @field_validator("precision")
+    @classmethod
+    def _backend_precision(cls, precision: str, info: ValidationInfo) -> str:
+        if "backend" in info.data:
+            _refuse(info.data["backend"], "at precision", precision, lambda c: c.precisions)
+        return precision
 
     @field_validator("cores")
     @classmethod
@@ -155,6 +177,17 @@ class Trial(BaseModel):
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""
         cores = self.cores or allowed
         return self.model_copy(update={"cores": cores, "threads": self.threads or len(cores)})
+
+
+def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:
+    """A ``ValueError`` (one usage line, exit 2) when ``backend``'s declared capabilities do not include ``wanted``.
+
+    The capabilities are read from the backend's framework-free record, so this check imports no framework.
+    """
+    capabilities = BACKENDS.load(backend).capabilities
+    reason = refusal(backend, what, wanted, offered(capabilities))
+    if reason:
+        raise ValueError(reason)
 
 
 def check_device(device: str) -> str:

@@ -12,7 +12,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from edgebench.models.catalog import ModelInfo
+    from edgebench.workloads.catalog import ModelInfo
 
 
 def _si(value: float | None, unit: str = "") -> str:
@@ -32,12 +32,19 @@ def models(
         str | None, typer.Option(help="Show each workload at this input preset (e.g. cifar10) where it has one.")
     ] = None,
     flops: Annotated[bool, typer.Option("--flops/--no-flops", help="Count FLOPs (a few seconds per model).")] = True,
+    measure: Annotated[
+        bool,
+        typer.Option(
+            "--measure/--no-measure",
+            help="Count parameters and FLOPs on the torch models; --no-measure lists the specs alone, without torch.",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
-    from edgebench.models import get_workload
-    from edgebench.models.catalog import Catalog
     from edgebench.registry import MODELS, UnknownName
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.catalog import Catalog
 
     try:
         workloads = [get_workload(n) for n in (names or MODELS.names())]
@@ -45,7 +52,7 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    catalog = Catalog(flops=flops)
+    catalog = Catalog(flops=flops, measure=measure)
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))

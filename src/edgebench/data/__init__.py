@@ -1,1 +1,2 @@
-"""Training data: synthetic batches by default, small real datasets that ship offline for accuracy runs."""
+"""Small real datasets that ship offline for accuracy runs (the synthetic batches are the backend's:
+:mod:`edgebench.backends.torch.data`)."""

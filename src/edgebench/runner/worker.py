@@ -6,7 +6,10 @@ polling).  Every step is an event (:mod:`edgebench.runner.events`: phase, index,
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
 With ``trace`` set, the worker also records layer or op spans during the measured steps and writes them once,
-after measuring, to SPANS_JSON (:mod:`edgebench.tracing.record`).
+after measuring, to SPANS_JSON (the torch backend's :mod:`edgebench.backends.torch.tracing.record`).
+
+The loop here (timed steps, stop rules, phase memory, events) imports no framework: the trial's backend
+(``edgebench.registry.BACKENDS``) opens a :class:`edgebench.backends.base.BackendSession` that does the rest.
 
 Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
 """
@@ -24,9 +27,8 @@ from typing import Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.budget import apply_memory_budget, limit_gpu_memory
+from edgebench.runner.budget import apply_memory_budget
 from edgebench.runner.events import EventWriter
-from edgebench.runner.precision import at_precision
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
@@ -83,50 +85,20 @@ def timed(
 
 
 def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
-    import torch
+    from edgebench.registry import BACKENDS
 
-    from edgebench.models import get_workload
-
-    torch.set_num_threads(trial.threads or 1)
-    limit_gpu_memory(torch, trial.device, trial.memory_budget_bytes)
-    workload = get_workload(trial.model)
-    preset = workload.preset(trial.preset) if trial.preset else None
-    input_shape = trial.input_shape or (preset.input_shape if preset else None)
-    num_classes = trial.num_classes or (preset.num_classes if preset else None)
-    session = workload.session(
-        trial.batch_size,
-        input_shape=input_shape,
-        num_classes=num_classes,
-        device=trial.device,
-        seed=trial.seed,
-        data=trial.data,
-    )
-    cuda = trial.device.startswith("cuda")
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    session = BACKENDS.load(trial.backend).open_session(trial)
     emit(
         "ready",
         pid=os.getpid(),
-        params=sum(p.numel() for p in session.model.parameters()),
-        # A real dataset decides the input and classes (the text's alphabet, the digits' shape).
-        input_shape=list(getattr(session, "input_shape", None) or input_shape or workload.input_shape),
-        num_classes=getattr(session, "num_classes", None) or num_classes or workload.num_classes,
-        env={
-            "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(),
-            "torch_interop_threads": torch.get_num_interop_threads(),
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "affinity": sorted(os.sched_getaffinity(0)),
-            "parallel_backend": _parallel_backend(torch),
-        },
+        params=session.params,
+        input_shape=list(session.input_shape),
+        num_classes=session.num_classes,
+        env=session.env,
     )
-    train_step = at_precision(session.train_step, trial.precision, trial.device)
-    infer_step = at_precision(session.infer_step, trial.precision, trial.device)
-    rule = train_rule(trial, getattr(session, "evaluate", None), lambda **e: emit("eval", **e))
-    recorder = None
-    if trial.trace != "none":
-        from edgebench.tracing.record import TraceRecorder
-
-        recorder = TraceRecorder(trial.trace, session.model).install()
+    rule = train_rule(trial, session.evaluate, lambda **e: emit("eval", **e))
+    recorder = session.trace_recorder()
+    train_step, sync = session.train_step, session.sync
     wait_for_go()
     memory = PhaseMemory()
     timed(recorder.counting(train_step) if recorder else train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
@@ -134,8 +106,7 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         recorder.ensure_costs(train_step)
         recorder.start()
     memory.reset()
-    if cuda:
-        torch.cuda.reset_peak_memory_stats()
+    session.reset_device_peak_memory()
     cpu_start_s = process_cpu_s()
     _, stopped_by = timed(train_step, rule, "train", emit, sync)
     train_cpu_s = process_cpu_s() - cpu_start_s
@@ -143,14 +114,14 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         recorder.stop()
         recorder.remove()
     train_peak = memory.peak_bytes()
-    gpu_peak = torch.cuda.max_memory_allocated() if cuda else None
+    gpu_peak = session.device_peak_memory_bytes()
     infer_peak = infer_cpu_s = None
     if trial.infer_steps:
-        session.model.eval()
-        timed(infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
+        session.to_inference()
+        timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
         cpu_start_s = process_cpu_s()
-        timed(infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
+        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
         infer_cpu_s = process_cpu_s() - cpu_start_s
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
@@ -168,14 +139,6 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     )
 
 
-def _parallel_backend(torch: Any) -> str:
-    info = torch.__config__.parallel_info()
-    for line in info.splitlines():
-        if line.startswith("ATen parallel backend"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
-
 def classify_failure(exc: BaseException) -> tuple[str, str]:
     """``(status, reason)`` for an exception raised inside a trial."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -185,7 +148,7 @@ def classify_failure(exc: BaseException) -> tuple[str, str]:
 
 
 def apply_affinity(cores: tuple[int, ...] | None) -> None:
-    """Pin this process before torch starts its thread pools, so every thread inherits the mask (``taskset -a``)."""
+    """Pin this process before the framework starts its thread pools, so every thread inherits the mask."""
     if cores:
         os.sched_setaffinity(0, cores)
 
@@ -195,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, events_path, *rest = argv or sys.argv[1:]
     spans_path = rest[0] if rest else None
     spec = Path(spec_path).read_text()
-    # Before anything large is imported (validating a preset imports torch), so the budget binds from the start.
+    # Before anything large is imported (the backend's framework), so the budget binds from the start.
     # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
     raw = json.loads(spec)
     if not str(raw.get("device", "cpu")).startswith("cuda"):

@@ -1,0 +1,20 @@
+"""The PyTorch backend: tasks, models, autocast, the CUDA memory cap, tracing hooks and FLOP counting.
+
+This file declares the backend without importing torch; :mod:`.session` imports it when a trial runs.
+"""
+
+from __future__ import annotations
+
+from edgebench.backends.base import Backend, Capabilities
+
+TORCH = Backend(
+    name="torch",
+    capabilities=Capabilities(
+        modes=("train", "infer"),
+        precisions=("fp32", "bf16", "fp16"),
+        devices=("cpu", "cuda"),
+        trace_kinds=("none", "layers", "ops"),
+    ),
+    session="edgebench.backends.torch.session:open_session",
+    tasks="edgebench.backends.torch.tasks:task_session",
+)

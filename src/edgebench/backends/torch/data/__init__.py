@@ -1,0 +1,1 @@
+"""Torch batches for the tasks: synthetic inputs and labels, and the epoch sampler over a real dataset."""

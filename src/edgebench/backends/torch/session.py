@@ -1,0 +1,109 @@
+"""A trial's torch session as the worker drives it: threads, the CUDA memory cap, autocast, sync and peak stats.
+
+Everything the worker's loop once did with torch itself is here, behind :class:`edgebench.backends.base.BackendSession`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from edgebench.backends.base import TraceRecording
+from edgebench.backends.torch.precision import at_precision
+from edgebench.trial import Trial
+from edgebench.workloads import get_workload
+
+
+def limit_gpu_memory(device: str, budget_bytes: int | None) -> None:
+    """Cap torch's CUDA allocator at the budget (a fraction of the device's memory)."""
+    if budget_bytes is None or not device.startswith("cuda"):
+        return
+    index = torch.cuda.current_device() if device == "cuda" else int(device.split(":")[1])
+    total = torch.cuda.get_device_properties(index).total_memory
+    torch.cuda.set_per_process_memory_fraction(min(1.0, budget_bytes / total), index)
+
+
+def parallel_backend() -> str:
+    """ATen's intra-op parallel backend (OpenMP, native thread pool...), as ``torch.__config__`` reports it."""
+    for line in torch.__config__.parallel_info().splitlines():
+        if line.startswith("ATen parallel backend"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def torch_env() -> dict[str, Any]:
+    """torch's threading as this trial runs it, stored with the trial's environment."""
+    return {
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "torch_interop_threads": torch.get_num_interop_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "parallel_backend": parallel_backend(),
+    }
+
+
+class TorchSession:
+    """A task's session (model, optimizer, batch) wrapped with the trial's precision, device and tracing."""
+
+    def __init__(self, trial: Trial) -> None:
+        torch.set_num_threads(trial.threads or 1)
+        limit_gpu_memory(trial.device, trial.memory_budget_bytes)
+        workload = get_workload(trial.model)
+        preset = workload.preset(trial.preset) if trial.preset else None
+        input_shape = trial.input_shape or (preset.input_shape if preset else None)
+        num_classes = trial.num_classes or (preset.num_classes if preset else None)
+        self.trial = trial
+        self.task = workload.session(
+            trial.batch_size,
+            input_shape=input_shape,
+            num_classes=num_classes,
+            device=trial.device,
+            seed=trial.seed,
+            data=trial.data,
+        )
+        self.model: torch.nn.Module = self.task.model
+        self.cuda = trial.device.startswith("cuda")
+        self.params = sum(p.numel() for p in self.model.parameters())
+        # A real dataset decides the input and classes (the text's alphabet, the digits' shape).
+        self.input_shape = tuple(getattr(self.task, "input_shape", None) or input_shape or workload.input_shape)
+        self.num_classes = getattr(self.task, "num_classes", None) or num_classes or workload.num_classes
+        self.env = torch_env()
+        self.evaluate: Callable[[], float] | None = getattr(self.task, "evaluate", None)
+        self._train = at_precision(self.task.train_step, trial.precision, trial.device)
+        self._infer = at_precision(self.task.infer_step, trial.precision, trial.device)
+
+    def train_step(self) -> float | None:
+        out = self._train()
+        return None if out is None else float(out)
+
+    def infer_step(self) -> None:
+        self._infer()
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def to_inference(self) -> None:
+        self.model.eval()
+
+    def reset_device_peak_memory(self) -> None:
+        if self.cuda:
+            torch.cuda.reset_peak_memory_stats()
+
+    def device_peak_memory_bytes(self) -> int | None:
+        return torch.cuda.max_memory_allocated() if self.cuda else None
+
+    def trace_recorder(self) -> TraceRecording | None:
+        if self.trial.trace == "none":
+            return None
+        from edgebench.backends.torch.tracing.record import TraceRecorder
+
+        return TraceRecorder(self.trial.trace, self.model).install()
+
+
+def open_session(trial: Trial) -> TorchSession:
+    return TorchSession(trial)

@@ -1,0 +1,42 @@
+"""The torch training step of each task name (:data:`edgebench.workloads.tasks.TASKS`), imported when chosen."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from edgebench.registry import Registry
+
+if TYPE_CHECKING:
+    from edgebench.backends.torch.tasks.base import TrainingSession
+    from edgebench.workloads.spec import Workload
+
+TASKS = Registry(
+    "task",
+    {
+        "classification": "edgebench.backends.torch.tasks.classification:ClassificationTask",
+        "language_model": "edgebench.backends.torch.tasks.language_model:LanguageModelTask",
+        "masked_lm": "edgebench.backends.torch.tasks.masked_lm:MaskedLMTask",
+        "segmentation": "edgebench.backends.torch.tasks.segmentation:SegmentationTask",
+        "speech": "edgebench.backends.torch.tasks.speech:CTCTask",
+        "seq2seq": "edgebench.backends.torch.tasks.seq2seq:Seq2SeqTask",
+        "gan": "edgebench.backends.torch.tasks.gan:GANTask",
+        "dqn": "edgebench.backends.torch.tasks.dqn:DQNTask",
+        "custom": "edgebench.backends.torch.models.custom:CustomTask",
+    },
+)
+
+
+def task_session(
+    workload: Workload,
+    batch_size: int,
+    *,
+    input_shape: tuple[int, ...],
+    num_classes: int,
+    device: str,
+    seed: int,
+    data: str | None = None,
+) -> TrainingSession:
+    """The workload's task as a torch session: model, optimizer and a batch on ``device``, ready to step."""
+    task = TASKS.load(workload.task)(workload)
+    extra = {} if data is None else {"data": data}
+    return task.session(batch_size, input_shape=input_shape, num_classes=num_classes, device=device, seed=seed, **extra)
