@@ -56,6 +56,9 @@ def imports_torch(code: str) -> bool:
         # every workload spec, and the worker's loop with its stop rules
         "from edgebench.registry import MODELS\n[MODELS.load(n) for n in MODELS.names()]",
         "import edgebench.runner.worker, edgebench.runner.stopping, edgebench.backends.base",
+        # the workstation's side of a trial: launcher, targets, agent, measuring a bundle, the store and reports
+        "import edgebench.runner.launch, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
+        "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.cli.stored",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('torch').capabilities",
     ],
 )
