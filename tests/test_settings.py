@@ -1,6 +1,7 @@
 """Each Trial setting, declared once, is a `run` flag, a sweep constant and a sweep axis, refused in the same words."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +148,16 @@ def test_a_bad_value_reads_the_same_from_run_and_from_a_sweep_file(field, bad, t
     where = f"{path}: {setting.key}" + ("[0]" if setting.plural_axis else "")
     assert err.value.field == where
     assert cli_line == f"edgebench: error: {setting.flag}: {err.value.message}"
+
+
+def readme_section(title: str) -> str:
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    start = text.index(f"## {title}\n")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def test_the_readme_documents_every_flag_and_sweep_key():
+    run_table = readme_section("Running a trial")
+    sweep_table = readme_section("Sweeps")
+    assert [s.flag for s in SETTINGS if f"`{s.flag}" not in run_table] == []
+    assert [s.key for s in SETTINGS if f"`{s.key}`" not in sweep_table] == []
