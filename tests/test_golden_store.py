@@ -55,9 +55,9 @@ def test_layers_of_a_stored_trace_render_as_they_did(store_copy):
 
 
 def test_compare_and_exports_of_stored_records_are_unchanged(store_copy, tmp_path):
-    assert edgebench(store_copy, "compare", "20261123-174043", "20261123-174053") == (
-        GOLDEN / "compare.txt"
-    ).read_text()
+    assert (
+        edgebench(store_copy, "compare", "20261123-174043", "20261123-174053") == (GOLDEN / "compare.txt").read_text()
+    )
     edgebench(store_copy, "export", "--format", "csv", "--out", str(tmp_path / "trials.csv"))
     edgebench(store_copy, "export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
     assert (tmp_path / "trials.csv").read_text() == (GOLDEN / "trials.csv").read_text()
