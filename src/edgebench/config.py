@@ -20,76 +20,32 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+)
 
-from edgebench.errors import UsageError
-from edgebench.host.cpuset import parse_cores
+from edgebench.errors import UsageError, explain
 from edgebench.registry import MODELS
-from edgebench.trial import check_device, check_step_cap
-from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape
+from edgebench.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
+from edgebench.trial import check_step_cap
+from edgebench.units import parse_duration_s
+from edgebench.yaml_values import parse_yaml
 
-#: The batch sizes of the MNN-based suite.
-SUITE_BATCH_SIZES = (1, 2, 4, 8, 16, 32)
-#: Core sets named by role on big.LITTLE devices (DNNTune's ``CPU_affinity``), resolved against cpufreq at plan time.
-CORE_ROLES = ("big", "little", "all")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _as_list(value: Any) -> Any:
     """A scalar where a list is expected means a one-element axis (``batch_sizes: 8``)."""
     return value if isinstance(value, list | tuple) else [value]
-
-
-def _unit(parser: Callable[[str], float], *, bare_numbers: bool = True) -> Callable[[Any], Any]:
-    """Parse a quantity written as text (``10ms``); numbers pass through when they already are in the field's unit."""
-
-    def parse(value: Any) -> Any:
-        if isinstance(value, bool):
-            return value  # let the type check reject it
-        if isinstance(value, int | float) and bare_numbers:
-            return value
-        if isinstance(value, str) or (isinstance(value, int | float) and not bare_numbers):
-            return parser(value)
-        return value
-
-    return parse
-
-
-def _duration_ms(text: str) -> float:
-    return parse_duration_s(text, "ms") * 1e3
-
-
-def _core_spec(value: Any) -> tuple[int, ...] | str | None:
-    """A core set: a taskset hex mask (``f0``), a cpu list (``0,2-3``, ``[0, 2, 3]``), ``big``, ``little``, ``all``."""
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lower().replace("+", "_") in (*CORE_ROLES, "big_little"):
-        role = value.strip().lower()
-        return "all" if role in ("big+little", "big_little") else role
-    if isinstance(value, list | tuple):
-        if not value or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
-            raise ValueError("a list of cores holds core numbers such as [0, 1]")
-        return tuple(sorted(set(value)))
-    if isinstance(value, int) and not isinstance(value, bool):
-        # YAML reads f0 as text but 11 and 0x3 as numbers; read them as written, as taskset would (11 = cpu0 and 4).
-        return parse_cores(getattr(value, "text", str(value)))
-    if isinstance(value, str):
-        return parse_cores(value)
-    raise ValueError(f"{value!r} is not a core mask (f0, 0x3), a cpu list (0,2-3), big, little or all")
-
-
-def _freq_item(value: Any) -> int | str:
-    if isinstance(value, str) and value.strip().lower() == "all":
-        return "all"
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError(f"{value!r} is not a frequency such as 1708800 (kHz), 1.7GHz, or all")
-    return parse_freq_khz(value)
-
-
-def _shape(value: Any) -> Any:
-    if isinstance(value, str):
-        return parse_shape(value.strip("[]() "))
-    return value
 
 
 class StrictModel(BaseModel):
@@ -100,7 +56,7 @@ class ModelEntry(StrictModel):
     """One model of the sweep, with per-model input overrides (a 32x32 SqueezeNet beside a 28x28 LeNet)."""
 
     name: str
-    input_shape: Annotated[tuple[Annotated[int, Field(ge=1)], ...] | None, BeforeValidator(_shape)] = None
+    input_shape: Annotated[tuple[Annotated[int, Field(ge=1)], ...] | None, BeforeValidator(shape)] = None
     num_classes: Annotated[int, Field(ge=1)] | None = None
 
     @field_validator("name")
@@ -121,10 +77,10 @@ class CooldownConfig(StrictModel):
     the sweep waits ``seconds`` (120 when not given) instead and says so.
     """
 
-    seconds: Annotated[Annotated[float, Field(ge=0)] | None, BeforeValidator(_unit(parse_duration_s))] = None
+    seconds: Annotated[Annotated[float, Field(ge=0)] | None, BeforeValidator(quantity(parse_duration_s))] = None
     until_idle: bool = False
     within_c: Annotated[float, Field(gt=0)] = 2.0
-    timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(_unit(parse_duration_s))] = 600.0
+    timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(quantity(parse_duration_s))] = 600.0
     between: Literal["trials", "models"] = "trials"
 
     @property
@@ -143,55 +99,54 @@ def _cooldown(value: Any) -> Any:
     return value
 
 
-PositiveInt = Annotated[int, Field(ge=1)]
+def _axis_or_value(setting: Setting) -> Callable[[Any], str]:
+    """A list is an axis of the setting (``memory_budget: [2GiB, 8GiB]``), anything else one value for every trial."""
+
+    def which(value: Any) -> str:
+        one = setting.is_one_value is not None and isinstance(value, list) and setting.is_one_value(value)
+        return "(axis)" if isinstance(value, list) and not one else "(value)"
+
+    return which
 
 
-class SweepConfig(StrictModel):
-    """The whole sweep: its axes (each a list; a scalar is a one-element list) and how each trial is measured."""
+def sweep_field(setting: Setting) -> tuple[Any, Any]:
+    """The sweep configuration's field for ``setting``, derived from its declaration (type, key, default)."""
+    one = value_type(setting)
+    alias = setting.key if setting.key != setting.attribute else None
+    if setting.field == "model":
+        entry = Annotated[ModelEntry, BeforeValidator(_model_entry)]
+        return Annotated[list[entry], BeforeValidator(_as_list)], Field(  # type: ignore[valid-type]
+            default_factory=lambda: [ModelEntry(name=setting.trial_default)], min_length=1
+        )
+    if setting.plural_axis:
+        axis = Annotated[list[one], BeforeValidator(_as_list), Field(min_length=1)]  # type: ignore[valid-type]
+        if setting.absent_is_none:
+            return axis | None, Field(None, alias=alias)
+        default = list(setting.sweep_default or [setting.trial_default])
+        return axis, Field(default_factory=lambda: list(default), alias=alias)
+    value_or_axis = Annotated[
+        Annotated[one, Tag("(value)")] | Annotated[list[one], Field(min_length=1), Tag("(axis)")],  # type: ignore[valid-type]
+        Discriminator(_axis_or_value(setting)),
+    ]
+    if setting.absent_is_none:
+        return value_or_axis | None, Field(None, alias=alias)
+    return value_or_axis, Field(setting.trial_default, alias=alias)
+
+
+#: One field per Trial setting: ``models``, ``batch_sizes``, ``threads``... ``memory_budget``, ``idle``.
+TrialSettings = create_model(
+    "TrialSettings",
+    __base__=StrictModel,
+    __doc__="Every Trial setting as a sweep key: a scalar is one value for every trial, a list an axis.",
+    **{s.attribute: sweep_field(s) for s in SETTINGS},  # type: ignore[call-overload]
+)
+
+
+class SweepConfig(TrialSettings):  # type: ignore[valid-type,misc]
+    """The whole sweep: the Trial settings (axes and constants) and what belongs to the sweep itself."""
 
     #: The sweep's id in the store; ``--resume`` finds a sweep by it.  Default: the file's stem plus a hash.
     name: str | None = None
-    models: Annotated[list[Annotated[ModelEntry, BeforeValidator(_model_entry)]], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: [ModelEntry(name="lenet")], min_length=1
-    )
-    batch_sizes: Annotated[list[PositiveInt], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: list(SUITE_BATCH_SIZES), min_length=1
-    )
-    #: Intra-op threads; ``null`` means one per core of the trial's core set.
-    threads: Annotated[list[PositiveInt | None], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: [None], min_length=1
-    )
-    #: Core sets; ``null`` means every core this process may use.
-    cores: Annotated[list[Annotated[Any, BeforeValidator(_core_spec)]], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: [None], min_length=1
-    )
-    #: CPU frequencies (kHz, or with a unit); ``all`` = every frequency the policies of each core set offer. Root only.
-    frequencies: (
-        Annotated[list[Annotated[Any, BeforeValidator(_freq_item)]], BeforeValidator(_as_list), Field(min_length=1)]
-        | None
-    ) = None
-    backend: Annotated[list[Literal["torch"]], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: ["torch"], min_length=1
-    )
-    precision: Annotated[list[Literal["fp32", "bf16", "fp16"]], BeforeValidator(_as_list)] = Field(
-        default_factory=lambda: ["fp32"], min_length=1
-    )
-    device: str = "cpu"
-    #: Measured steps; with ``target_ci`` the minimum before the interval is checked. Default 20 (5 with target_ci).
-    steps: PositiveInt | None = None
-    warmup: Annotated[int, Field(ge=0)] = 3
-    infer_steps: Annotated[int, Field(ge=0)] = 10
-    target_ci_pct: Annotated[
-        Annotated[float, Field(gt=0, lt=100)] | None, BeforeValidator(_unit(parse_percent, bare_numbers=False))
-    ] = Field(None, alias="target_ci")
-    #: Cap for the adaptive rules (target_ci: 2,000 steps when unset).
-    max_steps: PositiveInt | None = None
-    max_time_s: Annotated[float, Field(gt=0, alias="max_time"), BeforeValidator(_unit(parse_duration_s))] = 120.0
-    sample_interval_ms: Annotated[float, Field(gt=0, alias="sample_interval"), BeforeValidator(_unit(_duration_ms))] = (
-        10.0
-    )
-    timeout_s: Annotated[float, Field(gt=0, alias="timeout"), BeforeValidator(_unit(parse_duration_s))] = 1800.0
-    seed: int = 0
     cooldown: Annotated[CooldownConfig, BeforeValidator(_cooldown)] = Field(default_factory=CooldownConfig)
     #: DNNTune's analysis objective: which trial the sweep's summary calls best.
     objective: Literal["latency-first", "energy-first"] = "latency-first"
@@ -210,19 +165,24 @@ class SweepConfig(StrictModel):
             raise ValueError("`all` already holds every frequency; give all or a list of frequencies")
         return values
 
-    @field_validator("device")
-    @classmethod
-    def _device(cls, device: str) -> str:
-        return check_device(device)
-
     @field_validator("max_steps")
     @classmethod
-    def _cap_above_minimum(cls, max_steps: int | None, info: ValidationInfo) -> int | None:
-        return check_step_cap(max_steps, info.data.get("steps") or 5, info.data.get("target_ci_pct"))
+    def _cap_above_minimum(cls, max_steps: Any, info: ValidationInfo) -> Any:
+        """Checked here when every value is one constant; an axis of them is checked per trial by the plan."""
+        steps, target = info.data.get("steps"), info.data.get("target_ci_pct")
+        if any(isinstance(v, list) for v in (max_steps, steps, target)):
+            return max_steps
+        return check_step_cap(max_steps, steps or 5, target)
 
     @property
     def measured_steps(self) -> int:
-        return self.steps if self.steps is not None else (20 if self.target_ci_pct is None else 5)
+        """Measured steps when ``steps`` is one value: 20, or 5 with ``target_ci`` (:func:`with_adaptive_minimum`)."""
+        return int(with_adaptive_minimum({"steps": self.steps, "target_ci_pct": self.target_ci_pct}).get("steps") or 20)
+
+    def values(self, setting: Setting) -> list[Any]:
+        """The values ``setting`` takes in this sweep, in the order given: an axis, or one value for every trial."""
+        value = getattr(self, setting.attribute)
+        return list(value) if isinstance(value, list) else [value]
 
 
 class LoadedConfig(BaseModel):
@@ -277,32 +237,6 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
 def _under(path: str, prefix: str) -> bool:
     """``batch_sizes[2]`` and ``cooldown.seconds`` are under ``batch_sizes`` and ``cooldown``."""
     return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
-
-
-class LiteralInt(int):
-    """An integer read from YAML that remembers how it was written (``0x11``, ``11``), for core masks."""
-
-    text: str
-
-    def __new__(cls, value: int, text: str) -> LiteralInt:
-        self = super().__new__(cls, value)
-        self.text = text
-        return self
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML as usual, except that integers keep their source text (a core mask ``11`` is hex, as in taskset)."""
-
-
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    return LiteralInt(yaml.SafeLoader.construct_yaml_int(loader, node), node.value)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-
-
-def parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -426,9 +360,4 @@ def describe_error(exc: ValidationError, root: type[BaseModel]) -> tuple[str, st
         close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         return key_path, f"unknown key; {hint}valid keys here: {', '.join(valid)}"
-    message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
-    if kind == "missing":
-        return key_path, "required key is missing"
-    if "input" in error and kind not in ("value_error",):
-        message += f" (got {error['input']!r})"
-    return key_path, message
+    return key_path, explain(error)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
 
 class UsageError(Exception):
     """Bad input: printed as one line ``error: <field>: <message>`` with exit code 2."""
@@ -10,3 +15,17 @@ class UsageError(Exception):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+def explain(error: ErrorDetails) -> str:
+    """One pydantic error in the words every command uses: ``must be greater than or equal to 1 (got 0)``.
+
+    ``run``'s flags and a sweep file's keys both report through here, so one bad value reads the same in both.
+    """
+    kind = error["type"]
+    if kind == "missing":
+        return "required key is missing"
+    message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    if "input" in error and kind != "value_error":
+        message += f" (got {error['input']!r})"
+    return message

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, explain
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -32,10 +32,7 @@ def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
         flag = flags.get(field, "--" + field.replace("_", "-"))
-        message = error["msg"].removeprefix("Value error, ")
-        if "input" in error and error["type"] != "value_error":
-            message += f" (got {error['input']!r})"
-        raise UsageError(flag, message) from None
+        raise UsageError(flag, explain(error)) from None
 
 
 def sysfs_root(path: Path | None) -> str:

@@ -5,8 +5,10 @@ across edgebench versions that add fields with defaults; ``--resume`` skips the 
 Everything that depends on the device (core roles, ``all`` frequencies, cores this process may use) is resolved
 here, before any trial runs, so a bad core mask fails at once with the key that names it.
 
-Order: core set, then frequency (so the clock changes as rarely as possible), threads, precision, backend, model,
-batch size, as the MNN-based suite walks models and then batch sizes inside one configuration.
+Order: core set, then frequency (so the clock changes as rarely as possible), threads, precision, backend, any
+other setting given as an axis (in the order of :data:`edgebench.settings.SETTINGS`), model, batch size, as the
+MNN-based suite walks models and then batch sizes inside one configuration.  Every setting of a Trial can be a
+constant or an axis of the sweep (:mod:`edgebench.settings`); a value the Trial refuses is reported with its key.
 """
 
 from __future__ import annotations
@@ -16,13 +18,17 @@ import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from edgebench.config import SweepConfig
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, explain
 from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
+from edgebench.settings import BY_FIELD, SETTINGS, Setting, with_adaptive_minimum
 from edgebench.trial import Trial
 
 
@@ -117,41 +123,46 @@ def _frequencies(config: SweepConfig, cores: tuple[int, ...] | None, sysfs: SysF
     return list(config.frequencies)
 
 
+#: The axes the plan walks first, outermost first; every other setting's axis follows in declaration order, then
+#: model and batch size, innermost.  Cores and frequency are resolved against the device, model with its entry.
+_OUTER = ("threads", "precision", "backend")
+_INNER = ("model", "batch_size")
+_RESOLVED = ("cores", "freq_khz")
+
+
+def _axis_order() -> tuple[Setting, ...]:
+    middle = [s.field for s in SETTINGS if s.field not in (*_RESOLVED, *_OUTER, *_INNER)]
+    return tuple(BY_FIELD[f] for f in (*_OUTER, *middle, *_INNER))
+
+
+def _build(values: dict[str, Any], where: dict[str, str]) -> Trial:
+    """A Trial from one point of the grid; an error names the key (and item of an axis) that set the bad value."""
+    try:
+        return Trial(**{k: v for k, v in with_adaptive_minimum(values).items() if v is not None})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        raise UsageError(where.get(field, field), explain(error)) from None
+
+
 def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowed: tuple[int, ...]) -> Plan:
     """Every trial of the sweep, in run order, each with its key; duplicates (``0x3`` and ``0-1``) run once."""
     trials: list[Trial] = []
     seen: set[str] = set()
+    order = _axis_order()
+    axes = [list(enumerate(config.values(s))) for s in order]
     core_sets = [resolve_cores(spec, i, sysfs, allowed) for i, spec in enumerate(config.cores)]
     for cores in core_sets:
-        for freq, threads, precision, backend, entry, batch in itertools.product(
-            _frequencies(config, cores, sysfs),
-            config.threads,
-            config.precision,
-            config.backend,
-            config.models,
-            config.batch_sizes,
-        ):
-            trial = Trial(
-                model=entry.name,
-                batch_size=batch,
-                steps=config.measured_steps,
-                warmup=config.warmup,
-                threads=threads,
-                cores=cores,
-                input_shape=entry.input_shape,
-                num_classes=entry.num_classes,
-                infer_steps=config.infer_steps,
-                sample_interval_ms=config.sample_interval_ms,
-                timeout_s=config.timeout_s,
-                device=config.device,
-                seed=config.seed,
-                backend=backend,
-                precision=precision,
-                freq_khz=freq,
-                target_ci_pct=config.target_ci_pct,
-                max_steps=config.max_steps,
-                max_time_s=config.max_time_s,
-            )
+        for freq, *point in itertools.product(_frequencies(config, cores, sysfs), *axes):
+            values = {s.field: value for s, (_, value) in zip(order, point, strict=True)}
+            where = {s.field: _key_path(config, s, i) for s, (i, _) in zip(order, point, strict=True)}
+            entry = values["model"]
+            values.update(model=entry.name, cores=cores, freq_khz=freq)
+            for field in ("input_shape", "num_classes"):  # a model's own input overrides the sweep's
+                if getattr(entry, field) is not None:
+                    values[field] = getattr(entry, field)
+                    where[field] = f"{where['model']}.{field}"
+            trial = _build(values, where)
             key = trial_key(trial)
             if key not in seen:
                 seen.add(key)
@@ -159,3 +170,9 @@ def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowe
     planned = tuple(PlannedTrial(trial_key(t), i, t) for i, t in enumerate(trials))
     sweep_id = config.name or default_sweep_id(source, [p.key for p in planned])
     return Plan(sweep_id, planned)
+
+
+def _key_path(config: SweepConfig, setting: Setting, index: int) -> str:
+    """``memory_budget`` for a constant, ``memory_budget[1]`` for the second value of its axis."""
+    is_axis = isinstance(getattr(config, setting.attribute), list)
+    return f"{setting.key}[{index}]" if is_axis else setting.key

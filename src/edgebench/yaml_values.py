@@ -1,0 +1,46 @@
+"""YAML as edgebench reads a value, from a sweep file, ``--set key=value`` or a ``run`` flag.
+
+Integers keep the text they were written as, because a core mask ``11`` is hex as in taskset, not eleven.
+Reading a flag's text the way a sweep file's value is read is what makes ``--batch-size 0`` and
+``batch_sizes: [0]`` the same value, refused in the same words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+class LiteralInt(int):
+    """An integer read from YAML that remembers how it was written (``0x11``, ``11``), for core masks."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> LiteralInt:
+        self = super().__new__(cls, value)
+        self.text = text
+        return self
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML as usual, except that integers keep their source text (a core mask ``11`` is hex, as in taskset)."""
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    return LiteralInt(yaml.SafeLoader.construct_yaml_int(loader, node), node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def parse_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
+
+
+def read_scalar(text: str) -> Any:
+    """A command-line value as YAML reads it (``8`` -> 8, ``[1, 2]`` -> a list); text YAML cannot read, as written."""
+    try:
+        return parse_yaml(text)
+    except yaml.YAMLError:
+        return text
