@@ -81,14 +81,15 @@ def main() -> None:
 
 def bookkeeping_us_per_step(n: int = 20_000) -> float:
     """Wall time per step of edgebench's timed loop around a no-op step, minus a bare loop around the same."""
+    from edgebench.runner.events import EventWriter
     from edgebench.runner.stopping import FixedSteps
-    from edgebench.runner.worker import Events, timed
+    from edgebench.runner.worker import timed
 
     def step() -> None:
         return None
 
     with open(os.devnull, "w", buffering=1) as sink:
-        emit = Events(sink)
+        emit = EventWriter(sink)
         t0 = time.perf_counter_ns()
         timed(step, FixedSteps(n), "train", emit, lambda: None)
         harness = time.perf_counter_ns() - t0

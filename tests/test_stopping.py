@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from edgebench.measure.stats import ci95_half_width
+from edgebench.runner.events import EventWriter
 from edgebench.runner.stopping import FixedSteps, TargetCI, train_rule
-from edgebench.runner.worker import Events, timed
+from edgebench.runner.worker import timed
 from edgebench.trial import Trial
 from tests.conftest import json_out
 
@@ -91,7 +92,7 @@ def test_cap_below_the_minimum_is_refused():
 def test_worker_loop_records_the_reason(tmp_path):
     with open(tmp_path / "events.jsonl", "w") as stream:
         durations, reason = timed(lambda: None, TargetCI(50.0, min_steps=3, max_steps=3, max_time_s=60),
-                                  "train", Events(stream), lambda: None)  # fmt: skip
+                                  "train", EventWriter(stream), lambda: None)  # fmt: skip
     assert len(durations) == 3 and reason
 
 
