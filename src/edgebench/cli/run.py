@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -34,10 +35,30 @@ def _flag(setting: Setting) -> inspect.Parameter:
         default, shown = None, setting.shown_default or False
     else:
         default, shown = setting.shown_default or str(setting.trial_default), True
-    option = typer.Option(*names, help=setting.help, show_default=shown)
+    option = typer.Option(*names, help=setting.help, show_default=shown, metavar=_metavar(setting))
     return inspect.Parameter(
         setting.field, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[str | None, option]
     )
+
+
+def _metavar(setting: Setting) -> str:
+    """What ``--help`` shows a value as: the Trial field's number type where the value is a plain number."""
+    kinds = set(_leaf_types(Trial.model_fields[setting.field].annotation))
+    if setting.parse is None and kinds & {int, float}:
+        return "<int>" if int in kinds else "<float>"
+    return "<str>"
+
+
+def _leaf_types(annotation: Any) -> Iterator[Any]:
+    """The plain types inside ``Annotated[int, ...] | None`` and the like."""
+    args = typing.get_args(annotation)
+    if not args:
+        yield annotation
+        return
+    if typing.get_origin(annotation) is Annotated:
+        args = args[:1]
+    for arg in args:
+        yield from _leaf_types(arg)
 
 
 def _own_options(
