@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BeforeValidator, TypeAdapter, ValidationErr
 
 from edgebench.errors import UsageError, explain
 from edgebench.host.cpuset import parse_cores
-from edgebench.trial import Trial, check_device
+from edgebench.trial import Trial, check_backend, check_device
 from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape, parse_size_bytes
 from edgebench.yaml_values import read_scalar
 
@@ -170,7 +170,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout_s", "Give up on the worker after this long, e.g. 30m.", yaml_key="timeout",
             parse=quantity(parse_duration_s), shown_default="30m"),
     Setting("device", "cpu or cuda[:N].", check=check_device),
-    Setting("backend", "Framework that trains the model.", plural_axis=True),
+    Setting("backend", "Framework that trains the model.", plural_axis=True, check=check_backend),
     Setting("precision", "fp32, or autocast mixed precision bf16 / fp16.", plural_axis=True),
     Setting("target_ci_pct", "Step until the 95% CI of the mean step time is within this much of it, e.g. 2%.",
             yaml_key="target_ci", parse=quantity(parse_percent, bare_numbers=False)),

@@ -129,7 +129,7 @@ class Trial(BaseModel):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, backend: str, info: ValidationInfo) -> str:
-        backend = BACKENDS.canonical(backend)
+        backend = check_backend(backend)
         device = info.data.get("device")
         if device is not None:
             _refuse(backend, "on device", device_kind(device), lambda c: c.devices)
@@ -188,6 +188,15 @@ def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilitie
     reason = refusal(backend, what, wanted, offered(capabilities))
     if reason:
         raise ValueError(reason)
+
+
+def check_backend(backend: str) -> str:
+    """A registered backend's name, or the choices in the words a closed set of values is refused with."""
+    if backend in BACKENDS:
+        return BACKENDS.canonical(backend)
+    names = [repr(n) for n in BACKENDS.names()]
+    choices = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    raise ValueError(f"unknown backend {backend!r}: must be {choices}")
 
 
 def check_device(device: str) -> str:
