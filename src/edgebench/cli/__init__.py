@@ -17,6 +17,7 @@ from edgebench.cli import feasibility as feasibility_cmd
 from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
+from edgebench.cli import partition as partition_cmd
 from edgebench.cli import peak as peak_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
@@ -43,6 +44,7 @@ app.command("feasibility")(feasibility_cmd.feasibility)
 app.command("layers")(layers_cmd.layers)
 app.command("trace")(trace_cmd.trace)
 app.command("peak")(peak_cmd.peak)
+app.command("partition")(partition_cmd.partition)
 
 
 @app.callback(invoke_without_command=True)
