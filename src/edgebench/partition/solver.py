@@ -125,9 +125,7 @@ def point_cost(
     )
 
 
-def frontier_points(
-    table: CostTable, network: NetworkProfile, *, transfer_dtype: str | None = None
-) -> list[PointCost]:
+def frontier_points(table: CostTable, network: NetworkProfile, *, transfer_dtype: str | None = None) -> list[PointCost]:
     """One row per point of the execution order, cloud-only first, mobile-only last."""
     n = len(table.units)
     rows = []

@@ -7,6 +7,7 @@ down to 0.1% of the bandwidth.  The downlink scales with the uplink in the profi
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -63,7 +64,7 @@ def sweep_bandwidth(
     segments: list[SweepSegment] = []
     start = lo_mbps
     current = _best(rows, network, lo_mbps, objective)
-    for a, b in zip(steps, steps[1:], strict=False):
+    for a, b in itertools.pairwise(steps):
         nxt = _best(rows, network, b, objective)
         if nxt.point == current.point:
             continue

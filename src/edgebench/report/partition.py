@@ -99,7 +99,10 @@ def footer(a: PartitionAnalysis) -> list[str]:
 
 
 def print_partition(a: PartitionAnalysis, console: Console | None = None) -> None:
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # a pipe or a file: keep every column whole rather than 80 wide
+            console = Console(width=200)
     console.print(partition_table(a))
     for line in footer(a):
         console.print(line, highlight=False, markup=False)
