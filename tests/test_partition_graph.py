@@ -129,3 +129,12 @@ def test_user_networks_from_yaml(tmp_path):
         load_networks(path)
     with pytest.raises(UsageError, match="--network: 'carrier-pigeon' is not a network profile"):
         choose_network(nets, "carrier-pigeon")
+
+
+def test_a_bf16_trial_sends_bf16_activations_and_a_gan_has_no_single_pass():
+    fp32, bf16 = workload_graph("lenet", 2), workload_graph("lenet", 2, precision="bf16")
+    (a,), (b,) = fp32.crossing(3), bf16.crossing(3)
+    assert (a.dtype, b.dtype) == ("float32", "bfloat16") and b.nbytes * 2 == a.nbytes
+    assert bf16.crossing(0)[0].dtype == "float32"  # the input is the batch as it is
+    with pytest.raises(ValueError, match="no single pass to cut"):
+        workload_graph("dcgan", 2)

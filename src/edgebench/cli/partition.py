@@ -103,13 +103,17 @@ def partition(
     from edgebench.partition.costs import build_table
 
     result = mobile[0]
-    graph = workload_graph(
-        result.model,
-        result.batch_size,
-        preset=result.preset,
-        input_shape=tuple(result.input_shape) if result.input_shape else None,
-        num_classes=result.num_classes,
-    )
+    try:
+        graph = workload_graph(
+            result.model,
+            result.batch_size,
+            preset=result.preset,
+            input_shape=tuple(result.input_shape) if result.input_shape else None,
+            num_classes=result.num_classes,
+            precision=result.precision,
+        )
+    except ValueError as exc:
+        raise UsageError("--model", str(exc)) from None
     speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
     table = build_table(graph, mode, mobile, cloud_speedup=speedup, cloud=cloud)  # type: ignore[arg-type]
     if cloud is None and cloud_speedup is None:

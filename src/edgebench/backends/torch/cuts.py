@@ -180,7 +180,10 @@ def layer_graph(
         if recorder.active:  # the forward raised: leave the mode
             recorder.__exit__(None, None, None)
     if not recorder.done:
-        raise ValueError(f"{model_name}: the step never called the model")
+        raise ValueError(
+            f"{model_name}: its training step never calls its model as one module (a GAN's step calls its two "
+            "networks apart), so there is no single pass to cut"
+        )
     n = len(recorder.units)
     tensors = tuple(
         GraphTensor(
@@ -211,12 +214,16 @@ def workload_graph(
     preset: str | None = None,
     input_shape: tuple[int, ...] | None = None,
     num_classes: int | None = None,
+    precision: str = "fp32",
     seed: int = 0,
 ) -> LayerGraph:
-    """The layer graph of a registered workload at a trial's batch size and input, on its synthetic batch.
+    """The layer graph of a registered workload at a trial's batch size, input and precision, on its synthetic
+    batch.
 
-    The task's own training step drives the model, so the graph sees exactly the inputs the trial fed it.
+    The task's own training step drives the model (under the trial's autocast), so the graph sees the inputs and
+    activation dtypes the trial had: a bf16 trial's activations cross at 2 bytes an element.
     """
+    from edgebench.backends.torch.precision import at_precision
     from edgebench.workloads import get_workload
 
     workload = get_workload(model_name)
@@ -230,6 +237,5 @@ def workload_graph(
     )
     targets = getattr(task, "targets", None)
     label_bytes = targets.numel() * targets.element_size() if isinstance(targets, torch.Tensor) else 0
-    return layer_graph(
-        task.model, task.train_step, model_name=workload.name, batch_size=batch_size, label_bytes=label_bytes
-    )
+    step = at_precision(task.train_step, precision, "cpu")
+    return layer_graph(task.model, step, model_name=workload.name, batch_size=batch_size, label_bytes=label_bytes)
