@@ -68,6 +68,14 @@ def test_a_second_run_reuses_the_stored_trial_and_the_speedup_divides_device_tim
     assert a["network"]["name"] == "3g" and a["network"]["up_mbps"] == 1.1
 
 
+def test_depth_cuts_only_between_blocks(cli, first):
+    proc = cli("partition", *TINY, "--depth", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["rows"]
+    assert [(r["point"], r["layer"]) for r in rows] == [(0, "(input)"), (6, "features.5"), (11, "classifier.4")]
+    assert rows == [first[1]["rows"][0], first[1]["rows"][6], first[1]["rows"][11]]
+
+
 def test_table_marks_the_best_and_compares_with_both_baselines(cli, first):
     proc = cli("partition", *TINY, "--sweep-bandwidth", "0.5-100Mbps", "--transfer-dtype", "fp16")
     assert proc.returncode == 0, proc.stderr
@@ -130,6 +138,7 @@ def test_plot_is_a_png_and_needs_matplotlib(cli, first, tmp_path):
         (("--cloud-speedup", "0"), "--cloud-speedup"),
         (("--cloud-trial", "nope"), "--cloud-trial"),
         (("--plot", "out.jpg"), "--plot"),
+        (("--depth", "0"), "--depth"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_flag(cli, first, args, flag):

@@ -11,7 +11,7 @@ from edgebench.partition.analysis import analyze
 from edgebench.partition.costs import CostTable, UnitCost
 from edgebench.partition.graph import INPUT, GraphTensor
 from edgebench.partition.network import NetworkProfile
-from edgebench.partition.solver import best_point, dag_best_cut, evaluate, frontier_points
+from edgebench.partition.solver import best_point, block_points, dag_best_cut, evaluate, frontier_points
 from edgebench.partition.sweep import parse_bandwidth_range, sweep_bandwidth
 
 # 8 Mbps both ways: one byte takes 1 us, so bytes / 1000 is ms.
@@ -228,3 +228,14 @@ def test_the_solver_imports_no_torch():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_depth_keeps_only_block_boundaries():
+    units = tuple(
+        UnitCost(name, "T", 1.0, 1.0, 0.0) for name in ("stem", "blk.0.conv", "blk.0.bn", "blk.1.conv", "blk.1.conv#2")
+    )
+    t = CostTable("hand", 1, "infer", units, (tensor(INPUT, [0], 400),), 0, "", "", "")
+    assert block_points(t, 1) == [1]
+    assert block_points(t, 2) == [1, 3]
+    assert block_points(t, 3) == [1, 2, 3]  # a repeated call of one module is never split from itself
+    assert [r.point for r in frontier_points(t, LINK, points=block_points(t, 2))] == [0, 1, 3, 5]

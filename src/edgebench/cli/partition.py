@@ -50,6 +50,9 @@ def partition(
     transfer_dtype: Annotated[
         str | None, typer.Option(help="Send floating-point tensors as fp16, bf16 or int8 (compression).")
     ] = None,
+    depth: Annotated[
+        int | None, typer.Option(help="Cut only between modules at this depth (2: after each features.N block).")
+    ] = None,
     plot: Annotated[Path | None, typer.Option(help="Save a PNG of the cost per point, components stacked.")] = None,
     steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
@@ -76,6 +79,8 @@ def partition(
         raise UsageError("--transfer-dtype", f"{transfer_dtype!r}: choose one of {', '.join(TRANSFER_DTYPES)}")
     if batch_size is not None and batch_size < 1:
         raise UsageError("--batch-size", "must be at least 1")
+    if depth is not None and depth < 1:
+        raise UsageError("--depth", "must be 1 or more (1 = between the model's top-level children)")
     if steps < 1 or warmup < 0:
         raise UsageError("--steps" if steps < 1 else "--warmup", "must be at least 1 (steps) / 0 (warmup)")
     sweep = parse("--sweep-bandwidth", sweep_bandwidth, parse_bandwidth_range)
@@ -124,7 +129,17 @@ def partition(
             f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
             "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
         )
-    analysis = analyze(table, link, objective, transfer_dtype=transfer_dtype, sweep_mbps=sweep)  # type: ignore[arg-type]
+    from edgebench.partition.solver import block_points
+
+    points = block_points(table, depth) if depth is not None else None
+    analysis = analyze(
+        table,
+        link,
+        objective,  # type: ignore[arg-type]
+        transfer_dtype=transfer_dtype,
+        sweep_mbps=sweep,
+        points=points,
+    )
     if plot is not None:
         from edgebench.report.partition_plot import save_plot
 

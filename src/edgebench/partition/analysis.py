@@ -56,9 +56,10 @@ def analyze(
     *,
     transfer_dtype: str | None = None,
     sweep_mbps: tuple[float, float] | None = None,
+    points: list[int] | None = None,
 ) -> PartitionAnalysis:
-    """Rank every point of ``table`` on ``network``; ``objective`` energy needs the device's energy."""
-    rows = frontier_points(table, network, transfer_dtype=transfer_dtype)
+    """Rank every point of ``table`` (or ``points`` of it) on ``network``; objective energy needs the device's."""
+    rows = frontier_points(table, network, transfer_dtype=transfer_dtype, points=points)
     best = best_point(rows, objective)
     dag = dag_best_cut(table, network, objective, best, transfer_dtype=transfer_dtype)
     inner = rows[1:-1]

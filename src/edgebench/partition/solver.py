@@ -125,11 +125,17 @@ def point_cost(
     )
 
 
-def frontier_points(table: CostTable, network: NetworkProfile, *, transfer_dtype: str | None = None) -> list[PointCost]:
-    """One row per point of the execution order, cloud-only first, mobile-only last."""
+def frontier_points(
+    table: CostTable,
+    network: NetworkProfile,
+    *,
+    transfer_dtype: str | None = None,
+    points: Sequence[int] | None = None,
+) -> list[PointCost]:
+    """One row per point of the execution order (or per point of ``points``), cloud-only first, mobile-only last."""
     n = len(table.units)
     rows = []
-    for p in range(n + 1):
+    for p in sorted({0, n, *(points if points is not None else range(n + 1))}):
         kind: Kind = "cloud-only" if p == 0 else "mobile-only" if p == n else "split"
         layer = "(input)" if p == 0 else table.units[p - 1].name
         on_device = [i < p for i in range(n)]
@@ -268,3 +274,14 @@ def reprice(row: PointCost, network: NetworkProfile) -> PointCost:
         transfer_energy_j=e_transfer,
         total_energy_j=None if row.mobile_energy_j is None else row.mobile_energy_j + e_transfer,
     )
+
+
+def block_points(table: CostTable, depth: int) -> list[int]:
+    """Points between modules at ``depth`` of the module tree (``--depth 2`` on mobilenet_v2: after each
+    ``features.N`` block): fewer rows, each a boundary of a whole block."""
+
+    def block(name: str) -> str:
+        return ".".join(name.split("#")[0].split(".")[:depth])
+
+    names = [u.name for u in table.units]
+    return [p for p in range(1, len(names)) if block(names[p - 1]) != block(names[p])]
