@@ -99,7 +99,12 @@ def test_energy_objective_with_a_labelled_estimate(cli, first):
     proc = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
     assert proc.returncode == 0, proc.stderr
     a = json.loads(proc.stdout)
-    assert a["energy_source"].startswith("estimated (")
+    assert a["energy_source"].startswith("estimated: linear-utilization: P = 2 W + (6 W - 2 W) * U_cpu (")
+    assert "running one" in proc.stderr  # the stored trial has no estimate
+    again = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
+    assert "running one" not in again.stderr and json.loads(again.stdout)["mobile_source"] == a["mobile_source"]
+    other = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=1W,max=9W", "--json")
+    assert "running one" in other.stderr  # other coefficients: another trial
     energies = [r["total_energy_j"] for r in a["rows"]]
     assert a["best"]["total_energy_j"] == min(energies)
     assert a["cloud_only"]["mobile_energy_j"] == 0 and a["mobile_only"]["transfer_energy_j"] == 0
@@ -139,6 +144,7 @@ def test_plot_is_a_png_and_needs_matplotlib(cli, first, tmp_path):
         (("--cloud-trial", "nope"), "--cloud-trial"),
         (("--plot", "out.jpg"), "--plot"),
         (("--depth", "0"), "--depth"),
+        (("--estimate-energy", "lots"), "--estimate-energy"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_flag(cli, first, args, flag):

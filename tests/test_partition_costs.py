@@ -52,11 +52,11 @@ def test_inference_times_split_calls_take_container_shares_and_scale_to_the_infe
 
 def test_training_adds_backward_and_splits_the_rest_of_the_step_by_parameters():
     r = result("dev", [50.0], estimated_avg_power_w=3.0, estimated_idle_power_w=1.0,
-               estimated_energy_source="utilization: idle=1W,max=5W")  # fmt: skip
+               estimated_energy_source="estimated: utilization idle=1W,max=5W")  # fmt: skip
     table = build_table(GRAPH, "train", (r, report(ROWS, other_ms=8.0)), cloud_speedup=2)
     # a: 6 + 8 * 10/40; b: 7 + 8 * 30/40; b#2: 7 + the root's 3.
     assert [u.mobile_ms for u in table.units] == pytest.approx([8.0, 13.0, 10.0])
-    assert table.energy_source.startswith("estimated (utilization: idle=1W,max=5W): 2.00 W above idle")
+    assert table.energy_source == "estimated: utilization idle=1W,max=5W (2.00 W above idle, the trial's mean)"
     assert [u.mobile_energy_j for u in table.units] == pytest.approx([0.016, 0.026, 0.020])
     assert "forward + backward" in table.mobile_source
 

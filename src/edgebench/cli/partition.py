@@ -171,14 +171,22 @@ def _newest_trial(
     if not Path(store or default_store_path()).exists():
         return None
     host = socket.gethostname()
+    wanted = None
+    if estimate is not None:
+        from edgebench.cli.options import parse
+        from edgebench.measure.estimate import parse_power_model
+
+        model_ = parse("--estimate-energy", estimate, parse_power_model)
+        wanted = f"estimated: {model_.describe()}" if model_ else None
     with Store(store) as db:
         for r in reversed(db.trials()):
             if r.status != "ok" or r.trace is None or r.trace.granularity != "layers":
                 continue
             if r.env.get("hostname") != host or (batch_size is not None and r.batch_size != batch_size):
                 continue
-            if estimate is not None and r.estimated_energy_source is None and not r.energy_source:
-                continue
+            measured = bool(r.energy_source) and not str(r.energy_source).startswith("estimated")
+            if estimate is not None and not measured and r.estimated_energy_source != wanted:
+                continue  # measured energy serves any request; an estimate only with the same coefficients
             try:
                 if get_workload(r.model).name != model:
                     continue

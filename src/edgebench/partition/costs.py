@@ -185,6 +185,9 @@ def _energies(result: TrialResult, side: SideTimes) -> tuple[tuple[float | None,
             return tuple(out), f"measured: {result.energy_source}{above}"
     if result.estimated_avg_power_w is not None:
         watts = result.estimated_avg_power_w - (result.estimated_idle_power_w or 0.0)
-        source = f"estimated ({result.estimated_energy_source}): {watts:.2f} W above idle, the trial's mean"
+        label = result.estimated_energy_source or "estimated"
+        if not label.startswith("estimated"):
+            label = f"estimated: {label}"
+        source = f"{label} ({watts:.2f} W above idle, the trial's mean)"
         return tuple(max(watts, 0.0) * ms / 1e3 for ms in side.ms), source
     return (None,) * n, None
