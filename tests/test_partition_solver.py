@@ -11,7 +11,7 @@ from edgebench.partition.analysis import analyze
 from edgebench.partition.costs import CostTable, UnitCost
 from edgebench.partition.graph import INPUT, GraphTensor
 from edgebench.partition.network import NetworkProfile
-from edgebench.partition.solver import best_point, block_points, dag_best_cut, evaluate, frontier_points
+from edgebench.partition.solver import best_point, block_points, dag_best_cut, frontier_points, point_cost
 from edgebench.partition.sweep import parse_bandwidth_range, sweep_bandwidth
 
 # 8 Mbps both ways: one byte takes 1 us, so bytes / 1000 is ms.
@@ -172,8 +172,7 @@ def _brute_force(t, objective, link):
     for bits in itertools.product([True, False], repeat=n):
         if any(bits[c] and tt.producer != INPUT and not bits[tt.producer] for tt in t.tensors for c in tt.consumers):
             continue
-        m, c, _, _, _, e_t, e_m, t_ms = evaluate(t, link, bits)
-        value = m + t_ms + c if objective == "latency" else e_m + e_t
+        value = point_cost(t, link, bits).value(objective)
         best = value if best is None else min(best, value)
     return best
 

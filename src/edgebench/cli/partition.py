@@ -8,12 +8,18 @@ tensors that cross each cut from a real forward pass through the torch backend.
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.measure.layers import LayerReport
+    from edgebench.partition.costs import CostTable
+    from edgebench.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")
 _MODES = ("infer", "train")
@@ -120,7 +126,7 @@ def partition(
     except ValueError as exc:
         raise UsageError("--model", str(exc)) from None
     speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
-    table = build_table(graph, mode, mobile, cloud_speedup=speedup, cloud=cloud)  # type: ignore[arg-type]
+    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
     if cloud is None and cloud_speedup is None:
         table = _labelled_default(table)
     if objective == "energy" and table.energy_source is None:
@@ -135,7 +141,7 @@ def partition(
     analysis = analyze(
         table,
         link,
-        objective,  # type: ignore[arg-type]
+        "energy" if objective == "energy" else "latency",
         transfer_dtype=transfer_dtype,
         sweep_mbps=sweep,
         points=points,
@@ -155,9 +161,7 @@ def partition(
     return 0
 
 
-def _labelled_default(table):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
+def _labelled_default(table: CostTable) -> CostTable:
     return replace(table, cloud_source=table.cloud_source + " (the default; set --cloud-speedup or --cloud-trial)")
 
 
@@ -221,7 +225,7 @@ def _run_traced_trial(
     return outcome.result.trial_id
 
 
-def _layer_costs(store: Path | None, trial_id: str, flag: str):  # type: ignore[no-untyped-def]
+def _layer_costs(store: Path | None, trial_id: str, flag: str) -> tuple[TrialResult, LayerReport]:
     """A stored trial and its per-layer report (exclusive times per module, power where measured)."""
     from edgebench.cli.stored import load_trial, power_series
     from edgebench.measure.layers import layer_report

@@ -88,35 +88,32 @@ def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode
             return 0.0
         return row.forward_ms + (row.backward_ms if mode == "train" else 0.0)
 
-    ms = [own_ms(rows.get(u.module)) / calls[u.module] for u in graph.units]
-    energy_w_ms = [_power(rows.get(u.module)) * m if _power(rows.get(u.module)) is not None else None for u, m in
-                   zip(graph.units, ms, strict=True)]  # fmt: skip
+    n = len(graph.units)
+    ms = [0.0] * n
+    #: Per unit, watt-milliseconds of the work charged to it (None once any part of it has no measured power).
+    energy_w_ms: list[float | None] = [0.0] * n
+
+    def charge(unit: int, extra_ms: float, row: LayerRow | None) -> None:
+        ms[unit] += extra_ms
+        done, power = energy_w_ms[unit], None if row is None else row.power_w
+        energy_w_ms[unit] = None if done is None or (power is None and extra_ms > 0) else done + (power or 0) * extra_ms
+
+    for i, u in enumerate(graph.units):
+        charge(i, own_ms(rows.get(u.module)) / calls[u.module], rows.get(u.module))
     for share in graph.shares:
-        extra = own_ms(rows.get(share.module)) * share.weight
-        ms[share.unit] += extra
-        p = _power(rows.get(share.module))
-        if energy_w_ms[share.unit] is not None and p is not None:
-            energy_w_ms[share.unit] += p * extra  # type: ignore[operator]
-    if mode == "train" and graph.units:
+        charge(share.unit, own_ms(rows.get(share.module)) * share.weight, rows.get(share.module))
+    if mode == "train" and n:
         params = [u.params for u in graph.units]
         total = sum(params)
-        weights = [p / total for p in params] if total else [0.0] * (len(params) - 1) + [1.0]
-        other_power = _power(report.other)
+        weights = [p / total for p in params] if total else [0.0] * (n - 1) + [1.0]
         for i, w in enumerate(weights):
-            extra = report.other.total_ms * w
-            ms[i] += extra
-            if energy_w_ms[i] is not None and other_power is not None:
-                energy_w_ms[i] += other_power * extra  # type: ignore[operator]
+            charge(i, report.other.total_ms * w, report.other)
     scale = 1.0
     traced = sum(ms)
     if mode == "infer" and result.infer_time_ms is not None and traced > 0:
         scale = result.infer_time_ms.median / traced
     power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
     return SideTimes(tuple(m * scale for m in ms), power, scale)
-
-
-def _power(row: LayerRow | None) -> float | None:
-    return None if row is None else row.power_w
 
 
 def build_table(

@@ -57,12 +57,17 @@ class PointCost:
         return self.total_ms if objective == "latency" else self.total_energy_j
 
 
-def evaluate(
-    table: CostTable, network: NetworkProfile, on_device: Sequence[bool], *, transfer_dtype: str | None = None
-) -> tuple[float, float, int, int, int, float, float | None, float]:
-    """``(mobile_ms, cloud_ms, up_bytes, down_bytes, tensors, transfer_energy_j, mobile_energy_j, transfer_ms)``
-    for any assignment of units to the device (True) or the server (False)."""
-    n = len(table.units)
+def point_cost(
+    table: CostTable,
+    network: NetworkProfile,
+    on_device: Sequence[bool],
+    *,
+    point: int = -1,
+    layer: str = "",
+    kind: Kind = "dag-cut",
+    transfer_dtype: str | None = None,
+) -> PointCost:
+    """The cost of any assignment of units to the device (True) or the server (False), frontier or not."""
 
     def device(i: int) -> bool:
         return i == INPUT or on_device[i]
@@ -76,38 +81,19 @@ def evaluate(
     for t in table.tensors:
         size = transfer_bytes(t, transfer_dtype)
         here = device(t.producer)
-        to_other = any(device(c) != here for c in t.consumers)
-        if to_other:
-            crossing += here
-            if here:
-                up += size
-                down += size if train and t.requires_grad else 0
-            else:
-                down += size
-                up += size if train and t.requires_grad else 0
+        if any(device(c) != here for c in t.consumers):
+            grad = size if train and t.requires_grad else 0
+            if here:  # activation up, its gradient back
+                crossing, up, down = crossing + 1, up + size, down + grad
+            else:  # only in a cut that is not closed under predecessors
+                up, down = up + grad, down + size
         if t.output and not train and not here:
-            down += size
-    remote = not all(on_device) and n > 0
+            down += size  # the result comes back to the device
+    remote = not all(on_device) and len(table.units) > 0
     if remote and train:
         up += table.label_bytes
     transfer_ms = network.up_ms(up) + network.down_ms(down) + (network.rtt_ms if remote else 0.0)
     transfer_energy = network.up_energy_j(up) + network.down_energy_j(down)
-    return mobile_ms, cloud_ms, up, down, crossing, transfer_energy, mobile_energy, transfer_ms
-
-
-def point_cost(
-    table: CostTable,
-    network: NetworkProfile,
-    on_device: Sequence[bool],
-    *,
-    point: int,
-    layer: str,
-    kind: Kind,
-    transfer_dtype: str | None = None,
-) -> PointCost:
-    mobile_ms, cloud_ms, up, down, crossing, e_transfer, e_mobile, transfer_ms = evaluate(
-        table, network, on_device, transfer_dtype=transfer_dtype
-    )
     return PointCost(
         point=point,
         layer=layer,
@@ -119,9 +105,9 @@ def point_cost(
         transfer_ms=transfer_ms,
         cloud_ms=cloud_ms,
         total_ms=mobile_ms + transfer_ms + cloud_ms,
-        transfer_energy_j=e_transfer,
-        mobile_energy_j=e_mobile,
-        total_energy_j=None if e_mobile is None else e_mobile + e_transfer,
+        transfer_energy_j=transfer_energy,
+        mobile_energy_j=mobile_energy,
+        total_energy_j=None if mobile_energy is None else mobile_energy + transfer_energy,
     )
 
 
