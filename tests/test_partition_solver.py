@@ -238,3 +238,13 @@ def test_depth_keeps_only_block_boundaries():
     assert block_points(t, 2) == [1, 3]
     assert block_points(t, 3) == [1, 2, 3]  # a repeated call of one module is never split from itself
     assert [r.point for r in frontier_points(t, LINK, points=block_points(t, 2))] == [0, 1, 3, 5]
+
+
+def test_min_cut_on_a_deep_chain_needs_no_recursion():
+    # Energy: no edge from the source to the layers, so every augmenting path walks the whole chain.
+    n = 1500
+    t = chain([(1.0, 0.1, 0.001)] * n, [40_000] + [4_000] * (n - 1))
+    rows = frontier_points(t, LINK, points=[1, n // 2, n - 1])
+    best = best_point(rows, "energy")
+    dag = dag_best_cut(t, LINK, "energy", best)
+    assert not dag.frontier_misses and dag.cost.value("energy") <= best.value("energy") + 1e-12

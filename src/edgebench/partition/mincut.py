@@ -42,7 +42,7 @@ class FlowGraph:
                 break
             it = [0] * self.n
             while True:
-                pushed = self._push(s, t, INF, level, it, eps)
+                pushed = self._augment(s, t, level, it, eps)
                 if pushed <= eps:
                     break
                 flow += pushed
@@ -62,17 +62,30 @@ class FlowGraph:
                     queue.append(v)
         return level
 
-    def _push(self, u: int, t: int, limit: float, level: list[int], it: list[int], eps: float) -> float:
-        if u == t:
-            return limit
-        while it[u] < len(self.adj[u]):
-            e = self.adj[u][it[u]]
-            v = self.to[e]
-            if self.cap[e] > eps and level[v] == level[u] + 1:
-                pushed = self._push(v, t, min(limit, self.cap[e]), level, it, eps)
-                if pushed > eps:
+    def _augment(self, s: int, t: int, level: list[int], it: list[int], eps: float) -> float:
+        """One augmenting path in the level graph, found without recursion (a chain of 1,000 layers is a path of
+        2,000 edges, deeper than Python's stack)."""
+        path: list[int] = []
+        u = s
+        while True:
+            if u == t:
+                pushed = min(self.cap[e] for e in path)
+                for e in path:
                     self.cap[e] -= pushed
                     self.cap[e ^ 1] += pushed
-                    return pushed
-            it[u] += 1
-        return 0.0
+                return pushed
+            while it[u] < len(self.adj[u]):
+                e = self.adj[u][it[u]]
+                v = self.to[e]
+                if self.cap[e] > eps and level[v] == level[u] + 1:
+                    path.append(e)
+                    u = v
+                    break
+                it[u] += 1
+            else:  # a dead end: never enter it again in this phase
+                if not path:
+                    return 0.0
+                level[u] = -1
+                e = path.pop()
+                u = self.to[e ^ 1]
+                it[u] += 1
