@@ -32,13 +32,14 @@ def partition(
     objective: Annotated[str, typer.Option(help="Rank by latency or device energy.")] = "latency",
     mode: Annotated[str, typer.Option(help="infer (DNNTune) or train (split learning, per step).")] = "infer",
     cloud_speedup: Annotated[
-        float | None, typer.Option(help="The server runs each layer N times faster than the device [default: 10].")
+        float | None, typer.Option(help="The server runs each layer N times faster than the device (default 10).")
     ] = None,
     cloud_trial: Annotated[
         str | None, typer.Option(help="A stored layer-traced trial of the model on the server (id or prefix).")
     ] = None,
     trial: Annotated[
-        str | None, typer.Option(help="The device's layer-traced trial [default: the newest on this host].")
+        str | None,
+        typer.Option(help="The device's layer-traced trial (default: the newest of the model on this host)."),
     ] = None,
     batch_size: Annotated[
         int | None, typer.Option("--batch-size", "-b", help="Only trials at this batch size; a new one runs at it.")
