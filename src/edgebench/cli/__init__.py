@@ -14,9 +14,11 @@ from pydantic import ValidationError
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import importing as import_cmd
 from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
+from edgebench.cli import partition as partition_cmd
 from edgebench.cli import peak as peak_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
@@ -43,6 +45,8 @@ app.command("feasibility")(feasibility_cmd.feasibility)
 app.command("layers")(layers_cmd.layers)
 app.command("trace")(trace_cmd.trace)
 app.command("peak")(peak_cmd.peak)
+app.command("partition")(partition_cmd.partition)
+app.command("import")(import_cmd.import_trials)
 
 
 @app.callback(invoke_without_command=True)

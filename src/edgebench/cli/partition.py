@@ -1,0 +1,246 @@
+"""``edgebench partition``: DNNTune's deployment analyzer, the best device/server split of a model.
+
+The device's per-layer costs come from the newest stored layer-traced trial of the model on this device (one is
+run and stored when there is none), the server's from ``--cloud-speedup`` or another device's traced trial, the
+tensors that cross each cut from a real forward pass through the torch backend.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.measure.layers import LayerReport
+    from edgebench.partition.costs import CostTable
+    from edgebench.result import TrialResult
+
+_OBJECTIVES = ("latency", "energy")
+_MODES = ("infer", "train")
+DEFAULT_SPEEDUP = 10.0
+
+
+def partition(
+    model: Annotated[str, typer.Option("--model", "-m", help="A workload of `edgebench models`.")] = "mobilenet_v2",
+    network: Annotated[str, typer.Option(help="Link profile: 3g, lte (4g), wifi, or one in --networks.")] = "wifi",
+    objective: Annotated[str, typer.Option(help="Rank by latency or device energy.")] = "latency",
+    mode: Annotated[str, typer.Option(help="infer (DNNTune) or train (split learning, per step).")] = "infer",
+    cloud_speedup: Annotated[
+        float | None, typer.Option(help="The server runs each layer N times faster than the device (default 10).")
+    ] = None,
+    cloud_trial: Annotated[
+        str | None, typer.Option(help="A stored layer-traced trial of the model on the server (id or prefix).")
+    ] = None,
+    trial: Annotated[
+        str | None,
+        typer.Option(help="The device's layer-traced trial (default: the newest of the model on this host)."),
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", "-b", help="Only trials at this batch size; a new one runs at it.")
+    ] = None,
+    networks: Annotated[
+        Path | None, typer.Option(help="YAML file of your own profiles: networks: {name: {up_mbps, ...}}.")
+    ] = None,
+    estimate_energy: Annotated[
+        str | None,
+        typer.Option(help="With no power sensor: pick (or run) a trial with this labelled estimate, idle=..W,max=..W."),
+    ] = None,
+    sweep_bandwidth: Annotated[
+        str | None, typer.Option(help="Show where the best point moves over an uplink range, e.g. 0.5-100Mbps.")
+    ] = None,
+    transfer_dtype: Annotated[
+        str | None, typer.Option(help="Send floating-point tensors as fp16, bf16 or int8 (compression).")
+    ] = None,
+    depth: Annotated[
+        int | None, typer.Option(help="Cut only between modules at this depth (2: after each features.N block).")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(help="Save a PNG of the cost per point, components stacked.")] = None,
+    steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
+    warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
+) -> int:
+    """The best point to split a model between this device and a server, for latency or device energy."""
+    from edgebench.cli.options import parse
+    from edgebench.partition.costs import TRANSFER_DTYPES
+    from edgebench.partition.network import choose_network, load_networks
+    from edgebench.partition.sweep import parse_bandwidth_range
+
+    if objective not in _OBJECTIVES:
+        raise UsageError("--objective", f"{objective!r} is not an objective; choose latency or energy")
+    if mode not in _MODES:
+        raise UsageError("--mode", f"{mode!r} is not a mode; choose infer or train")
+    if cloud_speedup is not None and cloud_speedup <= 0:
+        raise UsageError("--cloud-speedup", "must be above 0 (10 = the server is ten times faster)")
+    if cloud_speedup is not None and cloud_trial is not None:
+        raise UsageError("--cloud-trial", "give the server's costs once: --cloud-trial or --cloud-speedup, not both")
+    if transfer_dtype is not None and transfer_dtype not in TRANSFER_DTYPES:
+        raise UsageError("--transfer-dtype", f"{transfer_dtype!r}: choose one of {', '.join(TRANSFER_DTYPES)}")
+    if batch_size is not None and batch_size < 1:
+        raise UsageError("--batch-size", "must be at least 1")
+    if depth is not None and depth < 1:
+        raise UsageError("--depth", "must be 1 or more (1 = between the model's top-level children)")
+    if steps < 1 or warmup < 0:
+        raise UsageError("--steps" if steps < 1 else "--warmup", "must be at least 1 (steps) / 0 (warmup)")
+    sweep = parse("--sweep-bandwidth", sweep_bandwidth, parse_bandwidth_range)
+    link = choose_network(load_networks(networks), network)
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise UsageError("--plot", f"{plot} is not a .png path")
+
+    from edgebench.workloads import get_workload
+
+    workload = get_workload(model)
+    mobile_id = trial or _newest_trial(store, workload.name, batch_size, estimate_energy, mode)
+    if mobile_id is None:
+        mobile_id = _run_traced_trial(store, workload.name, batch_size, mode, estimate_energy, steps, warmup)
+    mobile = _layer_costs(store, mobile_id, "--trial")
+    if get_workload(mobile[0].model).name != workload.name:
+        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].model}, not {workload.name}")
+    cloud = None
+    if cloud_trial is not None:
+        cloud = _layer_costs(store, cloud_trial, "--cloud-trial")
+        if get_workload(cloud[0].model).name != workload.name:
+            raise UsageError("--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].model}, not {workload.name}")
+
+    from edgebench.backends.torch.cuts import workload_graph
+    from edgebench.partition.analysis import analyze
+    from edgebench.partition.costs import build_table
+
+    result = mobile[0]
+    try:
+        graph = workload_graph(
+            result.model,
+            result.batch_size,
+            preset=result.preset,
+            input_shape=tuple(result.input_shape) if result.input_shape else None,
+            num_classes=result.num_classes,
+            precision=result.precision,
+        )
+    except ValueError as exc:
+        raise UsageError("--model", str(exc)) from None
+    speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
+    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
+    if cloud is None and cloud_speedup is None:
+        table = _labelled_default(table)
+    if objective == "energy" and table.energy_source is None:
+        raise UsageError(
+            "--objective",
+            f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
+            "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
+        )
+    from edgebench.partition.solver import block_points
+
+    points = block_points(table, depth) if depth is not None else None
+    analysis = analyze(
+        table,
+        link,
+        "energy" if objective == "energy" else "latency",
+        transfer_dtype=transfer_dtype,
+        sweep_mbps=sweep,
+        points=points,
+    )
+    if plot is not None:
+        from edgebench.report.partition_plot import save_plot
+
+        save_plot(analysis, plot)
+    if as_json:
+        typer.echo(analysis.model_dump_json(indent=2))
+    else:
+        from edgebench.report.partition import print_partition
+
+        print_partition(analysis)
+        if plot is not None:
+            typer.echo(f"plot: {plot}")
+    return 0
+
+
+def _labelled_default(table: CostTable) -> CostTable:
+    return replace(table, cloud_source=table.cloud_source + " (the default; set --cloud-speedup or --cloud-trial)")
+
+
+def _newest_trial(
+    store: Path | None, model: str, batch_size: int | None, estimate: str | None, mode: str
+) -> str | None:
+    """The newest ok layer-traced trial of ``model`` from this host (with an energy figure when one is asked for)."""
+    from edgebench.store import Store, default_store_path
+    from edgebench.workloads import get_workload
+
+    if not Path(store or default_store_path()).exists():
+        return None
+    host = socket.gethostname()
+    wanted = None
+    if estimate is not None:
+        from edgebench.cli.options import parse
+        from edgebench.measure.estimate import parse_power_model
+
+        model_ = parse("--estimate-energy", estimate, parse_power_model)
+        wanted = f"estimated: {model_.describe()}" if model_ else None
+    with Store(store) as db:
+        for r in reversed(db.trials()):
+            if r.status != "ok" or r.trace is None or r.trace.granularity != "layers":
+                continue
+            if r.env.get("hostname") != host or (batch_size is not None and r.batch_size != batch_size):
+                continue
+            measured = bool(r.energy_source) and not str(r.energy_source).startswith("estimated")
+            if estimate is not None and not measured and r.estimated_energy_source != wanted:
+                continue  # measured energy serves any request; an estimate only with the same coefficients
+            try:
+                if get_workload(r.model).name != model:
+                    continue
+            except Exception:  # a custom model that no longer imports
+                continue
+            return r.trial_id
+    return None
+
+
+def _run_traced_trial(
+    store: Path | None, model: str, batch_size: int | None, mode: str, estimate: str | None, steps: int, warmup: int
+) -> str:
+    """Run a layer-traced trial of ``model`` here and store it; a failed trial is an error naming why."""
+    from edgebench.cli.options import build
+    from edgebench.runner.launch import run_trial
+    from edgebench.store import Store
+    from edgebench.trial import Trial
+
+    size = batch_size or (1 if mode == "infer" else 8)
+    values = {"model": model, "batch_size": size, "steps": steps, "warmup": warmup, "trace": "layers",
+              "estimate_energy": estimate, "infer_steps": max(steps, 5)}  # fmt: skip
+    trial = build(Trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
+    typer.echo(
+        f"no stored layer-traced trial of {model} on this device: running one (batch {size}, {steps} steps)", err=True
+    )
+    db = Store(store)
+    outcome = run_trial(trial)
+    with db:
+        db.save(outcome.result, outcome.series())
+    if not outcome.result.ok:
+        raise UsageError("--model", f"the traced trial {outcome.result.status}: {outcome.result.reason}")
+    return outcome.result.trial_id
+
+
+def _layer_costs(store: Path | None, trial_id: str, flag: str) -> tuple[TrialResult, LayerReport]:
+    """A stored trial and its per-layer report (exclusive times per module, power where measured)."""
+    from edgebench.cli.stored import load_trial, power_series
+    from edgebench.measure.layers import layer_report
+
+    try:
+        stored = load_trial(store, trial_id)
+    except UsageError as exc:
+        raise UsageError(flag, exc.message) from None
+    result = stored.result
+    if stored.spans is None or stored.spans.granularity != "layers":
+        raise UsageError(
+            flag,
+            f"trial {result.trial_id} has no layer spans; record them with "
+            f"`edgebench run --model {result.model} --trace layers`",
+        )
+    report = layer_report(result, stored.spans, stored.events, stored.samples, power=power_series(stored, None))
+    return result, report

@@ -1,0 +1,190 @@
+"""The partition cost table: each unit's time on the device and on the server, and its device energy.
+
+Device times come from a stored layer-traced trial (``edgebench run --trace layers``): each module's own forward
+(and, for training, backward) time per step, split over its calls in the pass.  A container's own time (the
+residual add, the concat) goes to the units hosting its ops (:class:`~edgebench.partition.graph.ContainerShare`).
+The traced forward ran with autograd recording; for inference the forward times are scaled so they add up to the
+trial's measured inference latency, and the table says so.  In training the step's remaining time (loss,
+optimizer, framework: the layer table's ``other`` row) is split over the units by their parameters, since the
+optimizer's work follows the weights each side holds.
+
+Server times are either the device's divided by a speed-up the user gives (labelled ``--cloud-speedup``) or the
+same figures from a traced trial of the same model on another device (``--cloud-trial``).
+
+Device energy is above idle (DNNTune's ``T * (P_active - P_idle)``): each module's measured power where the trial
+had a power sensor, else the trial's labelled utilization estimate (``--estimate-energy``), else unknown, and
+then energy cannot be ranked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from edgebench.measure.layers import LayerReport, LayerRow
+from edgebench.partition.graph import GraphTensor, LayerGraph
+from edgebench.result import TrialResult
+
+Mode = Literal["infer", "train"]
+
+#: Bytes per element of the dtypes a crossing tensor can be compressed to (``--transfer-dtype``).
+TRANSFER_DTYPES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+
+
+def transfer_bytes(tensor: GraphTensor, transfer_dtype: str | None = None) -> int:
+    """Bytes on the wire: the tensor's own dtype, or floating tensors compressed to ``transfer_dtype``.
+
+    Integer tensors (token ids, labels, an int8 model's activations) keep their size: compressing them loses
+    information the server needs.
+    """
+    if transfer_dtype is None or not tensor.floating:
+        return tensor.nbytes
+    return tensor.numel * min(TRANSFER_DTYPES[transfer_dtype], tensor.itemsize_bytes)
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    name: str
+    type: str
+    mobile_ms: float
+    cloud_ms: float
+    #: Device energy above idle for this unit; None when the device's energy is unknown.
+    mobile_energy_j: float | None
+
+
+@dataclass(frozen=True)
+class CostTable:
+    model: str
+    batch_size: int
+    mode: Mode
+    units: tuple[UnitCost, ...]
+    tensors: tuple[GraphTensor, ...]
+    label_bytes: int
+    #: Where each column came from, shown with the table.
+    mobile_source: str
+    cloud_source: str
+    energy_source: str | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SideTimes:
+    """Per-unit times on one side, and the power figures of the trial they came from."""
+
+    ms: tuple[float, ...]
+    #: Per unit, the measured power (W) of the modules its time came from; None without a power sensor.
+    power_w: tuple[float | None, ...]
+    scale: float
+
+
+def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode: Mode) -> SideTimes:
+    """Each unit's time per pass (ms) from a layer report of the same model."""
+    rows = {r.name: r for r in report.rows}
+    calls = Counter(u.module for u in graph.units)
+
+    def own_ms(row: LayerRow | None) -> float:
+        if row is None:
+            return 0.0
+        return row.forward_ms + (row.backward_ms if mode == "train" else 0.0)
+
+    n = len(graph.units)
+    ms = [0.0] * n
+    #: Per unit, watt-milliseconds of the work charged to it (None once any part of it has no measured power).
+    energy_w_ms: list[float | None] = [0.0] * n
+
+    def charge(unit: int, extra_ms: float, row: LayerRow | None) -> None:
+        ms[unit] += extra_ms
+        done, power = energy_w_ms[unit], None if row is None else row.power_w
+        energy_w_ms[unit] = None if done is None or (power is None and extra_ms > 0) else done + (power or 0) * extra_ms
+
+    for i, u in enumerate(graph.units):
+        charge(i, own_ms(rows.get(u.module)) / calls[u.module], rows.get(u.module))
+    for share in graph.shares:
+        charge(share.unit, own_ms(rows.get(share.module)) * share.weight, rows.get(share.module))
+    if mode == "train" and n:
+        params = [u.params for u in graph.units]
+        total = sum(params)
+        weights = [p / total for p in params] if total else [0.0] * (n - 1) + [1.0]
+        for i, w in enumerate(weights):
+            charge(i, report.other.total_ms * w, report.other)
+    scale = 1.0
+    traced = sum(ms)
+    if mode == "infer" and result.infer_time_ms is not None and traced > 0:
+        scale = result.infer_time_ms.median / traced
+    power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
+    return SideTimes(tuple(m * scale for m in ms), power, scale)
+
+
+def build_table(
+    graph: LayerGraph,
+    mode: Mode,
+    mobile: tuple[TrialResult, LayerReport],
+    *,
+    cloud_speedup: float | None = None,
+    cloud: tuple[TrialResult, LayerReport] | None = None,
+) -> CostTable:
+    """The cost table of ``graph``: device times from ``mobile``, server times from a speed-up or ``cloud``."""
+    result, report = mobile
+    side = unit_times(graph, report, result, mode)
+    notes: list[str] = []
+    what = "forward" if mode == "infer" else "forward + backward + a share of loss/optimizer by parameters"
+    mobile_source = f"trial {result.trial_id} ({result.env.get('hostname', '?')}, batch {result.batch_size}): {what}"
+    if mode == "infer" and side.scale != 1.0:
+        mobile_source += f", scaled x{side.scale:.2f} to its measured inference latency"
+    if cloud is not None:
+        c_result, c_report = cloud
+        c_side = unit_times(graph, c_report, c_result, mode)
+        cloud_ms = c_side.ms
+        cloud_source = f"trial {c_result.trial_id} ({c_result.env.get('hostname', '?')}, batch {c_result.batch_size})"
+        if c_result.batch_size != result.batch_size:
+            notes.append(f"the server trial ran at batch {c_result.batch_size}, the device's at {result.batch_size}")
+    elif cloud_speedup is not None:
+        cloud_ms = tuple(m / cloud_speedup for m in side.ms)
+        cloud_source = f"--cloud-speedup {cloud_speedup:g}: each layer {cloud_speedup:g}x faster than on the device"
+    else:
+        raise ValueError("server times need a speed-up or a server trial")
+    energies, energy_source = _energies(result, side)
+    if energy_source is None:
+        notes.append(
+            "energy cannot be ranked: the trial had no power sensor and no estimate "
+            "(run with --estimate-energy idle=..W,max=..W for a labelled estimate)"
+        )
+    units = tuple(
+        UnitCost(u.name, u.type, m, c, e) for u, m, c, e in zip(graph.units, side.ms, cloud_ms, energies, strict=True)
+    )
+    return CostTable(
+        model=graph.model,
+        batch_size=graph.batch_size,
+        mode=mode,
+        units=units,
+        tensors=graph.tensors,
+        label_bytes=graph.label_bytes,
+        mobile_source=mobile_source,
+        cloud_source=cloud_source,
+        energy_source=energy_source,
+        notes=tuple(notes),
+    )
+
+
+def _energies(result: TrialResult, side: SideTimes) -> tuple[tuple[float | None, ...], str | None]:
+    """Per-unit device energy above idle and where it came from (measured first); all None when unknown."""
+    n = len(side.ms)
+    if result.energy_source and not result.energy_source.startswith("estimated"):
+        idle = result.idle_power_w or 0.0
+        fallback = result.avg_power_w
+        out: list[float | None] = []
+        for ms, p in zip(side.ms, side.power_w, strict=True):
+            watts = p if p is not None else fallback
+            out.append(None if watts is None else max(watts - idle, 0.0) * ms / 1e3)
+        if all(e is not None for e in out):
+            above = f", above idle {idle:.2f} W" if result.idle_power_w is not None else " (no idle baseline)"
+            return tuple(out), f"measured: {result.energy_source}{above}"
+    if result.estimated_avg_power_w is not None:
+        watts = result.estimated_avg_power_w - (result.estimated_idle_power_w or 0.0)
+        label = result.estimated_energy_source or "estimated"
+        if not label.startswith("estimated"):
+            label = f"estimated: {label}"
+        source = f"{label} ({watts:.2f} W above idle, the trial's mean)"
+        return tuple(max(watts, 0.0) * ms / 1e3 for ms in side.ms), source
+    return (None,) * n, None

@@ -1,0 +1,108 @@
+"""The terminal view of a partition analysis: one row per point, the choice marked, then the comparisons."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from edgebench.partition.analysis import PartitionAnalysis
+from edgebench.partition.solver import PointCost
+from edgebench.units import format_size
+
+
+def _ms(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def _mj(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1e3:.2f}"
+
+
+def _where(r: PointCost) -> str:
+    if r.kind == "cloud-only":
+        return "(input: cloud only)"
+    if r.kind == "mobile-only":
+        return f"{r.layer} (mobile only)"
+    return r.layer
+
+
+def partition_table(a: PartitionAnalysis) -> Table:
+    title = (
+        f"{a.model}  batch {a.batch_size}  {a.mode}  over {a.network.name} "
+        f"({a.network.up_mbps:g}/{a.network.down_mbps:g} Mbps up/down, RTT {a.network.rtt_ms:g} ms)  "
+        f"objective: {a.objective}"
+    )
+    table = Table(title=title, title_justify="left")
+    columns: list[tuple[str, Callable[[PointCost], str]]] = [
+        ("", lambda r: "*" if r.point == a.best.point else ""),
+        ("#", lambda r: str(r.point)),
+        ("last layer on device", _where),
+        ("crossing", lambda r: "" if r.tensors <= 1 else f"{r.tensors} (branch)"),
+        ("T_mobile ms", lambda r: _ms(r.mobile_ms)),
+        ("sent", lambda r: format_size(r.up_bytes) if r.up_bytes else "0"),
+        ("back", lambda r: format_size(r.down_bytes) if r.down_bytes else "0"),
+        ("T_transfer ms", lambda r: _ms(r.transfer_ms)),
+        ("T_cloud ms", lambda r: _ms(r.cloud_ms)),
+        ("T_total ms", lambda r: _ms(r.total_ms)),
+        ("E_mobile mJ", lambda r: _mj(r.mobile_energy_j)),
+        ("E_transfer mJ", lambda r: _mj(r.transfer_energy_j)),
+        ("E_total mJ", lambda r: _mj(r.total_energy_j)),
+    ]
+    for name, _ in columns:
+        table.add_column(name, justify="left" if name in ("", "last layer on device", "crossing") else "right")
+    for r in a.rows:
+        table.add_row(*(f(r) for _, f in columns), style="bold" if r.point == a.best.point else None)
+    return table
+
+
+def _vs(a: PartitionAnalysis, other: PointCost) -> str:
+    best, base = a.best.value(a.objective), other.value(a.objective)
+    if best is None or base is None:
+        return "-"
+    unit, scale = ("ms", 1.0) if a.objective == "latency" else ("mJ", 1e3)
+    ratio = f", {base / best:.2f}x" if best > 0 else ""
+    return f"{base * scale:.2f} {unit} ({(base - best) * scale:+.2f} {unit} against the best{ratio})"
+
+
+def footer(a: PartitionAnalysis) -> list[str]:
+    unit, scale = ("ms", 1.0) if a.objective == "latency" else ("mJ", 1e3)
+    value = a.best.value(a.objective) or 0.0
+    lines = [
+        f"best ({a.objective}): point {a.best.point}, {_where(a.best)}: {value * scale:.2f} {unit}",
+        f"mobile only: {_vs(a, a.mobile_only)}",
+        f"cloud only:  {_vs(a, a.cloud_only)}",
+        f"cut points: {a.single_tensor_points} cross one tensor, {a.branch_points} cut inside a branch",
+    ]
+    dag = a.dag_cut
+    if dag.frontier_misses:
+        lines.append(
+            f"the chain of frontiers MISSES the DAG's best cut (DADS min s-t cut): {dag.cut.layer}: "
+            f"better by {dag.gain * scale:.2f} {unit}"
+        )
+    else:
+        lines.append("the DAG's best cut (DADS min s-t cut) is a frontier: the chain of frontiers does not miss it")
+    lines.append(f"device times: {a.mobile_source}")
+    lines.append(f"server times: {a.cloud_source}")
+    lines.append(f"device energy: {a.energy_source or 'unknown'}; radio: Huang et al.'s model ({a.network.source})")
+    if a.transfer_dtype:
+        lines.append(f"floating-point tensors sent as {a.transfer_dtype}")
+    for seg in a.sweep or []:
+        where = "(input: cloud only)" if seg.kind == "cloud-only" else seg.layer
+        lines.append(
+            f"sweep {seg.from_mbps:.3g}-{seg.to_mbps:.3g} Mbps: best point {seg.point} {where} "
+            f"({seg.value_at_from * scale:.2f} -> {seg.value_at_to * scale:.2f} {unit})"
+        )
+    lines += [f"note: {n}" for n in a.notes]
+    return lines
+
+
+def print_partition(a: PartitionAnalysis, console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # a pipe or a file: keep every column whole rather than 80 wide
+            console = Console(width=200)
+    console.print(partition_table(a))
+    for line in footer(a):
+        console.print(line, highlight=False, markup=False)

@@ -1,0 +1,50 @@
+"""The partition plot: T_total (or E_total) per point with its components stacked, saved as PNG.
+
+matplotlib is the optional extra ``edgebench[report]``; without it the command says which install gives it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgebench.errors import UsageError
+from edgebench.partition.analysis import PartitionAnalysis
+
+INSTALL = "pip install 'edgebench[report]'"
+
+
+def save_plot(a: PartitionAnalysis, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot", f"the plot needs matplotlib: {INSTALL}") from None
+    x = [r.point for r in a.rows]
+    if a.objective == "latency":
+        parts = [
+            ("T_mobile", [r.mobile_ms for r in a.rows]),
+            ("T_transfer", [r.transfer_ms for r in a.rows]),
+            ("T_cloud", [r.cloud_ms for r in a.rows]),
+        ]
+        ylabel = "time per pass (ms)" if a.mode == "infer" else "time per training step (ms)"
+    else:
+        parts = [
+            ("E_mobile", [(r.mobile_energy_j or 0.0) * 1e3 for r in a.rows]),
+            ("E_transfer", [r.transfer_energy_j * 1e3 for r in a.rows]),
+        ]
+        ylabel = "device energy (mJ)"
+    fig, ax = plt.subplots(figsize=(max(6.0, len(x) * 0.08), 4.0))
+    bottom = [0.0] * len(x)
+    for label, values in parts:
+        ax.bar(x, values, bottom=bottom, label=label, width=0.85)
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.axvline(a.best.point, color="black", linestyle="--", linewidth=0.8, label=f"best: {a.best.layer}")
+    ax.set_xlabel("partition point (0 = cloud only, last = mobile only)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{a.model} b{a.batch_size} {a.mode} over {a.network.name}: {a.objective}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
