@@ -6,6 +6,7 @@ a trial that ran but failed exits 1; Ctrl-C exits 130 with nothing half-written.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import typer
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import import_ as import_cmd
 from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
@@ -24,6 +26,7 @@ from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
 from edgebench.registry import UnknownName
+from edgebench.store.rescue import NotStored
 
 app = typer.Typer(
     name="edgebench",
@@ -43,6 +46,7 @@ app.command("feasibility")(feasibility_cmd.feasibility)
 app.command("layers")(layers_cmd.layers)
 app.command("trace")(trace_cmd.trace)
 app.command("peak")(peak_cmd.peak)
+app.command("import")(import_cmd.import_trials)
 
 
 @app.callback(invoke_without_command=True)
@@ -71,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         return fail(str(exc))
     except ValidationError as exc:
         return fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # the store went bad after it opened: a page a read or write reached
+        return fail(f"--store: the store failed ({exc}); if it is damaged, move it aside and give another --store")
+    except NotStored as exc:  # the trial ran; its record is in the file the line names
+        return fail(str(exc), 1)
     except KeyboardInterrupt:
         return fail("interrupted; nothing was stored", 130)
     return rv if isinstance(rv, int) else 0

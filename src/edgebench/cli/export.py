@@ -56,7 +56,7 @@ def export(
     db_path = store or default_store_path()
     if not db_path.exists():
         raise UsageError("--store", f"{db_path} does not exist; run `edgebench run` or `edgebench sweep` first")
-    with Store(db_path) as db:
+    with Store(db_path, read_only=True) as db:
         results = _select(db, sweep or [], host)
         if format_ is Format.mnn_suite:
             from edgebench.report.mnn_suite import write_mnn_suite

@@ -73,19 +73,23 @@ def run(**options: Any) -> int:
     if not no_store:
         from edgebench.store import Store
 
-        db = Store(store)  # an unwritable store fails before the trial, not after
+        db = Store(store)  # an unusable store fails before the trial, not after
+        db.verify()  # a damaged store too: its header can be intact, so opening it proves nothing
     with _pinned_frequency(trial, target):
         outcome = run_trial(trial, target=target)
     result = outcome.result
-    if not no_store:
-        with db:
-            db.save(result, outcome.series())
-    if as_json:
+    if as_json:  # printed before it is stored: a store that fails now cannot take the figures with it
         typer.echo(result.model_dump_json(indent=2))
     else:
         from edgebench.report.summary import print_summary
 
         print_summary(result)
+    if not no_store:
+        from edgebench.store.rescue import save_or_keep
+
+        with db:
+            save_or_keep(db, result, outcome.series())
+        typer.echo(f"stored as trial {result.trial_id} in {db.path}", err=True)
     if no_store and outcome.spans_json is not None:
         typer.echo("note: with --no-store the spans are not kept for `edgebench layers` and `trace`", err=True)
     if not result.ok:

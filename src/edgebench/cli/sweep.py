@@ -74,6 +74,7 @@ def sweep(
     from edgebench.sweep.progress import RichReporter
 
     with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
+        db.verify()  # a damaged store is refused before the first trial, not after it
         outcome = run_sweep(
             planned,
             db,

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UsageError
 from edgebench.result import TrialResult, upgrade
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
@@ -84,21 +85,72 @@ class TrialIdTaken(ValueError):
     """A trial with this id is already stored; nothing was written."""
 
 
+class StoreUnusable(UsageError, RuntimeError):
+    """The store cannot be opened, read or written as asked: one line naming ``--store``, the file and the fix.
+
+    Raised when the store is opened (before a trial runs), so no measurement is spent on a store that cannot
+    keep it.  A ``RuntimeError`` too, for callers that predate it.
+    """
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__("--store", f"{path} {problem}")
+        self.path = path
+
+
 class Store:
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    """One SQLite store; ``read_only`` opens an existing file for the commands that only read (export, compare...).
+
+    Every way the file can be unusable (a folder, an unwritable place, read-only, not a database, from a newer
+    edgebench) is a :class:`StoreUnusable` here, not a raw ``sqlite3`` error later.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path) if path else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._migrate()
+        self.read_only = read_only
+        self._db = _connect(self.path, read_only)
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                _check_writable(self._db)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise _unusable(self.path, exc) from None
+        except StoreUnusable:
+            self._db.close()
+            raise
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path} has schema {version}, newer than this edgebench ({SCHEMA_VERSION})")
+            raise StoreUnusable(
+                self.path,
+                f"was written by a newer edgebench (schema {version}, this one knows up to {SCHEMA_VERSION}): "
+                "upgrade edgebench, or give another --store",
+            )
+        if version < SCHEMA_VERSION and self.read_only:
+            raise StoreUnusable(
+                self.path,
+                f"has the older schema {version} (now {SCHEMA_VERSION}) and is read-only here: make it writable "
+                "once so that edgebench can upgrade it",
+            )
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
+
+    def verify(self) -> None:
+        """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
+
+        A damaged file can have an intact header, so opening it proves nothing; a write would fail only after
+        the measurement.  This reads the whole file, which costs a fraction of a second for a store of thousands
+        of trials, against the minutes of a trial it protects.
+        """
+        try:
+            problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            raise _unusable(self.path, exc) from None
+        if problems != ["ok"]:
+            raise _unusable(self.path, sqlite3.DatabaseError(problems[0]))
 
     @property
     def schema_version(self) -> int:
@@ -248,3 +300,63 @@ class Store:
             (prefix, prefix.replace("%", "") + "%"),
         )
         return [r[0] for r in rows]
+
+
+def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
+    """Open ``path``, turning each way the place itself is wrong into one :class:`StoreUnusable` line."""
+    if path.is_dir():
+        raise StoreUnusable(
+            path, f"is a folder, not a store file: give a file, e.g. --store {path / 'edgebench.sqlite'}"
+        )
+    if read_only:
+        if not path.exists():
+            raise StoreUnusable(path, "does not exist: run `edgebench run` or `edgebench sweep` first, or give the "
+                                      "--store the trials were recorded in")  # fmt: skip
+        try:
+            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        except sqlite3.Error as exc:
+            raise _unusable(path, exc) from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnusable(
+            path,
+            f"cannot be created: its folder cannot be made ({exc.strerror}); give a --store in a folder you can write",
+        ) from None
+    try:
+        return sqlite3.connect(path, timeout=30)
+    except sqlite3.Error as exc:
+        raise _unusable(path, exc) from None
+
+
+def _check_writable(db: sqlite3.Connection) -> None:
+    """Write the header and roll it back: a read-only file is refused now, not when a result arrives.
+
+    Taking the write lock alone is not enough: SQLite opens a write-protected file read-only without a word and
+    only fails at the first page it writes.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.execute(f"PRAGMA user_version = {int(version)}")
+    finally:
+        db.execute("ROLLBACK")
+
+
+def _unusable(path: Path, exc: sqlite3.Error) -> StoreUnusable:
+    """The one line for an ``sqlite3`` error on the store, with what the user can do about it."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return StoreUnusable(path, "is read-only: give a writable --store to record trials (commands that only read, "
+                                   "such as export and compare, still read it)")  # fmt: skip
+    if "unable to open" in text:
+        return StoreUnusable(path, "cannot be opened or created: give a --store in a folder you can write")
+    if "not a database" in text:
+        return StoreUnusable(path, "is not an edgebench store (not an SQLite database): give another --store")
+    if "malformed" in text or "corrupt" in text or type(exc) is sqlite3.DatabaseError:
+        return StoreUnusable(
+            path,
+            f"is damaged ({text}): move it aside and give another --store "
+            "(`sqlite3 FILE .recover` rescues what it still holds)",
+        )
+    return StoreUnusable(path, f"cannot be used: {text}")

@@ -24,6 +24,7 @@ from edgebench.measure.trial import failed_result
 from edgebench.result import SweepInfo, TrialResult
 from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
+from edgebench.store.rescue import save_or_keep
 from edgebench.sweep.cooldown import CooldownOutcome, Cooler
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
@@ -184,7 +185,7 @@ def _run_todo(
             cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
         )
         result = result.model_copy(update={"sweep": info})
-        store.save(result, series)
+        save_or_keep(store, result, series)  # a store that fails now keeps the trial in a file and stops the sweep
         outcome.results.append(result)
         reporter.trial_finished(planned, result)
         previous = planned.trial
