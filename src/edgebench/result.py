@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = 3
 
-Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error"]
+#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see :mod:`edgebench.runner.oom`).
+Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
 
 
 class Stats(BaseModel):

@@ -54,11 +54,12 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
-    measured = r.step_time_ms.n if r.step_time_ms else r.steps
     stopped = f"; {r.stopped_by}" if r.stopped_by and not r.stopped_by.startswith("fixed") else ""
-    table.add_row(
-        "train step (ms)", _stats(r.step_time_ms) + f"  over {measured} steps after {r.warmup} warm-up{stopped}"
-    )
+    if r.step_time_ms is None:  # it failed before a measured step ended: say so, not the steps it was asked for
+        steps = f"none measured ({r.steps} planned after {r.warmup} warm-up)"
+    else:
+        steps = _stats(r.step_time_ms) + f"  over {r.step_time_ms.n} steps after {r.warmup} warm-up{stopped}"
+    table.add_row("train step (ms)", steps)
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))

@@ -33,6 +33,7 @@ from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.runner.events import Error, Idle, Step, read_events
 from edgebench.runner.idle import resolve_idle_s, wait_idle
+from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE
 from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
 from edgebench.trial import Trial
@@ -94,6 +95,7 @@ class _Supervised:
 def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -> _Supervised:
     """Start the worker, then the sampler and the idle baseline once it is ready, and wait for it within the
     timeout (and memory budget).  Both children are gone when this returns or raises."""
+    oom_before = OomCounts.read(SysFS("/"))  # the kernel's OOM-kill counts, to tell its SIGKILL from another's
     worker = _start_worker(trial, files)
     sampler: SamplerProcess | None = None
     ended = _Supervised()
@@ -106,7 +108,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
             ended.failure = Failure(status="timeout", reason=reason)
             return ended
         if started == "exited":
-            ended.failure = _failed(worker, files, "worker exited while starting")
+            ended.failure = _failed(worker, files, "worker exited while starting", oom_before)
             return ended
         if sample:
             config = SamplerConfig(
@@ -128,7 +130,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
                 ended.watch = MemoryWatch(exceeded=watch.exceeded, peak_rss_bytes=watch.peak_rss_bytes)
             if worker.returncode != 0:
-                ended.failure = _failed(worker, files, None)
+                ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:
             _kill(worker)
             steps = len([e for e in read_events(files.events) if isinstance(e, Step) and e.phase == "train"])
@@ -180,9 +182,17 @@ def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> Literal["rea
 
 
 def _failure(
-    worker: subprocess.Popen[str], events_path: Path, stderr_path: Path, fallback: str | None
-) -> tuple[Literal["oom", "crashed"], str]:
-    """Status and one-line reason for a worker that did not finish cleanly."""
+    worker: subprocess.Popen[str],
+    events_path: Path,
+    stderr_path: Path,
+    fallback: str | None,
+    oom_before: OomCounts | None = None,
+) -> tuple[Literal["oom", "crashed", "killed"], str]:
+    """Status and one-line reason for a worker that did not finish cleanly.
+
+    A SIGKILL is ``oom`` only on the kernel's evidence (``oom_before``: its OOM-kill counts before the worker
+    started; see :mod:`edgebench.runner.oom`), else ``killed``.
+    """
     for event in reversed(read_events(events_path)):
         if isinstance(event, Error):
             return event.status, event.reason
@@ -190,15 +200,18 @@ def _failure(
     if code is not None and code < 0:
         sig = signal.Signals(-code)
         if sig == signal.SIGKILL:
-            return "oom", "worker killed by SIGKILL, most likely by the kernel's out-of-memory killer"
+            after = OomCounts.read(SysFS("/")) if oom_before is not None else None
+            return sigkill_cause(worker.pid, oom_before, after, kernel_oom_line(worker.pid))
         return "crashed", f"worker killed by {sig.name}"
     stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
     detail = stderr[-1] if stderr else fallback or f"worker exited with status {code}"
     return "crashed", detail
 
 
-def _failed(worker: subprocess.Popen[str], files: TrialFiles, fallback: str | None) -> Failure:
-    status, reason = _failure(worker, files.events, files.stderr, fallback)
+def _failed(
+    worker: subprocess.Popen[str], files: TrialFiles, fallback: str | None, oom_before: OomCounts | None
+) -> Failure:
+    status, reason = _failure(worker, files.events, files.stderr, fallback, oom_before)
     return Failure(status=status, reason=reason)
 
 
