@@ -89,7 +89,8 @@ def run(**options: Any) -> int:
 
         with db:
             save_or_keep(db, result, outcome.series())
-        typer.echo(f"stored as trial {result.trial_id} in {db.path}", err=True)
+        if not as_json:  # the JSON names the trial; stderr stays the one line of a failure
+            typer.echo(f"stored as trial {result.trial_id} in {db.path}")
     if no_store and outcome.spans_json is not None:
         typer.echo("note: with --no-store the spans are not kept for `edgebench layers` and `trace`", err=True)
     if not result.ok:

@@ -16,6 +16,7 @@ from its stdout.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -39,6 +40,12 @@ from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
 from edgebench.trial import Trial
 
 _STARTUP_TIMEOUT_S = 300.0
+#: What native code prints when an allocation fails and it gives up (C++ ``std::bad_alloc`` then ``abort()``,
+#: OpenBLAS's own message, glibc's ``ENOMEM`` text): the worker ran out of memory even though it died of a signal
+#: or an exit code rather than a Python ``MemoryError``.
+_ALLOCATION_FAILED = re.compile(
+    r"std::bad_alloc|Memory allocation (still )?failed|[Cc]annot allocate memory|can't allocate memory|out of memory"
+)
 
 
 @dataclass(frozen=True)
@@ -197,13 +204,18 @@ def _failure(
         if isinstance(event, Error):
             return event.status, event.reason
     code = worker.poll()
+    stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
+    allocation = next((line.strip() for line in reversed(stderr) if _ALLOCATION_FAILED.search(line)), None)
     if code is not None and code < 0:
         sig = signal.Signals(-code)
         if sig == signal.SIGKILL:
             after = OomCounts.read(SysFS("/")) if oom_before is not None else None
             return sigkill_cause(worker.pid, oom_before, after, kernel_oom_line(worker.pid))
+        if allocation is not None:  # C++ ``std::bad_alloc`` ends in abort(): memory, not a crash of the code
+            return "oom", f"out of memory: {allocation} (worker killed by {sig.name})"
         return "crashed", f"worker killed by {sig.name}"
-    stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
+    if allocation is not None:
+        return "oom", f"out of memory: {allocation}"
     detail = stderr[-1] if stderr else fallback or f"worker exited with status {code}"
     return "crashed", detail
 

@@ -32,9 +32,19 @@ from edgebench.runner.events import EventWriter
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
+from edgebench.units import format_size
 
 READY_LINE = "edgebench-worker-ready"
-_OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "std::bad_alloc")
+#: Texts of an allocation that failed; the last two are the dynamic loader's, when a budget leaves no room to map a
+#: shared library (an ``ImportError`` that is memory, not a missing module).
+_OOM_MARKERS = (
+    "out of memory",
+    "can't allocate memory",
+    "cannot allocate memory",
+    "std::bad_alloc",
+    "cannot map zero-fill pages",
+    "failed to map segment from shared object",
+)
 
 
 class PhaseMemory:
@@ -158,13 +168,34 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, events_path, *rest = argv or sys.argv[1:]
     spans_path = rest[0] if rest else None
     spec = Path(spec_path).read_text()
-    # Before anything large is imported (the backend's framework), so the budget binds from the start.
-    # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
     raw = json.loads(spec)
-    if not str(raw.get("device", "cpu")).startswith("cuda"):
-        apply_memory_budget(raw.get("memory_budget_bytes"))
-    trial = Trial.model_validate_json(spec)
-    apply_affinity(trial.cores)
+    budget = raw.get("memory_budget_bytes")
+    with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
+        emit = EventWriter(stream)  # opened before the budget binds, so that running out of it can be recorded
+        # Before anything large is imported (the backend's framework), so the budget binds from the start.
+        # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
+        if budget is not None and not str(raw.get("device", "cpu")).startswith("cuda"):
+            in_use_kib = read_status_kib(SysFS("/"), "self", "VmData")
+            if in_use_kib is not None and budget < in_use_kib * 1024:  # it would fail wherever the next byte is
+                reason = (
+                    f"out of memory: the budget is below the {format_size(in_use_kib * 1024)} the worker uses "
+                    "before building anything"
+                )
+                emit("error", status="oom", reason=reason, peak_memory_bytes=in_use_kib * 1024)
+                return 3
+            apply_memory_budget(budget)
+        return _run_recorded(spec, emit, spans_path)
+
+
+def _run_recorded(spec: str, emit: EventWriter, spans_path: str | None) -> int:
+    """Run the trial ``spec``; an exception (one raised by the budget too) becomes an ``error`` event."""
+    try:
+        trial = Trial.model_validate_json(spec)
+        apply_affinity(trial.cores)
+    except Exception as exc:
+        status, reason = classify_failure(exc)
+        emit("error", status=status, reason=reason, peak_memory_bytes=None)
+        return 3
 
     def wait_for_go() -> None:
         print(READY_LINE, flush=True)
@@ -174,15 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         # the pipe and block.
         os.dup2(2, 1)
 
-    with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
-        emit = EventWriter(stream)
-        try:
-            run(trial, emit, wait_for_go, spans_path)
-        except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
-            status, reason = classify_failure(exc)
-            kib = read_status_kib(SysFS("/"), "self", "VmHWM")
-            emit("error", status=status, reason=reason, peak_memory_bytes=None if kib is None else kib * 1024)
-            return 3
+    try:
+        run(trial, emit, wait_for_go, spans_path)
+    except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
+        status, reason = classify_failure(exc)
+        kib = read_status_kib(SysFS("/"), "self", "VmHWM")
+        emit("error", status=status, reason=reason, peak_memory_bytes=None if kib is None else kib * 1024)
+        return 3
     return 0
 
 
