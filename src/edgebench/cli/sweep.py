@@ -102,7 +102,10 @@ def sweep(
         console.print(f"best for {model} ({loaded.config.objective}): {_config(r)}  [{r.trial_id}]")
     if loaded.config.objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
-    console.print(f"{len(outcome.results)} trials run, {outcome.skipped} already stored, {len(outcome.failed)} failed")
+    elsewhere = f", {outcome.taken_elsewhere} run by another sweep at the same time" if outcome.taken_elsewhere else ""
+    console.print(
+        f"{len(outcome.results)} trials run, {outcome.skipped} already stored{elsewhere}, {len(outcome.failed)} failed"
+    )
     if outcome.failed:
         return fail(f"{len(outcome.failed)} of {len(outcome.results)} trials failed (stored with their reason)", 1)
     return 0

@@ -9,9 +9,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,19 @@ MIGRATIONS: tuple[str, ...] = (
         peak_json   TEXT NOT NULL
     );
     """,
+    # Claims: a sweep takes a planned trial here, in one write transaction, before it runs it, so two launchers
+    # running the same sweep on one store never both run a key.  A claim lives until its sweep run ends.
+    """
+    CREATE TABLE sweep_claims (
+        sweep_id   TEXT NOT NULL,
+        trial_key  TEXT NOT NULL,
+        owner      TEXT NOT NULL,
+        hostname   TEXT NOT NULL,
+        pid        INTEGER NOT NULL,
+        claimed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+        PRIMARY KEY (sweep_id, trial_key)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -79,6 +94,33 @@ def default_store_path() -> Path:
         return Path(os.environ["EDGEBENCH_STORE"]).expanduser()
     data_home = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return data_home / "edgebench" / "edgebench.sqlite"
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """One sweep run taking planned trials: its process, so that a claim left by a killed run can be taken over."""
+
+    owner: str
+    hostname: str
+    pid: int
+
+    @classmethod
+    def this_process(cls) -> Claimant:
+        hostname, pid = socket.gethostname(), os.getpid()
+        return cls(f"{hostname}:{pid}:{os.urandom(4).hex()}", hostname, pid)
+
+
+def _alive(hostname: str, pid: int) -> bool:
+    """Whether the process holding a claim may still run it: on another host we cannot tell, so assume so."""
+    if hostname != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class TrialIdTaken(ValueError):
@@ -273,6 +315,49 @@ class Store:
             (sweep_id,),
         )
         return {key: status for key, status in rows}
+
+    def claim(self, sweep_id: str, trial_key: str, claimant: Claimant, *, retry_failed: bool = False) -> str | None:
+        """Take planned trial ``trial_key`` of ``sweep_id`` for ``claimant``; None when taken, else why not.
+
+        Checked and written under SQLite's write lock (``BEGIN IMMEDIATE``), so of two launchers claiming the same
+        key at the same moment exactly one gets it.  A key is not claimable once stored (unless ``retry_failed``
+        and its latest result failed) or while another live run holds it; a claim whose process is gone (same
+        host, pid no longer running: a sweep killed with SIGKILL) is taken over.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            statuses = [
+                r[0]
+                for r in db.execute(
+                    "SELECT t.status FROM sweep_trials s JOIN trials t USING (trial_id)"
+                    " WHERE s.sweep_id = ? AND s.trial_key = ? ORDER BY t.rowid",
+                    (sweep_id, trial_key),
+                )
+            ]
+            if statuses and (not retry_failed or statuses[-1] == "ok"):
+                return f"already stored ({statuses[-1]})"
+            held = db.execute(
+                "SELECT owner, hostname, pid, claimed_at FROM sweep_claims WHERE sweep_id = ? AND trial_key = ?",
+                (sweep_id, trial_key),
+            ).fetchone()
+            if held is not None and held[0] != claimant.owner and _alive(held[1], held[2]):
+                return f"being run by another sweep (pid {held[2]} on {held[1]}, since {held[3]})"
+            db.execute(
+                "INSERT OR REPLACE INTO sweep_claims (sweep_id, trial_key, owner, hostname, pid)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (sweep_id, trial_key, claimant.owner, claimant.hostname, claimant.pid),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return None
+
+    def release_claims(self, claimant: Claimant) -> None:
+        """Drop every claim of ``claimant`` (its sweep run ended: stored keys stay done, the others are free)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM sweep_claims WHERE owner = ?", (claimant.owner,))
 
     def query(self, *, sweep_id: str | None = None, hostname: str | None = None) -> list[TrialResult]:
         """Trials of a sweep and/or a host, in the order they ran."""

@@ -4,6 +4,8 @@
   and the sweep goes on.
 * Each result is stored, linked to its sweep and key, in one transaction as soon as the trial ends; ``resume``
   skips the keys already stored, so a sweep killed at any point loses no finished trial and repeats none.
+* Each trial is claimed in the store (one write transaction) before it runs, so two launchers running the same
+  sweep on one store at once share its trials instead of both running every one.
 * Ctrl-C and SIGTERM stop the sweep between or during trials (the running worker is killed by its launcher);
   frequencies are restored on every way out (see :class:`~edgebench.host.frequency.FrequencyControl`).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +28,7 @@ from edgebench.result import SweepInfo, TrialResult
 from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
 from edgebench.store.rescue import save_or_keep
+from edgebench.store.sqlite import Claimant
 from edgebench.sweep.cooldown import CooldownOutcome, Cooler
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
@@ -66,6 +70,8 @@ class SweepOutcome:
     results: list[TrialResult] = field(default_factory=list)
     skipped: int = 0
     interrupted: bool = False
+    #: Planned trials another sweep run took first (two launchers running this sweep on one store at once).
+    taken_elsewhere: int = 0
 
     @property
     def failed(self) -> list[TrialResult]:
@@ -125,6 +131,7 @@ def run_sweep(
         )
     todo = todo_of(plan, done, retry_failed=retry_failed)
     outcome = SweepOutcome(plan, skipped=len(plan.trials) - len(todo))
+    claimant = Claimant.this_process()  # each trial is claimed in the store before it runs, and released after
     with contextlib.ExitStack() as stack:
         control = None
         if any(p.trial.freq_khz is not None for p in todo):
@@ -146,9 +153,12 @@ def run_sweep(
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
             elif cooler.enabled:
                 reporter.note("cool-down: " + cooler.describe())
-            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome)
+            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome, claimant, retry_failed)
         except KeyboardInterrupt:
             outcome.interrupted = True
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # a claim left behind is taken over: its process is gone
+                store.release_claims(claimant)
     return outcome
 
 
@@ -162,9 +172,16 @@ def _run_todo(
     runner: Runner,
     reporter: Reporter,
     outcome: SweepOutcome,
+    claimant: Claimant,
+    retry_failed: bool,
 ) -> None:
     previous: Trial | None = None
     for index, planned in enumerate(todo):
+        taken = store.claim(plan.sweep_id, planned.key, claimant, retry_failed=retry_failed)
+        if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
+            reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
+            outcome.taken_elsewhere += 1
+            continue
         cooled = CooldownOutcome(0.0, "none")
         if previous is not None and _cools(cooler, previous, planned.trial):
             cooled = cooler.wait(reporter.status)
