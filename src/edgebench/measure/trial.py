@@ -99,7 +99,12 @@ def failed_result(
     events: EventsLike,
     env: dict[str, Any],
 ) -> TrialResult:
-    return TrialResult(status=status, reason=reason, **_base(trial, trial_id, env, as_events(events)))
+    """A trial that did not run to its end; ``stopped_by`` says what ended the measured phase and after how many
+    of its steps, so no summary claims steps that were never measured."""
+    events = as_events(events)
+    measured = len(steps_of(events, "train"))
+    stopped_by = f"{status} after {measured} measured step{'' if measured == 1 else 's'}"
+    return TrialResult(status=status, reason=reason, stopped_by=stopped_by, **_base(trial, trial_id, env, events))
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:

@@ -55,8 +55,12 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
     stopped = f"; {r.stopped_by}" if r.stopped_by and not r.stopped_by.startswith("fixed") else ""
-    if r.step_time_ms is None:  # it failed before a measured step ended: say so, not the steps it was asked for
-        steps = f"none measured ({r.steps} planned after {r.warmup} warm-up)"
+    if r.step_time_ms is None and r.stopped_by and not r.ok:  # say what was measured, not what was asked for
+        steps = f"none kept ({r.stopped_by}; {r.steps} planned after {r.warmup} warm-up)"
+        if r.stopped_by.endswith(" 0 measured steps"):
+            steps = f"none measured ({r.steps} planned after {r.warmup} warm-up)"
+    elif r.step_time_ms is None:  # stored before failed trials said how far they got: rendered as it was then
+        steps = f"-  over {r.steps} steps after {r.warmup} warm-up"
     else:
         steps = _stats(r.step_time_ms) + f"  over {r.step_time_ms.n} steps after {r.warmup} warm-up{stopped}"
     table.add_row("train step (ms)", steps)
