@@ -149,7 +149,7 @@ def build_result(
     if infer:
         fields["infer_time_ms"] = summarize(durations_ms(infer))
         if done.infer_cpu_s is not None:
-            window_s = (infer[-1].end_ns - infer[0].start_ns) / 1e9
+            window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
             fields["infer_process_cpu_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
     fields["virtual_memory_peak_bytes"] = done.virtual_memory_peak_bytes
     fields["infer_peak_memory_bytes"] = done.infer_peak_memory_bytes
@@ -169,7 +169,7 @@ def build_result(
             if not np.isnan(rss).all():
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
     if done.train_cpu_s is not None:  # exact, from the worker's own rusage
-        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / ((t1 - t0) / 1e9)
+        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
     fields.update(gpu_fields(samples, t0, t1))

@@ -71,6 +71,23 @@ def process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class CpuClock:
+    """The process's CPU time and the wall time over one and the same interval.
+
+    CPU use is their ratio; dividing by the span of the step events instead (which starts after and ends before
+    the CPU readings) overstates it on short phases, up to more cores than the device has.
+    """
+
+    def __init__(self) -> None:
+        self._wall_ns = time.perf_counter_ns()
+        self._cpu_s = process_cpu_s()
+
+    def read(self) -> tuple[float, float]:
+        """``(cpu_s, wall_s)`` since this clock started."""
+        cpu_s = process_cpu_s() - self._cpu_s
+        return cpu_s, (time.perf_counter_ns() - self._wall_ns) / 1e9
+
+
 def timed(
     fn: Callable[[], Any], rule: StopRule, phase: str, emit: EventWriter, sync: Callable[[], None]
 ) -> tuple[list[float], str]:
@@ -117,22 +134,22 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         recorder.start()
     memory.reset()
     session.reset_device_peak_memory()
-    cpu_start_s = process_cpu_s()
+    cpu_clock = CpuClock()
     _, stopped_by = timed(train_step, rule, "train", emit, sync)
-    train_cpu_s = process_cpu_s() - cpu_start_s
+    train_cpu_s, train_cpu_window_s = cpu_clock.read()
     if recorder:
         recorder.stop()
         recorder.remove()
     train_peak = memory.peak_bytes()
     gpu_peak = session.device_peak_memory_bytes()
-    infer_peak = infer_cpu_s = None
+    infer_peak = infer_cpu_s = infer_cpu_window_s = None
     if trial.infer_steps:
         session.to_inference()
         timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
-        cpu_start_s = process_cpu_s()
+        cpu_clock = CpuClock()
         timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
-        infer_cpu_s = process_cpu_s() - cpu_start_s
+        infer_cpu_s, infer_cpu_window_s = cpu_clock.read()
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
     if recorder and spans_path:
@@ -141,10 +158,12 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         "done",
         stopped_by=stopped_by,
         train_cpu_s=train_cpu_s,
+        train_cpu_window_s=train_cpu_window_s,
         train_peak_memory_bytes=train_peak,
         infer_peak_memory_bytes=infer_peak,
         gpu_peak_memory_bytes=gpu_peak,
         infer_cpu_s=infer_cpu_s,
+        infer_cpu_window_s=infer_cpu_window_s,
         virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
     )
 
