@@ -13,6 +13,7 @@ import typer
 
 from edgebench.cli.options import parse, sysfs_root
 from edgebench.errors import UsageError
+from edgebench.outputs import check_output_folder
 from edgebench.units import parse_duration_s
 
 THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
@@ -56,8 +57,7 @@ def monitor(
         raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")
     names = parse("--sensors", sensors, _sensor_names) or DEFAULT_SENSORS
     root = sysfs_root(sysfs_root_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError("--out", f"{out} is a file; give a folder")
+    check_output_folder("--out", out)  # a file, or a place nobody may write (/proc): refused before sampling
     taken = [f for f in FILES if (out / f).exists()]
     if taken:
         raise UsageError("--out", f"{out} already holds a monitor run ({', '.join(taken)}); choose another folder")
