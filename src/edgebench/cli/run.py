@@ -59,7 +59,7 @@ def run(**options: Any) -> int:
     from edgebench.cli import fail
 
     given = {s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None}
-    from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.runner.launch import check_device, resolve_placement, run_trial
     from edgebench.targets import open_target
 
     target = open_target(sysfs_root=sysfs_root(options["sysfs_root_dir"]))
@@ -70,6 +70,7 @@ def run(**options: Any) -> int:
     trial = build(Trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})
     as_json, store, no_store = options["as_json"], options["store"], options["no_store"]
     resolve_placement(trial, target)  # a bad --cores fails before anything starts
+    check_device(trial)  # and so does a --device this machine lacks
     if not no_store:
         from edgebench.store import Store
 

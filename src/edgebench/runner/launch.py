@@ -68,6 +68,20 @@ def resolve_placement(trial: Trial, target: Target | None = None) -> Trial:
     return trial.with_placement(allowed)
 
 
+def check_device(trial: Trial, field: str = "--device") -> None:
+    """Refuse a trial whose device this machine lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
+    before anything starts; the backend answers, without importing its framework.
+
+    Only the local target exists so far, so "this machine" is where the worker runs; a remote target will ask its
+    agent instead.
+    """
+    from edgebench.registry import BACKENDS
+
+    reason = BACKENDS.load(trial.backend).missing_device(trial.device)
+    if reason is not None:
+        raise UsageError(field, f"{trial.device}: {reason}")
+
+
 def run_trial(trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True) -> TrialRun:
     """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return its result;
     failures come back as a result with a status."""
