@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -10,6 +13,7 @@ import time
 from pathlib import Path
 
 from edgebench.store import Store
+from tests.test_cli_sweep import start, stored_keys, wait_for
 
 
 def launch(cli, *args: str) -> subprocess.Popen[str]:
@@ -52,3 +56,35 @@ def test_a_worker_killed_by_a_user_is_killed_not_oom_and_no_step_is_claimed(cli)
     assert stored.status == "killed" and stored.step_time_ms is None
     assert "counted no OOM kill" in stored.reason
     assert err.strip().splitlines()[-1] == f"edgebench: error: trial killed: {stored.reason}"
+
+
+def test_ctrl_c_on_run_prints_its_line_and_exits_130(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker_of(launcher)
+    time.sleep(1.0)
+    launcher.send_signal(signal.SIGINT)
+    out, err = launcher.communicate(timeout=60)
+    assert launcher.returncode == 130
+    assert err.strip().splitlines()[-1] == "edgebench: error: interrupted; nothing was stored"
+    assert out == ""
+    with Store(cli.store_path) as store:
+        assert store.trials() == []
+
+
+def test_the_resume_hint_after_ctrl_c_is_the_command_that_resumes_this_sweep(cli, tmp_path):
+    overrides = ["--set", "models=[lenet]", "--set", "batch_sizes=[1, 2, 3]", "--set", "steps=2",
+                 "--set", "infer_steps=0"]  # fmt: skip
+    sweep = start(overrides, tmp_path)
+    wait_for(cli.store_path, 1, sweep)
+    sweep.send_signal(signal.SIGINT)
+    _, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130, err
+    hint = re.search(r"`(edgebench sweep .*)` runs them", err.strip().splitlines()[-1])
+    assert hint, err
+    words = shlex.split(hint.group(1))
+    assert words[:2] == ["edgebench", "sweep"] and words[-1] == "--resume"
+    assert words[2:-1] == overrides
+    proc = cli(*words[1:])
+    assert proc.returncode == 0, proc.stderr
+    assert "already stored" in proc.stdout
+    assert sorted(collections.Counter(stored_keys(cli.store_path)).values()) == [1, 1, 1]  # each once, none lost

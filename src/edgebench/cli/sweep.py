@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -99,7 +100,7 @@ def sweep(
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = f"edgebench sweep {config or ''} --resume".replace("  ", " ")
+        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root)
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -118,6 +119,22 @@ def sweep(
     if outcome.failed:
         return fail(f"{len(outcome.failed)} of {len(outcome.results)} trials failed (stored with their reason)", 1)
     return 0
+
+
+def resume_command(
+    config: Path | None, overrides: list[str], target_ci: str | None, store: Path | None, sysfs_root: Path | None
+) -> str:
+    """The exact command that resumes this sweep: the same file, every ``--set``, the same store, quoted for a shell.
+
+    Leaving an override out would plan another sweep (another id, other trials), so the hint keeps all of them.
+    """
+    words = ["edgebench", "sweep"] + ([str(config)] if config else [])
+    for item in overrides:
+        words += ["--set", item]
+    for flag, value in (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)):
+        if value is not None:
+            words += [flag, str(value)]
+    return shlex.join([*words, "--resume"])
 
 
 def _config(r: object) -> str:
