@@ -4,11 +4,33 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_temp_folder(tmp_path_factory):
+    """Every process the suite starts makes its temporary files here, and the suite must leave none behind.
+
+    A folder of its own, because other runs may share ``/tmp``: what is left here is this suite's doing (a launcher
+    killed by a test and never cleaned up after, a trial folder not removed).
+    """
+    folder = tmp_path_factory.mktemp("tmp")
+    previous = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # read TMPDIR again
+    yield folder
+    if previous is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = previous
+    tempfile.tempdir = None
+    left = sorted(p.name for p in folder.glob("edgebench-*"))
+    assert not left, f"the test suite left temporary folders behind: {left}"
 
 
 @pytest.fixture

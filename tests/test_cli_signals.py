@@ -9,6 +9,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -88,3 +89,33 @@ def test_the_resume_hint_after_ctrl_c_is_the_command_that_resumes_this_sweep(cli
     assert proc.returncode == 0, proc.stderr
     assert "already stored" in proc.stdout
     assert sorted(collections.Counter(stored_keys(cli.store_path)).values()) == [1, 1, 1]  # each once, none lost
+
+
+def work_dirs(launcher: subprocess.Popen[str]) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"edgebench-{launcher.pid}-*"))
+
+
+def test_sigterm_on_run_removes_its_trial_folder(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker_of(launcher)
+    assert len(work_dirs(launcher)) == 1
+    launcher.terminate()
+    _, err = launcher.communicate(timeout=60)
+    assert launcher.returncode == 130
+    assert err.strip().splitlines()[-1] == "edgebench: error: interrupted; nothing was stored"
+    assert work_dirs(launcher) == []
+
+
+def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker = worker_of(launcher)
+    (left,) = work_dirs(launcher)
+    launcher.kill()  # no cleanup runs at all; the worker dies with it
+    launcher.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left.is_dir()
+    proc = cli("run", "--steps", "1", "--warmup", "0", "--infer-steps", "0", "--no-store")
+    assert proc.returncode == 0, proc.stderr
+    assert not left.exists()

@@ -28,6 +28,7 @@ from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
+from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.registry import UnknownName
 from edgebench.store.rescue import NotStored
 
@@ -46,7 +47,7 @@ def fail(message: str, code: int = 2) -> int:
 
 
 def interruptible(command: Callable[..., int], line: str = "interrupted") -> Callable[..., int]:
-    """``command``, printing ``line`` and exiting 130 on Ctrl-C.
+    """``command``, printing ``line`` and exiting 130 on Ctrl-C or SIGTERM.
 
     Typer turns a ``KeyboardInterrupt`` that reaches it into a silent exit 130, so the line has to be printed
     before the interrupt leaves the command.
@@ -55,7 +56,8 @@ def interruptible(command: Callable[..., int], line: str = "interrupted") -> Cal
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
-            return command(*args, **kwargs)
+            with sigterm_as_interrupt():  # `kill` too: cleanup runs (temporary folders, frequencies)
+                return command(*args, **kwargs)
         except KeyboardInterrupt:
             return fail(line, 130)
 

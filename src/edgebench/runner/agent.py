@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,7 +70,8 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     sysfs = SysFS(sysfs_root)
     env = host_environment(sysfs)
     reference = ThrottleReference.read(sysfs)  # before the trial heats the device
-    with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
+    remove_stale_work_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"edgebench-{os.getpid()}-") as tmp:
         files = TrialFiles.under(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
         ended = _supervise(trial, files, sysfs_root, sample)
@@ -87,6 +89,44 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
             failure=ended.failure,
             watch=ended.watch,
         )
+
+
+_WORK_DIR = re.compile(r"^edgebench-(\d+)-[^/]+$")
+
+
+def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
+    """Remove the trial folders of agents that were killed (SIGKILL, power cut) before they could; returns them.
+
+    A folder is named ``edgebench-<pid>-...`` after the agent that made it; it is stale when that process no
+    longer runs and it holds only files, the trial's spec among them (or nothing).  Ctrl-C and SIGTERM remove
+    their own folder on the way out; this covers the kills that run no cleanup, at the next trial on the same
+    machine.
+    """
+    spec_name = TrialFiles.under(Path()).spec.name
+    removed = []
+    for path in (folder or Path(tempfile.gettempdir())).glob("edgebench-*-*"):
+        match = _WORK_DIR.match(path.name)
+        if match is None or not path.is_dir() or _running(int(match.group(1))):
+            continue
+        try:
+            entries = list(path.iterdir())
+            if any(not p.is_file() for p in entries) or (entries and not (path / spec_name).is_file()):
+                continue  # not a trial's folder after all: leave it
+            shutil.rmtree(path)
+        except OSError:
+            continue  # another launcher removed it first, or it is not ours to remove
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 @dataclass

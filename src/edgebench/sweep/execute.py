@@ -13,16 +13,15 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Protocol
 
 from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
+from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.result import SweepInfo, TrialResult
 from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
@@ -81,26 +80,6 @@ class SweepOutcome:
 def todo_of(plan: Plan, done: dict[str, str], *, retry_failed: bool) -> list[PlannedTrial]:
     """The planned trials a resumed sweep still has to run."""
     return [p for p in plan.trials if p.key not in done or (retry_failed and done[p.key] != "ok")]
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the sweep is, so that every ``finally`` (frequency restore) runs as for Ctrl-C."""
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_sweep(
