@@ -14,6 +14,7 @@ import typer
 from edgebench.cli.options import parse, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_folder
+from edgebench.settings import sample_interval
 from edgebench.units import parse_duration_s
 
 THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
@@ -52,6 +53,7 @@ def monitor(
     interval_ms = parse("--interval", interval, lambda t: parse_duration_s(t, "ms") * 1e3)
     if not interval_ms or interval_ms <= 0:
         raise UsageError("--interval", "must be above 0, e.g. 10ms")
+    parse("--interval", str(interval_ms), lambda t: sample_interval(float(t)))  # the sampler's floor, as for run
     duration_s = parse("--duration", duration, parse_duration_s)
     if duration_s is not None and duration_s <= 0:
         raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")

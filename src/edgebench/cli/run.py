@@ -16,7 +16,7 @@ import typer
 
 from edgebench.cli.options import build, sysfs_root
 from edgebench.errors import UsageError
-from edgebench.settings import SETTINGS, Setting, read_flag, with_adaptive_minimum
+from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def run(**options: Any) -> int:
     from edgebench.cli import fail
 
     given = {s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None}
-    from edgebench.runner.launch import check_device, resolve_placement, run_trial
+    from edgebench.runner.launch import resolve_placement, run_trial
     from edgebench.targets import open_target
 
     target = open_target(sysfs_root=sysfs_root(options["sysfs_root_dir"]))
@@ -69,8 +69,11 @@ def run(**options: Any) -> int:
         raise UsageError("--frequency", "all is for a sweep's frequencies axis; give one frequency, e.g. 1.7GHz")
     trial = build(Trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})
     as_json, store, no_store = options["as_json"], options["store"], options["no_store"]
-    resolve_placement(trial, target)  # a bad --cores fails before anything starts
-    check_device(trial)  # and so does a --device this machine lacks
+    placed = resolve_placement(trial, target)  # a bad --cores or --threads fails before anything starts
+    assert placed.threads is not None and placed.cores is not None
+    oversubscribed = thread_oversubscription(placed.threads, len(placed.cores))
+    if oversubscribed:  # allowed, and recorded in the result: a measurement of oversubscription
+        typer.echo(f"edgebench: warning: --threads: {oversubscribed}", err=True)
     if not no_store:
         from edgebench.store import Store
 

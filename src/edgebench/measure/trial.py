@@ -88,7 +88,31 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "data": trial.data,
         "memory_budget_bytes": trial.memory_budget_bytes,
         **accuracy_fields(trial, events),
+        "measurement_notes": _thread_notes(trial),
     }
+
+
+def _thread_notes(trial: Trial) -> list[str] | None:
+    from edgebench.settings import thread_oversubscription
+
+    if trial.threads is None or not trial.cores:
+        return None
+    try:
+        note = thread_oversubscription(trial.threads, len(trial.cores))
+    except ValueError as exc:  # refused before it ran; a result built anyway says why it is suspect
+        note = str(exc)
+    return [note] if note else None
+
+
+def _sampler_notes(sampler: SamplerSummary | None) -> list[str]:
+    from edgebench.settings import SAMPLER_CPU_NOTE_PCT
+
+    if sampler is None or sampler.cpu_pct_of_core < SAMPLER_CPU_NOTE_PCT:
+        return []
+    return [
+        f"the sampler took {sampler.cpu_pct_of_core:.0f}% of a core at a {sampler.interval_ms:g} ms period, competing "
+        "with the trial for CPU; a longer --interval disturbs less"
+    ]
 
 
 def failed_result(
@@ -179,6 +203,8 @@ def build_result(
     if fields.get("time_to_accuracy_s") is not None and samples is not None:
         fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
     fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    notes = (fields["measurement_notes"] or []) + _sampler_notes(fields.get("sampler"))
+    fields["measurement_notes"] = notes or None
     return TrialResult(status="ok", **fields)
 
 

@@ -64,6 +64,8 @@ def summary_table(r: TrialResult) -> Table:
     else:
         steps = _stats(r.step_time_ms) + f"  over {r.step_time_ms.n} steps after {r.warmup} warm-up{stopped}"
     table.add_row("train step (ms)", steps)
+    for note in r.measurement_notes or ():
+        table.add_row("[yellow]distorted by[/yellow]", note)
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))

@@ -28,7 +28,7 @@ from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
-from edgebench.settings import BY_FIELD, SETTINGS, Setting, with_adaptive_minimum
+from edgebench.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
 
 
@@ -163,6 +163,7 @@ def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowe
                     values[field] = getattr(entry, field)
                     where[field] = f"{where['model']}.{field}"
             trial = _build(values, where)
+            _check_threads(trial, allowed, where)
             key = trial_key(trial)
             if key not in seen:
                 seen.add(key)
@@ -170,6 +171,16 @@ def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowe
     planned = tuple(PlannedTrial(trial_key(t), i, t) for i, t in enumerate(trials))
     sweep_id = config.name or default_sweep_id(source, [p.key for p in planned])
     return Plan(sweep_id, planned)
+
+
+def _check_threads(trial: Trial, allowed: tuple[int, ...], where: dict[str, str]) -> None:
+    """Threads far beyond the trial's cores are refused at planning, by the rule ``run`` applies."""
+    if trial.threads is None:
+        return
+    try:
+        thread_oversubscription(trial.threads, len(trial.cores or allowed))
+    except ValueError as exc:
+        raise UsageError(where.get("threads", "threads"), str(exc)) from None
 
 
 def _key_path(config: SweepConfig, setting: Setting, index: int) -> str:
