@@ -44,7 +44,12 @@ def cli(tmp_path):
     """Run the real ``edgebench`` entry point in a subprocess with a store in ``tmp_path``."""
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ, EDGEBENCH_STORE=str(tmp_path / "store.sqlite"), COLUMNS="120")
+        env = dict(
+            os.environ,
+            EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
+            EDGEBENCH_CACHE=str(tmp_path / "model-counts.json"),
+            COLUMNS="120",
+        )
         return subprocess.run(
             [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env, timeout=timeout
         )

@@ -52,8 +52,12 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    catalog = Catalog(flops=flops, measure=measure)
+    from edgebench.workloads.counts_cache import CountCache
+
+    catalog = Catalog(flops=flops, measure=measure, counts=CountCache() if measure else None)
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
+    if catalog.counts is not None:
+        catalog.counts.save()  # the next listing reads them instead of building every model again
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
         return 0
