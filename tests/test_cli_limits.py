@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 from tests.conftest import json_out
 
@@ -42,3 +43,17 @@ def test_threads_beyond_one_core_are_run_warned_and_recorded_with_their_number(c
     assert json_out(proc)["measurement_notes"] == [note]
     proc = cli("run", "--cores", "0x1", "--threads", "3", "--steps", "2", "--warmup", "0", "--infer-steps", "0")
     assert "distorted by" in proc.stdout and "3 threads on 1 core" in " ".join(proc.stdout.split())
+
+
+def test_a_huge_grid_is_refused_with_its_size_before_it_is_planned(cli):
+    sizes, seeds = ",".join(map(str, range(1, 1001))), ",".join(map(str, range(1000)))
+    started = time.monotonic()
+    proc = cli("sweep", "--set", f"batch_sizes=[{sizes}]", "--set", f"seed=[{seeds}]", "--dry-run")
+    assert time.monotonic() - started < 60  # expanding it took minutes and gigabytes
+    one_line(proc, "--max-trials: this sweep is 1,000,000 trials (1000 seed x 1000 batch_sizes), more than 10,000: "
+                   "narrow an axis, or give --max-trials 1000000 to plan it anyway")  # fmt: skip
+    grid = ("sweep", "--set", "batch_sizes=[1, 2, 3]", "--set", "seed=[0, 1, 2, 3]", "--dry-run")
+    refusal = "this sweep is 12 trials (4 seed x 3 batch_sizes), more than 10: narrow an axis, or give --max-trials 12"
+    one_line(cli(*grid, "--max-trials", "10"), f"--max-trials: {refusal} to plan it anyway")
+    proc = cli(*grid, "--max-trials", "12")
+    assert proc.returncode == 0 and ": 12 trials" in proc.stdout

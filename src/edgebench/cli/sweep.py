@@ -35,6 +35,9 @@ def sweep(
         str | None, typer.Option(help="Shorthand for --set target_ci=...: step until the 95% CI is within it.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")] = False,
+    max_trials: Annotated[
+        int, typer.Option(help="Refuse a grid larger than this, before planning it (default 10000).")
+    ] = 10_000,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
     ] = None,
@@ -56,7 +59,9 @@ def sweep(
     loaded = load_config(config, overrides)
     target = open_target(sysfs_root=str(sysfs_root or "/"))
     try:
-        planned = plan(loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores())
+        planned = plan(
+            loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
+        )
     except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
         raise loaded.relabel(exc) from None
     console = Console()
