@@ -185,3 +185,20 @@ def test_import_refuses_a_file_it_did_not_write(cli, tmp_path):
     assert proc.stderr.strip() == (
         f'edgebench: error: FILE: {other} is not a trial kept by edgebench (no "kind": "edgebench-unsaved-trial")'
     )
+
+
+GOLDEN_V3 = Path(__file__).parent / "fixtures" / "golden" / "store_v3" / "store_v3.db"
+
+
+def test_a_reading_command_upgrades_an_older_store_or_reads_it_as_it_is(cli, tmp_path, read_only):
+    writable = tmp_path / "v3.sqlite"
+    shutil.copy(GOLDEN_V3, writable)
+    proc = cli("export", "--store", str(writable))
+    assert proc.returncode == 0, proc.stderr
+    assert sqlite3.connect(writable).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    frozen = tmp_path / "v3-frozen.sqlite"
+    shutil.copy(GOLDEN_V3, frozen)
+    read_only(frozen)
+    proc = cli("export", "--store", str(frozen))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") == 7  # a header and its six trials

@@ -172,13 +172,18 @@ class Store:
                 "upgrade edgebench, or give another --store",
             )
         if version < SCHEMA_VERSION and self.read_only:
-            raise StoreUnusable(
-                self.path,
-                f"has the older schema {version} (now {SCHEMA_VERSION}) and is read-only here: make it writable "
-                "once so that edgebench can upgrade it",
-            )
+            self._upgrade_beside()  # a store that only reads still upgrades when its file can be written
+            return
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
+
+    def _upgrade_beside(self) -> None:
+        """Upgrade an older store through a writable connection of its own; a truly read-only one is read as it
+        is (every table a reading command uses exists since schema 2; a missing one is a one-line error)."""
+        try:
+            Store(self.path).close()
+        except StoreUnusable:
+            return
 
     def verify(self) -> None:
         """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
