@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from edgebench.host.sysfs import SysFS
 from edgebench.runner.budget import Watch, budget_outcome, wait_within_budget
 from edgebench.runner.feasibility import Cell, Row
@@ -81,3 +83,14 @@ def test_row_verdicts():
     assert Row("m", "p", [Cell(1, "ok"), Cell(2, "ok")]).successful == "yes"
     assert Row("m", "p", [Cell(1, "ok"), Cell(2, "infeasible")]).successful == "partly"
     assert Row("m", "p", [Cell(1, "infeasible"), Cell(2, "skipped")]).successful == "no"
+
+
+@pytest.mark.parametrize("budget", ["1B", "25MiB", "40MiB", "100MiB"])
+def test_a_budget_too_small_to_start_is_infeasible_however_the_allocation_fails(cli, budget):
+    # 1B is below what the worker uses at start, 25MiB fails loading libtorch, 40MiB in its C++ (std::bad_alloc,
+    # then SIGABRT), 100MiB in OpenBLAS (its own message, then exit): each is the budget's doing, never a crash.
+    proc = cli("run", "--memory-budget", budget, "--steps", "1", "--infer-steps", "0", "--json", "--no-store")
+    r = json_out(proc)
+    assert proc.returncode == 1
+    assert r["status"] == "infeasible", r["reason"]
+    assert "memory budget" in r["reason"]

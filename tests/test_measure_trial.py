@@ -4,6 +4,7 @@ import pytest
 
 from edgebench.measure.trial import build_result
 from edgebench.trial import Trial
+from tests.conftest import json_out
 
 MS = 1_000_000
 
@@ -29,3 +30,21 @@ def test_worker_peak_is_used_when_present():
     r = build_result(Trial(steps=4, batch_size=2), "t", events(123 * 2**20), None, {})
     assert (r.peak_memory_bytes, r.peak_memory_source) == (123 * 2**20, "vmhwm")
     assert r.step_time_ms.n == 4 and r.throughput_sps == pytest.approx(2 / 0.010)
+
+
+def test_worker_cpu_is_read_over_the_window_its_cpu_time_covers():
+    # 90 ms of CPU read over 50 ms of wall time on 2 cores: 180%.  Over the 40 ms the steps span it would read
+    # 225%, more than two cores can give: the CPU readings start before the first step and end after the last.
+    recorded = events(None)
+    recorded[-1] |= {"train_cpu_s": 0.09, "train_cpu_window_s": 0.05}
+    r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
+    assert r.process_cpu_pct == pytest.approx(180.0)
+    assert r.process_cpu_pct <= 100 * len(r.cores)
+
+
+def test_worker_cpu_of_a_real_run_is_never_above_its_cores(cli):
+    for _ in range(3):  # one-sample steps: the phases are short, where a wrong window shows most
+        r = json_out(cli("run", "--steps", "1", "--warmup", "1", "--batch-size", "1", "--infer-steps", "1",
+                         "--cores", "0x1", "--json", "--no-store"))  # fmt: skip
+        assert 0 < r["process_cpu_pct"] <= 100 * len(r["cores"]) * 1.02, r["process_cpu_pct"]
+        assert 0 < r["infer_process_cpu_pct"] <= 100 * len(r["cores"]) * 1.02, r["infer_process_cpu_pct"]

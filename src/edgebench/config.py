@@ -225,6 +225,11 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
         set_path(raw, key, value)
         overridden.add(key)
     native, origins, notes = translate(raw, source)
+    if path is not None and not raw:
+        notes = [
+            *notes,
+            f"{path} sets nothing: this is the default sweep (every key at its default; --dry-run lists it)",
+        ]
     context = dict(source=source, origins=origins, overridden=frozenset(overridden), from_file=path is not None)
     try:
         config = SweepConfig.model_validate(native)
@@ -244,6 +249,12 @@ def read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(str(path), f"cannot read the configuration: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            str(path),
+            f"is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): give the "
+            "sweep's YAML file, saved as UTF-8",
+        ) from None
     try:
         data = parse_yaml(text)
     except yaml.YAMLError as exc:
@@ -272,7 +283,12 @@ def parse_override(item: str) -> tuple[str, Any]:
     key, text = match.group(1), match.group(2).strip()
     try:
         value = parse_yaml(text) if text else None
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if text[:1] in "[{\"'":  # meant as a list, mapping or quoted text: a typo, not a bare string
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise UsageError(
+                f"--set {key}", f"{text!r} is not valid YAML ({problem}); e.g. {key}=[a, b] or {key}='text'"
+            ) from None
         value = text  # a bare string YAML cannot read, e.g. 0,2-3: take it as written
     return key, value
 

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 SCHEMA_VERSION = 3
 
-Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error"]
+#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see :mod:`edgebench.runner.oom`).
+Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
 
 
 class Stats(BaseModel):
@@ -195,6 +196,9 @@ class TrialResult(BaseModel):
     energy_source: str | None = None
     energy_by_rail: dict[str, RailEnergy] | None = None
     energy_notes: list[str] | None = None
+    #: What distorts this measurement, each with its number (threads beyond the cores, a sampler taking much of a
+    #: core); null when nothing did.
+    measurement_notes: list[str] | None = None
     #: Asked for with ``--estimate-energy``: the same quantities from a utilization power model, labelled with it.
     estimated_energy_j: float | None = None
     estimated_energy_per_step_j: float | None = None

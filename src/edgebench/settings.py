@@ -68,6 +68,44 @@ def core_spec(value: Any) -> tuple[int, ...] | str | None:
     raise ValueError(f"{value!r} is not a core mask (f0, 0x3), a cpu list (0,2-3), big, little or all")
 
 
+#: The shortest sampler period honoured: each sample reads ``/proc`` and ``/sys`` files (about 0.1-0.5 ms on a
+#: phone or a Pi), so a shorter period is never kept and the sampler spins on a core the trial needs.
+MIN_SAMPLE_INTERVAL_MS = 1.0
+#: A sampler using more of a core than this competes with the trial it measures: the result says so.
+SAMPLER_CPU_NOTE_PCT = 10.0
+#: Threads beyond this many per core used are refused: they only queue for the cores and each holds memory.
+MAX_THREADS_PER_CORE = 4
+
+
+def sample_interval(interval_ms: float) -> float:
+    """A sampler period the sampler can honour (``--interval``, ``sample_interval:``)."""
+    if interval_ms < MIN_SAMPLE_INTERVAL_MS:
+        raise ValueError(
+            f"{interval_ms:g} ms is shorter than the sampler can keep (each sample reads /proc and /sys; at least "
+            f"{MIN_SAMPLE_INTERVAL_MS:g}ms, 10ms by default)"
+        )
+    return interval_ms
+
+
+def thread_oversubscription(threads: int, cores: int) -> str | None:
+    """Why ``threads`` on ``cores`` cores cannot run (a :class:`ValueError`), or a note on what it distorts.
+
+    One rule for ``run`` and ``sweep``: up to :data:`MAX_THREADS_PER_CORE` per core is a measurement of
+    oversubscription and only noted; beyond it the threads mostly wait, and thousands of them exhaust memory.
+    """
+    if threads > MAX_THREADS_PER_CORE * cores:
+        raise ValueError(
+            f"{threads} threads on {cores} core{'s' if cores > 1 else ''} is more than {MAX_THREADS_PER_CORE} per "
+            f"core ({MAX_THREADS_PER_CORE * cores}); give at most that, or more cores"
+        )
+    if threads > cores:
+        return (
+            f"{threads} threads on {cores} core{'s' if cores > 1 else ''}: {threads - cores} wait for a core at any "
+            "moment, so step times include their queueing"
+        )
+    return None
+
+
 def frequency(value: Any) -> int | str:
     """A CPU frequency in kHz or with a unit (``1.7GHz``), or ``all`` (every one the core set's policies offer)."""
     if isinstance(value, str) and value.strip().lower() == "all":
@@ -165,7 +203,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("preset", "Named input of the workload (cifar10, imagenet...; see `edgebench models`)."),
     Setting("data", "Train on real data that ships offline: mnist (images), shakespeare (text)."),
     Setting("sample_interval_ms", "Sampler period, e.g. 10ms.", yaml_key="sample_interval", cli_flag="--interval",
-            parse=quantity(duration_ms), shown_default="10ms"),
+            parse=quantity(duration_ms), check=sample_interval, shown_default="10ms"),
     Setting("infer_steps", "Inference passes timed after training (0 = none)."),
     Setting("timeout_s", "Give up on the worker after this long, e.g. 30m.", yaml_key="timeout",
             parse=quantity(parse_duration_s), shown_default="30m"),

@@ -34,6 +34,25 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping that refuses a key given twice: YAML would keep the last silently, and half a sweep would vanish."""
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{key!r} is given twice (first at line {seen[key].start_mark.line + 1}); keep one",
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+    return yaml.SafeLoader.construct_mapping(loader, node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
+
+
 def parse_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
 

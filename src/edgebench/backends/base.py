@@ -119,6 +119,12 @@ class Backend:
     session: str
     #: ``(workload, batch_size, *, input_shape, num_classes, device, seed, data) -> the task's raw session``.
     tasks: str
+    #: ``(device) -> why it is missing, or None``: whether the machine that runs the worker has the trial's device,
+    #: answered without importing the framework (the CLI asks before anything runs); None: assume it has.
+    device_check: str | None = None
+
+    def missing_device(self, device: str) -> str | None:
+        return import_target(self.device_check)(device) if self.device_check else None
 
     def open_session(self, trial: Trial) -> BackendSession:
         return import_target(self.session)(trial)

@@ -6,7 +6,11 @@ a trial that ran but failed exits 1; Ctrl-C exits 130 with nothing half-written.
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -25,7 +29,9 @@ from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
+from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.registry import UnknownName
+from edgebench.store.rescue import NotStored
 
 app = typer.Typer(
     name="edgebench",
@@ -34,19 +40,46 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.command("run")(run_cmd.run)
-app.command("sensors")(sensors_cmd.sensors)
-app.command("monitor")(monitor_cmd.monitor)
-app.command("sweep")(sweep_cmd.sweep)
-app.command("export")(export_cmd.export)
-app.command("compare")(compare_cmd.compare)
-app.command("models")(models_cmd.models)
-app.command("feasibility")(feasibility_cmd.feasibility)
-app.command("layers")(layers_cmd.layers)
-app.command("trace")(trace_cmd.trace)
-app.command("peak")(peak_cmd.peak)
-app.command("partition")(partition_cmd.partition)
-app.command("import")(import_cmd.import_trials)
+
+
+def fail(message: str, code: int = 2) -> int:
+    print(f"edgebench: error: {message}", file=sys.stderr)
+    return code
+
+
+def interruptible(command: Callable[..., int], line: str = "interrupted") -> Callable[..., int]:
+    """``command``, printing ``line`` and exiting 130 on Ctrl-C or SIGTERM.
+
+    Typer turns a ``KeyboardInterrupt`` that reaches it into a silent exit 130, so the line has to be printed
+    before the interrupt leaves the command.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        try:
+            with sigterm_as_interrupt():  # `kill` too: cleanup runs (temporary folders, frequencies)
+                return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            return fail(line, 130)
+
+    return wrapper
+
+
+app.command("run")(interruptible(run_cmd.run, "interrupted; nothing was stored"))
+app.command("sensors")(interruptible(sensors_cmd.sensors))
+app.command("monitor")(interruptible(monitor_cmd.monitor))
+app.command("sweep")(interruptible(sweep_cmd.sweep, "interrupted before the first trial; nothing was stored"))
+app.command("export")(interruptible(export_cmd.export, "interrupted; nothing was written"))
+app.command("compare")(interruptible(compare_cmd.compare))
+app.command("models")(interruptible(models_cmd.models))
+app.command("feasibility")(
+    interruptible(feasibility_cmd.feasibility, "interrupted; the cells that finished are stored")
+)
+app.command("layers")(interruptible(layers_cmd.layers))
+app.command("trace")(interruptible(trace_cmd.trace, "interrupted; nothing was written"))
+app.command("peak")(interruptible(peak_cmd.peak))
+app.command("partition")(interruptible(partition_cmd.partition))
+app.command("import")(interruptible(import_cmd.import_trials, "interrupted; the files not yet stored are kept"))
 
 
 @app.callback(invoke_without_command=True)
@@ -54,11 +87,6 @@ def _root(ctx: typer.Context) -> None:
     """Benchmark and characterize deep-learning training on edge devices."""
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
-
-
-def fail(message: str, code: int = 2) -> int:
-    print(f"edgebench: error: {message}", file=sys.stderr)
-    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         return fail(str(exc))
     except ValidationError as exc:
         return fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # the store went bad after it opened: a page a read or write reached
+        return fail(f"--store: the store failed ({exc}); if it is damaged, move it aside and give another --store")
+    except NotStored as exc:  # the trial ran; its record is in the file the line names
+        return fail(str(exc), 1)
     except KeyboardInterrupt:
         return fail("interrupted; nothing was stored", 130)
     return rv if isinstance(rv, int) else 0

@@ -33,7 +33,7 @@ def compare(
     db_path = store or default_store_path()
     if not db_path.exists():
         raise UsageError("--store", f"{db_path} does not exist; run `edgebench run` or `edgebench sweep` first")
-    with Store(db_path) as db:
+    with Store(db_path, read_only=True) as db:
         side_a, side_b = resolve(db, a), resolve(db, b)
         for side in (side_a, side_b):
             if not side.results:

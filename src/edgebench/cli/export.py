@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from edgebench.errors import UsageError
+from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
 from edgebench.result import TrialResult
 from edgebench.store import Store, default_store_path
 
@@ -46,6 +47,12 @@ def export(
     """Write stored trials in the MNN suite's layout and columns, or as a CSV / Parquet table of every measurement."""
     if format_ is Format.mnn_suite and not device:
         raise UsageError("--device", "name the device for the suite's folder and file names, e.g. --device MEIZU")
+    if format_ is Format.mnn_suite:
+        if out is None:  # a dozen files and folders: never dropped silently into wherever the shell stands
+            raise UsageError("--out", "give the folder for the suite's files, e.g. --out mnn-results")
+        check_output_folder("--out", out)
+    elif out is not None:
+        check_output_file("--out", out, f"trials.{format_.value}")
     if format_ is Format.parquet:
         if out is None:
             raise UsageError("--out", "parquet is binary: give a file, e.g. --out trials.parquet")
@@ -56,14 +63,16 @@ def export(
     db_path = store or default_store_path()
     if not db_path.exists():
         raise UsageError("--store", f"{db_path} does not exist; run `edgebench run` or `edgebench sweep` first")
-    with Store(db_path) as db:
+    with Store(db_path, read_only=True) as db:
         results = _select(db, sweep or [], host)
         if format_ is Format.mnn_suite:
             from edgebench.report.mnn_suite import write_mnn_suite
 
-            assert device is not None
-            for written in write_mnn_suite(results, out or Path("."), device, db.series):
-                typer.echo(str(written))
+            assert device is not None and out is not None
+            written = write_mnn_suite(results, out, device, db.series)
+            for path in written:
+                typer.echo(str(path))
+            typer.echo(f"wrote {len(written)} files under {out}", err=True)
             return 0
         from edgebench.report.tables import STEP_COLUMNS, columns_of, step_rows, to_csv, trial_row, write_parquet
 
@@ -82,9 +91,7 @@ def export(
     if out is None:
         sys.stdout.write(text)
     else:
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
+        write_text_replacing(out, text)
         typer.echo(f"{out}: {len(rows)} rows, {len(columns)} columns")
     return 0
 

@@ -79,11 +79,14 @@ def feasibility(
         from edgebench.store import Store
 
         db = Store(store)
+        db.verify()  # a damaged store is refused before the first cell runs
 
     def run(trial: Trial) -> object:
         outcome = run_trial(trial, target=target, sample=False)
         if db is not None:
-            db.save(outcome.result, {"events": dump_events(outcome.events)})
+            from edgebench.store.rescue import save_or_keep
+
+            save_or_keep(db, outcome.result, {"events": dump_events(outcome.events)})
         return outcome.result
 
     def progress(name: str, cell: object) -> None:

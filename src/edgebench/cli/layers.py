@@ -56,8 +56,13 @@ def layers(
     if stored.spans.costs is not None:
         from edgebench.cli.peak import peak_for_trial
         from edgebench.store import Store
+        from edgebench.store.sqlite import StoreUnusable
 
-        with Store(store) as db:
+        try:
+            db = Store(store)
+        except StoreUnusable:  # read-only: show the stored peak, measure none (it could not be kept)
+            db, no_measure = Store(store, read_only=True), True
+        with db:
             peak = peak_for_trial(db, result, refresh=refresh_peak, measure_ok=not no_measure)
     report = layer_report(result, stored.spans, stored.events, stored.samples, power=power, peak=peak, depth=depth)
     if as_json:

@@ -52,58 +52,96 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    catalog = Catalog(flops=flops, measure=measure)
+    from edgebench.workloads.counts_cache import CountCache
+
+    catalog = Catalog(flops=flops, measure=measure, counts=CountCache() if measure else None)
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
+    if catalog.counts is not None:
+        catalog.counts.save()  # the next listing reads them instead of building every model again
     if as_json:
         typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
         return 0
     from rich.console import Console
 
+    from edgebench.report.fit import keep_whole
+
     console = Console()
-    console.print(_models_table(infos))
-    console.print(_references_table(infos))
+    wide = console.width >= _WIDE
+    models_table = keep_whole(_models_table(infos, with_published=wide), "input", "out", "params", "fwd FLOPs")
+    models_table.columns[0].min_width = 2 + max(len(i.name) for i in infos)  # a domain's row may wrap, no name
+    console.print(keep_whole(models_table, "train FLOPs"))
+    references, sources = _references_table(infos, sources_inline=wide)
+    console.print(keep_whole(references, "model", "figure", "at", "ours", "deviation", "tol.", "src"))
+    for number, source in enumerate(sources, start=1):
+        console.print(f"[{number}] {source}", highlight=False, markup=False)
     return 0
+
+
+#: Narrower than this (a normal terminal, piped output), the published figures are shown once, in the references
+#: table, and their sources as numbered notes under it, so that names, inputs and numbers stay whole at 80 columns.
+_WIDE = 140
 
 
 def _quantity(quantity: str) -> str:
     return {"params": "params", "forward_macs": "fwd MACs", "forward_flops": "fwd FLOPs"}.get(quantity, quantity)
 
 
-def _models_table(infos: list[ModelInfo]) -> Table:
+def _models_table(infos: list[ModelInfo], with_published: bool = True) -> Table:
+    """One row per workload under a row naming its domain."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="Workloads (FLOPs per sample; a multiply-add is 2 FLOPs)", title_justify="left")
-    for column in ("model", "domain", "input", "params", "fwd FLOPs", "train FLOPs", "published (ours vs. it)"):
-        table.add_column(column, justify="right" if "FLOPs" in column or column == "params" else "left")
+    title = "Workloads by domain (FLOPs per sample; a multiply-add is 2 FLOPs)"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = ["model", "input", "out", "params", "fwd FLOPs", "train FLOPs"]
+    columns += ["published (ours vs. it)"] if with_published else []
+    for column in columns:
+        table.add_column(column, justify="right" if "FLOPs" in column or column in ("params", "out") else "left")
+    domain = None
     for info in infos:
+        if info.domain != domain:
+            domain = info.domain
+            table.add_row(f"[bold]{domain}[/bold]")
         refs = []
         for r in info.references:
             dev = "" if r.deviation_pct is None else f" {r.deviation_pct:+.1f}%"
             flag = "[red]![/red]" if r.within_tolerance is False else ""
             refs.append(f"{_quantity(r.quantity)} {_si(r.value)}{dev}{flag}")
         table.add_row(
-            info.name,
-            info.domain,
-            f"{info.preset} {'x'.join(map(str, info.input_shape))}, {info.num_classes} out",
+            f"  {info.name}",
+            f"{info.preset} {'x'.join(map(str, info.input_shape))}",
+            str(info.num_classes),
             _si(info.params),
             _si(info.forward_flops),
             _si(info.train_flops_per_sample),
-            "; ".join(refs) or "-",
+            *(["; ".join(refs) or "-"] if with_published else []),
         )
     return table
 
 
-def _references_table(infos: list[ModelInfo]) -> Table:
+def _references_table(infos: list[ModelInfo], sources_inline: bool = True) -> tuple[Table, list[str]]:
+    """The published figures beside ours; with ``sources_inline=False`` each row names its source by number and
+    the sources (long: configuration and citation) come back to be printed under the table."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="Published figures and where they come from", title_justify="left")
-    for column in ("model", "figure", "at", "ours", "deviation", "tolerance", "configuration; source"):
-        table.add_column(column, justify="right" if column in ("figure", "ours", "deviation", "tolerance") else "left")
+    table = Table(
+        title="Published figures and where they come from", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    last = "configuration; source" if sources_inline else "src"
+    for column in ("model", "figure", "at", "ours", "deviation", "tol.", last):
+        table.add_column(column, justify="right" if column in ("figure", "ours", "deviation", "tol.") else "left")
+    sources: list[str] = []
     for info in infos:
         for r in info.references:
             deviation = "-" if r.deviation_pct is None else f"{r.deviation_pct:+.2f}%"
             if r.within_tolerance is False:
                 deviation = f"[red]{deviation}[/red]"
+            source = f"{r.config}; {r.source}"
+            if not sources_inline:
+                if source not in sources:
+                    sources.append(source)
+                source = f"[{sources.index(source) + 1}]"
             table.add_row(
                 info.name,
                 f"{_quantity(r.quantity)} {_si(r.value)}",
@@ -111,6 +149,6 @@ def _references_table(infos: list[ModelInfo]) -> Table:
                 _si(r.measured),
                 deviation,
                 f"{100 * r.rel_tol:g}%",
-                f"{r.config}; {r.source}",
+                source.replace("[", "\\[") if not sources_inline else source,
             )
-    return table
+    return table, sources

@@ -13,6 +13,8 @@ import typer
 
 from edgebench.cli.options import parse, sysfs_root
 from edgebench.errors import UsageError
+from edgebench.outputs import check_output_folder
+from edgebench.settings import sample_interval
 from edgebench.units import parse_duration_s
 
 THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
@@ -51,13 +53,13 @@ def monitor(
     interval_ms = parse("--interval", interval, lambda t: parse_duration_s(t, "ms") * 1e3)
     if not interval_ms or interval_ms <= 0:
         raise UsageError("--interval", "must be above 0, e.g. 10ms")
+    parse("--interval", str(interval_ms), lambda t: sample_interval(float(t)))  # the sampler's floor, as for run
     duration_s = parse("--duration", duration, parse_duration_s)
     if duration_s is not None and duration_s <= 0:
         raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")
     names = parse("--sensors", sensors, _sensor_names) or DEFAULT_SENSORS
     root = sysfs_root(sysfs_root_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError("--out", f"{out} is a file; give a folder")
+    check_output_folder("--out", out)  # a file, or a place nobody may write (/proc): refused before sampling
     taken = [f for f in FILES if (out / f).exists()]
     if taken:
         raise UsageError("--out", f"{out} already holds a monitor run ({', '.join(taken)}); choose another folder")

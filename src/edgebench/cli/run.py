@@ -17,7 +17,7 @@ import typer
 
 from edgebench.cli.options import build, sysfs_root
 from edgebench.errors import UsageError
-from edgebench.settings import SETTINGS, Setting, read_flag, with_adaptive_minimum
+from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
 
 if TYPE_CHECKING:
@@ -90,23 +90,32 @@ def run(**options: Any) -> int:
         raise UsageError("--frequency", "all is for a sweep's frequencies axis; give one frequency, e.g. 1.7GHz")
     trial = build(Trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})
     as_json, store, no_store = options["as_json"], options["store"], options["no_store"]
-    resolve_placement(trial, target)  # a bad --cores fails before anything starts
+    placed = resolve_placement(trial, target)  # a bad --cores or --threads fails before anything starts
+    assert placed.threads is not None and placed.cores is not None
+    oversubscribed = thread_oversubscription(placed.threads, len(placed.cores))
+    if oversubscribed:  # allowed, and recorded in the result: a measurement of oversubscription
+        typer.echo(f"edgebench: warning: --threads: {oversubscribed}", err=True)
     if not no_store:
         from edgebench.store import Store
 
-        db = Store(store)  # an unwritable store fails before the trial, not after
+        db = Store(store)  # an unusable store fails before the trial, not after
+        db.verify()  # a damaged store too: its header can be intact, so opening it proves nothing
     with _pinned_frequency(trial, target):
         outcome = run_trial(trial, target=target)
     result = outcome.result
-    if not no_store:
-        with db:
-            db.save(result, outcome.series())
-    if as_json:
+    if as_json:  # printed before it is stored: a store that fails now cannot take the figures with it
         typer.echo(result.model_dump_json(indent=2))
     else:
         from edgebench.report.summary import print_summary
 
         print_summary(result)
+    if not no_store:
+        from edgebench.store.rescue import save_or_keep
+
+        with db:
+            save_or_keep(db, result, outcome.series())
+        if not as_json:  # the JSON names the trial; stderr stays the one line of a failure
+            typer.echo(f"stored as trial {result.trial_id} in {db.path}")
     if no_store and outcome.spans_json is not None:
         typer.echo("note: with --no-store the spans are not kept for `edgebench layers` and `trace`", err=True)
     if not result.ok:

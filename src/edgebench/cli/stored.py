@@ -30,7 +30,7 @@ def load_trial(store_path: Path | None, trial_id: str) -> StoredTrial:
     path = store_path or default_store_path()
     if not Path(path).exists():
         raise UsageError("--store", f"{path} does not exist; give the store the trial was recorded in")
-    with Store(path) as store:
+    with Store(path, read_only=True) as store:
         try:
             result = store.get(trial_id)
         except KeyError as exc:

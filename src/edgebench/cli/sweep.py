@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -34,6 +35,9 @@ def sweep(
         str | None, typer.Option(help="Shorthand for --set target_ci=...: step until the 95% CI is within it.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")] = False,
+    max_trials: Annotated[
+        int, typer.Option(help="Refuse a grid larger than this, before planning it (default 10000).")
+    ] = 10_000,
     store: Annotated[
         Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
     ] = None,
@@ -55,7 +59,9 @@ def sweep(
     loaded = load_config(config, overrides)
     target = open_target(sysfs_root=str(sysfs_root or "/"))
     try:
-        planned = plan(loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores())
+        planned = plan(
+            loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
+        )
     except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
         raise loaded.relabel(exc) from None
     console = Console()
@@ -67,6 +73,15 @@ def sweep(
             console.print(f"  {p.position:>4}  {p.key}  {p.label}")
         return 0
 
+    from edgebench.runner.launch import check_device
+
+    first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(planned.trials)}
+    for trial in first_of_each.values():  # a device this machine lacks is refused before the first trial
+        try:
+            check_device(trial, field="device")
+        except UsageError as exc:
+            raise loaded.relabel(exc) from None
+
     from edgebench.report.sweep_summary import best_per_model, sweep_table
     from edgebench.store import Store
     from edgebench.sweep.cooldown import Cooler
@@ -74,6 +89,7 @@ def sweep(
     from edgebench.sweep.progress import RichReporter
 
     with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
+        db.verify()  # a damaged store is refused before the first trial, not after it
         outcome = run_sweep(
             planned,
             db,
@@ -89,7 +105,7 @@ def sweep(
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = f"edgebench sweep {config or ''} --resume".replace("  ", " ")
+        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root)
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -101,10 +117,29 @@ def sweep(
         console.print(f"best for {model} ({loaded.config.objective}): {_config(r)}  [{r.trial_id}]")
     if loaded.config.objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
-    console.print(f"{len(outcome.results)} trials run, {outcome.skipped} already stored, {len(outcome.failed)} failed")
+    elsewhere = f", {outcome.taken_elsewhere} run by another sweep at the same time" if outcome.taken_elsewhere else ""
+    console.print(
+        f"{len(outcome.results)} trials run, {outcome.skipped} already stored{elsewhere}, {len(outcome.failed)} failed"
+    )
     if outcome.failed:
         return fail(f"{len(outcome.failed)} of {len(outcome.results)} trials failed (stored with their reason)", 1)
     return 0
+
+
+def resume_command(
+    config: Path | None, overrides: list[str], target_ci: str | None, store: Path | None, sysfs_root: Path | None
+) -> str:
+    """The exact command that resumes this sweep: the same file, every ``--set``, the same store, quoted for a shell.
+
+    Leaving an override out would plan another sweep (another id, other trials), so the hint keeps all of them.
+    """
+    words = ["edgebench", "sweep"] + ([str(config)] if config else [])
+    for item in overrides:
+        words += ["--set", item]
+    for flag, value in (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)):
+        if value is not None:
+            words += [flag, str(value)]
+    return shlex.join([*words, "--resume"])
 
 
 def _config(r: object) -> str:

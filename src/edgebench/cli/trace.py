@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from edgebench.errors import UsageError
+from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
 
 
 def trace(
@@ -48,8 +49,10 @@ def trace(
     to_stdout = output is not None and str(output) == "-"
     if binary is not None and to_stdout:
         raise UsageError("--check", "Perfetto's check needs a file: use -o FILE instead of -o -")
-    if output is not None and not to_stdout and not output.parent.exists():
-        raise UsageError("--output", f"folder {output.parent} does not exist")
+    if output is not None and not to_stdout:
+        check_output_file("--output", output, f"{trial}.trace.json")  # before the store is read and the trace built
+    elif output is None:
+        check_output_folder("--output", Path("."))  # the default file goes in the current folder
     stored = load_trial(store, trial)
     power = power_series(stored, power_channel)
     doc = chrome_trace(stored.result, stored.events, stored.samples, stored.spans, power)
@@ -67,9 +70,7 @@ def trace(
         target = None
     else:
         target = output or Path(f"{stored.result.trial_id}.trace.json")
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(target)
+        write_text_replacing(target, text)
     where = f"wrote {target}" if target else "wrote the trace to stdout"
     print(
         f"{where}: {n_slices} slices, {n_counters} counter values; open it in https://ui.perfetto.dev", file=sys.stderr

@@ -88,7 +88,31 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "data": trial.data,
         "memory_budget_bytes": trial.memory_budget_bytes,
         **accuracy_fields(trial, events),
+        "measurement_notes": _thread_notes(trial),
     }
+
+
+def _thread_notes(trial: Trial) -> list[str] | None:
+    from edgebench.settings import thread_oversubscription
+
+    if trial.threads is None or not trial.cores:
+        return None
+    try:
+        note = thread_oversubscription(trial.threads, len(trial.cores))
+    except ValueError as exc:  # refused before it ran; a result built anyway says why it is suspect
+        note = str(exc)
+    return [note] if note else None
+
+
+def _sampler_notes(sampler: SamplerSummary | None) -> list[str]:
+    from edgebench.settings import SAMPLER_CPU_NOTE_PCT
+
+    if sampler is None or sampler.cpu_pct_of_core < SAMPLER_CPU_NOTE_PCT:
+        return []
+    return [
+        f"the sampler took {sampler.cpu_pct_of_core:.0f}% of a core at a {sampler.interval_ms:g} ms period, competing "
+        "with the trial for CPU; a longer --interval disturbs less"
+    ]
 
 
 def failed_result(
@@ -99,7 +123,12 @@ def failed_result(
     events: EventsLike,
     env: dict[str, Any],
 ) -> TrialResult:
-    return TrialResult(status=status, reason=reason, **_base(trial, trial_id, env, as_events(events)))
+    """A trial that did not run to its end; ``stopped_by`` says what ended the measured phase and after how many
+    of its steps, so no summary claims steps that were never measured."""
+    events = as_events(events)
+    measured = len(steps_of(events, "train"))
+    stopped_by = f"{status} after {measured} measured step{'' if measured == 1 else 's'}"
+    return TrialResult(status=status, reason=reason, stopped_by=stopped_by, **_base(trial, trial_id, env, events))
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -144,7 +173,7 @@ def build_result(
     if infer:
         fields["infer_time_ms"] = summarize(durations_ms(infer))
         if done.infer_cpu_s is not None:
-            window_s = (infer[-1].end_ns - infer[0].start_ns) / 1e9
+            window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
             fields["infer_process_cpu_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
     fields["virtual_memory_peak_bytes"] = done.virtual_memory_peak_bytes
     fields["infer_peak_memory_bytes"] = done.infer_peak_memory_bytes
@@ -164,7 +193,7 @@ def build_result(
             if not np.isnan(rss).all():
                 fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
     if done.train_cpu_s is not None:  # exact, from the worker's own rusage
-        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / ((t1 - t0) / 1e9)
+        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
     if fields["peak_memory_bytes"] is None:
         fields["peak_memory_source"] = None
     fields.update(gpu_fields(samples, t0, t1))
@@ -174,6 +203,8 @@ def build_result(
     if fields.get("time_to_accuracy_s") is not None and samples is not None:
         fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
     fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    notes = (fields["measurement_notes"] or []) + _sampler_notes(fields.get("sampler"))
+    fields["measurement_notes"] = notes or None
     return TrialResult(status="ok", **fields)
 
 

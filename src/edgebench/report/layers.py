@@ -117,6 +117,37 @@ def print_layers(
     if top is not None:
         rows = rows[:top]
     console = console or Console()
-    console.print(roofline_table(report, rows) if roofline else layer_table(report, rows))
+    table = roofline_table(report, rows) if roofline else layer_table(report, rows)
+    narrow = console.width < _FULL_WIDTH
+    if narrow:
+        table = _narrowed(table, _ROOFLINE_AT_80 if roofline else _LAYERS_AT_80)
+    console.print(table)
     for line in footer(report):
         console.print(line, highlight=False)
+    if narrow:
+        console.print(
+            f"narrower than {_FULL_WIDTH} columns: only the columns above are shown; widen the terminal, or use --json",
+            highlight=False,
+        )
+
+
+#: The width the full tables need; below it (a normal 80-column terminal, piped output) they keep these columns,
+#: whole, rather than every column cut to a few characters.
+_FULL_WIDTH = 100
+_LAYERS_AT_80 = ("layer", "type", "fwd ms", "bwd ms", "share %", "GFLOP/s", "bound")
+_ROOFLINE_AT_80 = ("layer", "type", "ms", "FLOP/B", "GFLOP/s", "bound", "% peak")
+
+
+def _narrowed(table: Table, keep: tuple[str, ...]) -> Table:
+    """``table`` with only the columns ``keep`` (those it has), each as wide as its widest cell, no vertical rules."""
+    from rich import box
+
+    from edgebench.report.fit import keep_whole
+
+    narrow = Table(title=table.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    kept = [c for c in table.columns if str(c.header) in keep]
+    for column in kept:
+        narrow.add_column(column.header, justify=column.justify)
+    for cells in zip(*(list(c.cells) for c in kept), strict=True):
+        narrow.add_row(*cells)
+    return keep_whole(narrow, *(str(c.header) for c in kept if str(c.header) != "layer"))

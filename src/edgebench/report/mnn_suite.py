@@ -33,6 +33,7 @@ import numpy as np
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.energy import per_step_and_sample
+from edgebench.outputs import write_text_replacing
 from edgebench.result import TrialResult
 from edgebench.runner.events import parse_events, steps_of
 from edgebench.sensors.samples import parse_samples
@@ -256,8 +257,6 @@ def write_mnn_suite(results: Iterable[TrialResult], out_dir: Path, device: str, 
     for rel, text in sorted(files.items()):
         path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_text_replacing(path, text)
         written.append(path)
     return written

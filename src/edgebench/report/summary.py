@@ -54,11 +54,18 @@ def summary_table(r: TrialResult) -> Table:
     table.add_column(style="bold")
     table.add_column()
     table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
-    measured = r.step_time_ms.n if r.step_time_ms else r.steps
     stopped = f"; {r.stopped_by}" if r.stopped_by and not r.stopped_by.startswith("fixed") else ""
-    table.add_row(
-        "train step (ms)", _stats(r.step_time_ms) + f"  over {measured} steps after {r.warmup} warm-up{stopped}"
-    )
+    if r.step_time_ms is None and r.stopped_by and not r.ok:  # say what was measured, not what was asked for
+        steps = f"none kept ({r.stopped_by}; {r.steps} planned after {r.warmup} warm-up)"
+        if r.stopped_by.endswith(" 0 measured steps"):
+            steps = f"none measured ({r.steps} planned after {r.warmup} warm-up)"
+    elif r.step_time_ms is None:  # stored before failed trials said how far they got: rendered as it was then
+        steps = f"-  over {r.steps} steps after {r.warmup} warm-up"
+    else:
+        steps = _stats(r.step_time_ms) + f"  over {r.step_time_ms.n} steps after {r.warmup} warm-up{stopped}"
+    table.add_row("train step (ms)", steps)
+    for note in r.measurement_notes or ():
+        table.add_row("[yellow]distorted by[/yellow]", note)
     if r.throughput_sps is not None:
         table.add_row("throughput", f"{r.throughput_sps:.1f} samples/s")
     table.add_row("inference (ms)", _stats(r.infer_time_ms))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.table import Table
 
 from edgebench.host.cpuset import format_mask
+from edgebench.report.fit import keep_whole
 from edgebench.result import TrialResult
 
 
@@ -17,28 +19,42 @@ def _energy_per_sample_j(r: TrialResult) -> float | None:
 
 
 def sweep_table(results: list[TrialResult], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("model", "bs", "thr", "mask", "MHz", "prec", "step ms", "±ci95", "samples/s", "MiB", "J/sample",
-                   "status"):  # fmt: skip
-        table.add_column(column, justify="left" if column in ("model", "status", "prec") else "right", no_wrap=True)
-    for r in results:
-        s = r.step_time_ms
-        energy = _energy_per_sample_j(r)
-        table.add_row(
-            r.model,
-            str(r.batch_size),
-            str(r.threads or "-"),
-            format_mask(r.cores) if r.cores else "-",
-            f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
-            r.precision,
-            f"{s.mean:.2f}" if s else "-",
-            f"{s.ci95:.2f}" if s else "-",
-            f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
-            f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
-            f"{energy:.4g}" if energy is not None else "-",
-            r.status if r.ok else f"[red]{r.status}[/red]",
-        )
-    return table
+    """One row per trial, readable at 80 columns: no vertical rules, and a column no trial has a value for (no
+    pinned frequency, no power sensor) is left out rather than squeezing the others."""
+    rows = [_row(r) for r in results]
+    columns = ("model", "bs", "thr", "mask", "MHz", "prec", "step ms", "±ci95", "samples/s", "MiB", "J/sample",
+               "status")  # fmt: skip
+    keep = [i for i, name in enumerate(columns) if name in _ALWAYS or any(row[i] != "-" for row in rows)]
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for i in keep:
+        name = columns[i]
+        table.add_column(name, justify="left" if name in ("model", "status", "prec") else "right")
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
+    return keep_whole(table)
+
+
+#: Columns shown even when empty: they say what every row is.
+_ALWAYS = ("model", "bs", "thr", "mask", "prec", "step ms", "status")
+
+
+def _row(r: TrialResult) -> list[str]:
+    s = r.step_time_ms
+    energy = _energy_per_sample_j(r)
+    return [
+        r.model,
+        str(r.batch_size),
+        str(r.threads or "-"),
+        format_mask(r.cores) if r.cores else "-",
+        f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
+        r.precision,
+        f"{s.mean:.2f}" if s else "-",
+        f"{s.ci95:.2f}" if s else "-",
+        f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
+        f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
+        f"{energy:.4g}" if energy is not None else "-",
+        r.status if r.ok else f"[red]{r.status}[/red]",
+    ]
 
 
 def best_per_model(results: list[TrialResult], objective: str) -> dict[str, TrialResult]:

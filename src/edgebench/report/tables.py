@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from edgebench.host.cpuset import format_mask
+from edgebench.outputs import write_with
 from edgebench.result import TrialResult
 from edgebench.runner.events import Step, parse_events
 
@@ -128,9 +129,7 @@ def write_parquet(rows: list[dict[str, Any]], columns: list[str], path: Path) ->
             values = [None if v is None else float(v) for v in values]
         arrays.append(pa.array(values, type=kind))
     table = pa.Table.from_arrays(arrays, names=columns)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    tmp.replace(path)
+    write_with(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def _arrow_type(values: list[Any]) -> Any:

@@ -16,7 +16,9 @@ from its stdout.
 from __future__ import annotations
 
 import os
+import re
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,11 +35,18 @@ from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.runner.events import Error, Idle, Step, read_events
 from edgebench.runner.idle import resolve_idle_s, wait_idle
+from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE
 from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
 from edgebench.trial import Trial
 
 _STARTUP_TIMEOUT_S = 300.0
+#: What native code prints when an allocation fails and it gives up (C++ ``std::bad_alloc`` then ``abort()``,
+#: OpenBLAS's own message, glibc's ``ENOMEM`` text): the worker ran out of memory even though it died of a signal
+#: or an exit code rather than a Python ``MemoryError``.
+_ALLOCATION_FAILED = re.compile(
+    r"std::bad_alloc|Memory allocation (still )?failed|[Cc]annot allocate memory|can't allocate memory|out of memory"
+)
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,8 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     sysfs = SysFS(sysfs_root)
     env = host_environment(sysfs)
     reference = ThrottleReference.read(sysfs)  # before the trial heats the device
-    with tempfile.TemporaryDirectory(prefix="edgebench-") as tmp:
+    remove_stale_work_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"edgebench-{os.getpid()}-") as tmp:
         files = TrialFiles.under(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
         ended = _supervise(trial, files, sysfs_root, sample)
@@ -81,6 +91,44 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
         )
 
 
+_WORK_DIR = re.compile(r"^edgebench-(\d+)-[^/]+$")
+
+
+def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
+    """Remove the trial folders of agents that were killed (SIGKILL, power cut) before they could; returns them.
+
+    A folder is named ``edgebench-<pid>-...`` after the agent that made it; it is stale when that process no
+    longer runs and it holds only files, the trial's spec among them (or nothing).  Ctrl-C and SIGTERM remove
+    their own folder on the way out; this covers the kills that run no cleanup, at the next trial on the same
+    machine.
+    """
+    spec_name = TrialFiles.under(Path()).spec.name
+    removed = []
+    for path in (folder or Path(tempfile.gettempdir())).glob("edgebench-*-*"):
+        match = _WORK_DIR.match(path.name)
+        if match is None or not path.is_dir() or _running(int(match.group(1))):
+            continue
+        try:
+            entries = list(path.iterdir())
+            if any(not p.is_file() for p in entries) or (entries and not (path / spec_name).is_file()):
+                continue  # not a trial's folder after all: leave it
+            shutil.rmtree(path)
+        except OSError:
+            continue  # another launcher removed it first, or it is not ours to remove
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
 @dataclass
 class _Supervised:
     """How the worker ended: ``failure`` is None for a clean exit."""
@@ -94,6 +142,7 @@ class _Supervised:
 def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -> _Supervised:
     """Start the worker, then the sampler and the idle baseline once it is ready, and wait for it within the
     timeout (and memory budget).  Both children are gone when this returns or raises."""
+    oom_before = OomCounts.read(SysFS("/"))  # the kernel's OOM-kill counts, to tell its SIGKILL from another's
     worker = _start_worker(trial, files)
     sampler: SamplerProcess | None = None
     ended = _Supervised()
@@ -106,7 +155,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
             ended.failure = Failure(status="timeout", reason=reason)
             return ended
         if started == "exited":
-            ended.failure = _failed(worker, files, "worker exited while starting")
+            ended.failure = _failed(worker, files, "worker exited while starting", oom_before)
             return ended
         if sample:
             config = SamplerConfig(
@@ -128,7 +177,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
                 ended.watch = MemoryWatch(exceeded=watch.exceeded, peak_rss_bytes=watch.peak_rss_bytes)
             if worker.returncode != 0:
-                ended.failure = _failed(worker, files, None)
+                ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:
             _kill(worker)
             steps = len([e for e in read_events(files.events) if isinstance(e, Step) and e.phase == "train"])
@@ -180,25 +229,41 @@ def _wait_ready(worker: subprocess.Popen[str], timeout_s: float) -> Literal["rea
 
 
 def _failure(
-    worker: subprocess.Popen[str], events_path: Path, stderr_path: Path, fallback: str | None
-) -> tuple[Literal["oom", "crashed"], str]:
-    """Status and one-line reason for a worker that did not finish cleanly."""
+    worker: subprocess.Popen[str],
+    events_path: Path,
+    stderr_path: Path,
+    fallback: str | None,
+    oom_before: OomCounts | None = None,
+) -> tuple[Literal["oom", "crashed", "killed"], str]:
+    """Status and one-line reason for a worker that did not finish cleanly.
+
+    A SIGKILL is ``oom`` only on the kernel's evidence (``oom_before``: its OOM-kill counts before the worker
+    started; see :mod:`edgebench.runner.oom`), else ``killed``.
+    """
     for event in reversed(read_events(events_path)):
         if isinstance(event, Error):
             return event.status, event.reason
     code = worker.poll()
+    stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
+    allocation = next((line.strip() for line in reversed(stderr) if _ALLOCATION_FAILED.search(line)), None)
     if code is not None and code < 0:
         sig = signal.Signals(-code)
         if sig == signal.SIGKILL:
-            return "oom", "worker killed by SIGKILL, most likely by the kernel's out-of-memory killer"
+            after = OomCounts.read(SysFS("/")) if oom_before is not None else None
+            return sigkill_cause(worker.pid, oom_before, after, kernel_oom_line(worker.pid))
+        if allocation is not None:  # C++ ``std::bad_alloc`` ends in abort(): memory, not a crash of the code
+            return "oom", f"out of memory: {allocation} (worker killed by {sig.name})"
         return "crashed", f"worker killed by {sig.name}"
-    stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
+    if allocation is not None:
+        return "oom", f"out of memory: {allocation}"
     detail = stderr[-1] if stderr else fallback or f"worker exited with status {code}"
     return "crashed", detail
 
 
-def _failed(worker: subprocess.Popen[str], files: TrialFiles, fallback: str | None) -> Failure:
-    status, reason = _failure(worker, files.events, files.stderr, fallback)
+def _failed(
+    worker: subprocess.Popen[str], files: TrialFiles, fallback: str | None, oom_before: OomCounts | None
+) -> Failure:
+    status, reason = _failure(worker, files.events, files.stderr, fallback, oom_before)
     return Failure(status=status, reason=reason)
 
 

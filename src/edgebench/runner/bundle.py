@@ -25,7 +25,7 @@ class Failure(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    status: Literal["oom", "crashed", "timeout"]
+    status: Literal["oom", "crashed", "timeout", "killed"]
     reason: str
 
 

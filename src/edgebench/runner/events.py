@@ -85,6 +85,9 @@ class Done(_Event):
     gpu_peak_memory_bytes: int | None = None
     infer_cpu_s: float | None = None
     virtual_memory_peak_bytes: int | None = None
+    #: The wall time the CPU times above were read over (absent from older workers: the step span is used).
+    train_cpu_window_s: float | None = None
+    infer_cpu_window_s: float | None = None
 
 
 class Error(_Event):

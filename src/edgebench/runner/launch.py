@@ -19,6 +19,7 @@ from edgebench.measure.trial import measure
 from edgebench.result import TrialResult
 from edgebench.runner.events import Event, as_events, dump_events
 from edgebench.sensors.sampler import SamplerMeta
+from edgebench.settings import thread_oversubscription
 from edgebench.targets import Target, open_target
 from edgebench.trial import Trial
 
@@ -65,12 +66,33 @@ def resolve_placement(trial: Trial, target: Target | None = None) -> Trial:
             "--cores",
             f"cpu {format_cpu_list(missing)} is not available here (usable: {format_cpu_list(allowed)})",
         )
-    return trial.with_placement(allowed)
+    placed = trial.with_placement(allowed)
+    assert placed.threads is not None and placed.cores is not None
+    try:
+        thread_oversubscription(placed.threads, len(placed.cores))
+    except ValueError as exc:
+        raise UsageError("--threads", str(exc)) from None
+    return placed
+
+
+def check_device(trial: Trial, field: str = "--device") -> None:
+    """Refuse a trial whose device this machine lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
+    before anything starts; the backend answers, without importing its framework.
+
+    Only the local target exists so far, so "this machine" is where the worker runs; a remote target will ask its
+    agent instead.
+    """
+    from edgebench.registry import BACKENDS
+
+    reason = BACKENDS.load(trial.backend).missing_device(trial.device)
+    if reason is not None:
+        raise UsageError(field, f"{trial.device}: {reason}")
 
 
 def run_trial(trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True) -> TrialRun:
     """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return its result;
     failures come back as a result with a status."""
+    check_device(trial)  # before the target starts anything: a --device this machine lacks is a usage error
     target = target or open_target(sysfs_root=sysfs_root)
     bundle = target.run(resolve_placement(trial, target), sample=sample)
     result = measure(bundle, new_trial_id())

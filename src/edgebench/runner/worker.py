@@ -32,9 +32,19 @@ from edgebench.runner.events import EventWriter
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.trial import Trial
+from edgebench.units import format_size
 
 READY_LINE = "edgebench-worker-ready"
-_OOM_MARKERS = ("out of memory", "can't allocate memory", "cannot allocate memory", "std::bad_alloc")
+#: Texts of an allocation that failed; the last two are the dynamic loader's, when a budget leaves no room to map a
+#: shared library (an ``ImportError`` that is memory, not a missing module).
+_OOM_MARKERS = (
+    "out of memory",
+    "can't allocate memory",
+    "cannot allocate memory",
+    "std::bad_alloc",
+    "cannot map zero-fill pages",
+    "failed to map segment from shared object",
+)
 
 
 class PhaseMemory:
@@ -59,6 +69,23 @@ def process_cpu_s() -> float:
     """User + system CPU time of this process, all threads, exact (no sampling)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+class CpuClock:
+    """The process's CPU time and the wall time over one and the same interval.
+
+    CPU use is their ratio; dividing by the span of the step events instead (which starts after and ends before
+    the CPU readings) overstates it on short phases, up to more cores than the device has.
+    """
+
+    def __init__(self) -> None:
+        self._wall_ns = time.perf_counter_ns()
+        self._cpu_s = process_cpu_s()
+
+    def read(self) -> tuple[float, float]:
+        """``(cpu_s, wall_s)`` since this clock started."""
+        cpu_s = process_cpu_s() - self._cpu_s
+        return cpu_s, (time.perf_counter_ns() - self._wall_ns) / 1e9
 
 
 def timed(
@@ -107,22 +134,22 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         recorder.start()
     memory.reset()
     session.reset_device_peak_memory()
-    cpu_start_s = process_cpu_s()
+    cpu_clock = CpuClock()
     _, stopped_by = timed(train_step, rule, "train", emit, sync)
-    train_cpu_s = process_cpu_s() - cpu_start_s
+    train_cpu_s, train_cpu_window_s = cpu_clock.read()
     if recorder:
         recorder.stop()
         recorder.remove()
     train_peak = memory.peak_bytes()
     gpu_peak = session.device_peak_memory_bytes()
-    infer_peak = infer_cpu_s = None
+    infer_peak = infer_cpu_s = infer_cpu_window_s = None
     if trial.infer_steps:
         session.to_inference()
         timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
-        cpu_start_s = process_cpu_s()
+        cpu_clock = CpuClock()
         timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
-        infer_cpu_s = process_cpu_s() - cpu_start_s
+        infer_cpu_s, infer_cpu_window_s = cpu_clock.read()
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
     if recorder and spans_path:
@@ -131,10 +158,12 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         "done",
         stopped_by=stopped_by,
         train_cpu_s=train_cpu_s,
+        train_cpu_window_s=train_cpu_window_s,
         train_peak_memory_bytes=train_peak,
         infer_peak_memory_bytes=infer_peak,
         gpu_peak_memory_bytes=gpu_peak,
         infer_cpu_s=infer_cpu_s,
+        infer_cpu_window_s=infer_cpu_window_s,
         virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
     )
 
@@ -158,13 +187,34 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, events_path, *rest = argv or sys.argv[1:]
     spans_path = rest[0] if rest else None
     spec = Path(spec_path).read_text()
-    # Before anything large is imported (the backend's framework), so the budget binds from the start.
-    # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
     raw = json.loads(spec)
-    if not str(raw.get("device", "cpu")).startswith("cuda"):
-        apply_memory_budget(raw.get("memory_budget_bytes"))
-    trial = Trial.model_validate_json(spec)
-    apply_affinity(trial.cores)
+    budget = raw.get("memory_budget_bytes")
+    with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
+        emit = EventWriter(stream)  # opened before the budget binds, so that running out of it can be recorded
+        # Before anything large is imported (the backend's framework), so the budget binds from the start.
+        # Not on CUDA: its driver maps large writable host regions, and the budget caps the GPU allocator instead.
+        if budget is not None and not str(raw.get("device", "cpu")).startswith("cuda"):
+            in_use_kib = read_status_kib(SysFS("/"), "self", "VmData")
+            if in_use_kib is not None and budget < in_use_kib * 1024:  # it would fail wherever the next byte is
+                reason = (
+                    f"out of memory: the budget is below the {format_size(in_use_kib * 1024)} the worker uses "
+                    "before building anything"
+                )
+                emit("error", status="oom", reason=reason, peak_memory_bytes=in_use_kib * 1024)
+                return 3
+            apply_memory_budget(budget)
+        return _run_recorded(spec, emit, spans_path)
+
+
+def _run_recorded(spec: str, emit: EventWriter, spans_path: str | None) -> int:
+    """Run the trial ``spec``; an exception (one raised by the budget too) becomes an ``error`` event."""
+    try:
+        trial = Trial.model_validate_json(spec)
+        apply_affinity(trial.cores)
+    except Exception as exc:
+        status, reason = classify_failure(exc)
+        emit("error", status=status, reason=reason, peak_memory_bytes=None)
+        return 3
 
     def wait_for_go() -> None:
         print(READY_LINE, flush=True)
@@ -174,15 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         # the pipe and block.
         os.dup2(2, 1)
 
-    with open(events_path, "a", encoding="utf-8", buffering=1) as stream:
-        emit = EventWriter(stream)
-        try:
-            run(trial, emit, wait_for_go, spans_path)
-        except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
-            status, reason = classify_failure(exc)
-            kib = read_status_kib(SysFS("/"), "self", "VmHWM")
-            emit("error", status=status, reason=reason, peak_memory_bytes=None if kib is None else kib * 1024)
-            return 3
+    try:
+        run(trial, emit, wait_for_go, spans_path)
+    except Exception as exc:  # recorded, never lost: the launcher turns it into the trial's status
+        status, reason = classify_failure(exc)
+        kib = read_status_kib(SysFS("/"), "self", "VmHWM")
+        emit("error", status=status, reason=reason, peak_memory_bytes=None if kib is None else kib * 1024)
+        return 3
     return 0
 
 

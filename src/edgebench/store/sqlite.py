@@ -9,12 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebench.errors import UsageError
 from edgebench.result import TrialResult, upgrade
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
@@ -68,6 +71,19 @@ MIGRATIONS: tuple[str, ...] = (
         peak_json   TEXT NOT NULL
     );
     """,
+    # Claims: a sweep takes a planned trial here, in one write transaction, before it runs it, so two launchers
+    # running the same sweep on one store never both run a key.  A claim lives until its sweep run ends.
+    """
+    CREATE TABLE sweep_claims (
+        sweep_id   TEXT NOT NULL,
+        trial_key  TEXT NOT NULL,
+        owner      TEXT NOT NULL,
+        hostname   TEXT NOT NULL,
+        pid        INTEGER NOT NULL,
+        claimed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+        PRIMARY KEY (sweep_id, trial_key)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -80,25 +96,108 @@ def default_store_path() -> Path:
     return data_home / "edgebench" / "edgebench.sqlite"
 
 
+@dataclass(frozen=True)
+class Claimant:
+    """One sweep run taking planned trials: its process, so that a claim left by a killed run can be taken over."""
+
+    owner: str
+    hostname: str
+    pid: int
+
+    @classmethod
+    def this_process(cls) -> Claimant:
+        hostname, pid = socket.gethostname(), os.getpid()
+        return cls(f"{hostname}:{pid}:{os.urandom(4).hex()}", hostname, pid)
+
+
+def _alive(hostname: str, pid: int) -> bool:
+    """Whether the process holding a claim may still run it: on another host we cannot tell, so assume so."""
+    if hostname != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class TrialIdTaken(ValueError):
     """A trial with this id is already stored; nothing was written."""
 
 
+class StoreUnusable(UsageError, RuntimeError):
+    """The store cannot be opened, read or written as asked: one line naming ``--store``, the file and the fix.
+
+    Raised when the store is opened (before a trial runs), so no measurement is spent on a store that cannot
+    keep it.  A ``RuntimeError`` too, for callers that predate it.
+    """
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__("--store", f"{path} {problem}")
+        self.path = path
+
+
 class Store:
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    """One SQLite store; ``read_only`` opens an existing file for the commands that only read (export, compare...).
+
+    Every way the file can be unusable (a folder, an unwritable place, read-only, not a database, from a newer
+    edgebench) is a :class:`StoreUnusable` here, not a raw ``sqlite3`` error later.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path) if path else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._migrate()
+        self.read_only = read_only
+        self._db = _connect(self.path, read_only)
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            if not read_only:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                _check_writable(self._db)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise _unusable(self.path, exc) from None
+        except StoreUnusable:
+            self._db.close()
+            raise
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path} has schema {version}, newer than this edgebench ({SCHEMA_VERSION})")
+            raise StoreUnusable(
+                self.path,
+                f"was written by a newer edgebench (schema {version}, this one knows up to {SCHEMA_VERSION}): "
+                "upgrade edgebench, or give another --store",
+            )
+        if version < SCHEMA_VERSION and self.read_only:
+            self._upgrade_beside()  # a store that only reads still upgrades when its file can be written
+            return
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
+
+    def _upgrade_beside(self) -> None:
+        """Upgrade an older store through a writable connection of its own; a truly read-only one is read as it
+        is (every table a reading command uses exists since schema 2; a missing one is a one-line error)."""
+        try:
+            Store(self.path).close()
+        except StoreUnusable:
+            return
+
+    def verify(self) -> None:
+        """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
+
+        A damaged file can have an intact header, so opening it proves nothing; a write would fail only after
+        the measurement.  This reads the whole file, which costs a fraction of a second for a store of thousands
+        of trials, against the minutes of a trial it protects.
+        """
+        try:
+            problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            raise _unusable(self.path, exc) from None
+        if problems != ["ok"]:
+            raise _unusable(self.path, sqlite3.DatabaseError(problems[0]))
 
     @property
     def schema_version(self) -> int:
@@ -222,6 +321,49 @@ class Store:
         )
         return {key: status for key, status in rows}
 
+    def claim(self, sweep_id: str, trial_key: str, claimant: Claimant, *, retry_failed: bool = False) -> str | None:
+        """Take planned trial ``trial_key`` of ``sweep_id`` for ``claimant``; None when taken, else why not.
+
+        Checked and written under SQLite's write lock (``BEGIN IMMEDIATE``), so of two launchers claiming the same
+        key at the same moment exactly one gets it.  A key is not claimable once stored (unless ``retry_failed``
+        and its latest result failed) or while another live run holds it; a claim whose process is gone (same
+        host, pid no longer running: a sweep killed with SIGKILL) is taken over.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            statuses = [
+                r[0]
+                for r in db.execute(
+                    "SELECT t.status FROM sweep_trials s JOIN trials t USING (trial_id)"
+                    " WHERE s.sweep_id = ? AND s.trial_key = ? ORDER BY t.rowid",
+                    (sweep_id, trial_key),
+                )
+            ]
+            if statuses and (not retry_failed or statuses[-1] == "ok"):
+                return f"already stored ({statuses[-1]})"
+            held = db.execute(
+                "SELECT owner, hostname, pid, claimed_at FROM sweep_claims WHERE sweep_id = ? AND trial_key = ?",
+                (sweep_id, trial_key),
+            ).fetchone()
+            if held is not None and held[0] != claimant.owner and _alive(held[1], held[2]):
+                return f"being run by another sweep (pid {held[2]} on {held[1]}, since {held[3]})"
+            db.execute(
+                "INSERT OR REPLACE INTO sweep_claims (sweep_id, trial_key, owner, hostname, pid)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (sweep_id, trial_key, claimant.owner, claimant.hostname, claimant.pid),
+            )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return None
+
+    def release_claims(self, claimant: Claimant) -> None:
+        """Drop every claim of ``claimant`` (its sweep run ended: stored keys stay done, the others are free)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM sweep_claims WHERE owner = ?", (claimant.owner,))
+
     def query(self, *, sweep_id: str | None = None, hostname: str | None = None) -> list[TrialResult]:
         """Trials of a sweep and/or a host, in the order they ran."""
         sql = "SELECT t.result_json FROM trials t"
@@ -248,3 +390,63 @@ class Store:
             (prefix, prefix.replace("%", "") + "%"),
         )
         return [r[0] for r in rows]
+
+
+def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
+    """Open ``path``, turning each way the place itself is wrong into one :class:`StoreUnusable` line."""
+    if path.is_dir():
+        raise StoreUnusable(
+            path, f"is a folder, not a store file: give a file, e.g. --store {path / 'edgebench.sqlite'}"
+        )
+    if read_only:
+        if not path.exists():
+            raise StoreUnusable(path, "does not exist: run `edgebench run` or `edgebench sweep` first, or give the "
+                                      "--store the trials were recorded in")  # fmt: skip
+        try:
+            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        except sqlite3.Error as exc:
+            raise _unusable(path, exc) from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnusable(
+            path,
+            f"cannot be created: its folder cannot be made ({exc.strerror}); give a --store in a folder you can write",
+        ) from None
+    try:
+        return sqlite3.connect(path, timeout=30)
+    except sqlite3.Error as exc:
+        raise _unusable(path, exc) from None
+
+
+def _check_writable(db: sqlite3.Connection) -> None:
+    """Write the header and roll it back: a read-only file is refused now, not when a result arrives.
+
+    Taking the write lock alone is not enough: SQLite opens a write-protected file read-only without a word and
+    only fails at the first page it writes.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        db.execute(f"PRAGMA user_version = {int(version)}")
+    finally:
+        db.execute("ROLLBACK")
+
+
+def _unusable(path: Path, exc: sqlite3.Error) -> StoreUnusable:
+    """The one line for an ``sqlite3`` error on the store, with what the user can do about it."""
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return StoreUnusable(path, "is read-only: give a writable --store to record trials (commands that only read, "
+                                   "such as export and compare, still read it)")  # fmt: skip
+    if "unable to open" in text:
+        return StoreUnusable(path, "cannot be opened or created: give a --store in a folder you can write")
+    if "not a database" in text:
+        return StoreUnusable(path, "is not an edgebench store (not an SQLite database): give another --store")
+    if "malformed" in text or "corrupt" in text or type(exc) is sqlite3.DatabaseError:
+        return StoreUnusable(
+            path,
+            f"is damaged ({text}): move it aside and give another --store "
+            "(`sqlite3 FILE .recover` rescues what it still holds)",
+        )
+    return StoreUnusable(path, f"cannot be used: {text}")

@@ -4,6 +4,8 @@
   and the sweep goes on.
 * Each result is stored, linked to its sweep and key, in one transaction as soon as the trial ends; ``resume``
   skips the keys already stored, so a sweep killed at any point loses no finished trial and repeats none.
+* Each trial is claimed in the store (one write transaction) before it runs, so two launchers running the same
+  sweep on one store at once share its trials instead of both running every one.
 * Ctrl-C and SIGTERM stop the sweep between or during trials (the running worker is killed by its launcher);
   frequencies are restored on every way out (see :class:`~edgebench.host.frequency.FrequencyControl`).
 """
@@ -11,19 +13,21 @@
 from __future__ import annotations
 
 import contextlib
-import signal
-from collections.abc import Callable, Iterator
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Protocol
 
 from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
+from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.result import SweepInfo, TrialResult
 from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
+from edgebench.store.rescue import save_or_keep
+from edgebench.store.sqlite import Claimant
 from edgebench.sweep.cooldown import CooldownOutcome, Cooler
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
@@ -65,6 +69,8 @@ class SweepOutcome:
     results: list[TrialResult] = field(default_factory=list)
     skipped: int = 0
     interrupted: bool = False
+    #: Planned trials another sweep run took first (two launchers running this sweep on one store at once).
+    taken_elsewhere: int = 0
 
     @property
     def failed(self) -> list[TrialResult]:
@@ -74,26 +80,6 @@ class SweepOutcome:
 def todo_of(plan: Plan, done: dict[str, str], *, retry_failed: bool) -> list[PlannedTrial]:
     """The planned trials a resumed sweep still has to run."""
     return [p for p in plan.trials if p.key not in done or (retry_failed and done[p.key] != "ok")]
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the sweep is, so that every ``finally`` (frequency restore) runs as for Ctrl-C."""
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Terminated()
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_sweep(
@@ -124,6 +110,7 @@ def run_sweep(
         )
     todo = todo_of(plan, done, retry_failed=retry_failed)
     outcome = SweepOutcome(plan, skipped=len(plan.trials) - len(todo))
+    claimant = Claimant.this_process()  # each trial is claimed in the store before it runs, and released after
     with contextlib.ExitStack() as stack:
         control = None
         if any(p.trial.freq_khz is not None for p in todo):
@@ -145,9 +132,12 @@ def run_sweep(
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
             elif cooler.enabled:
                 reporter.note("cool-down: " + cooler.describe())
-            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome)
+            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome, claimant, retry_failed)
         except KeyboardInterrupt:
             outcome.interrupted = True
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # a claim left behind is taken over: its process is gone
+                store.release_claims(claimant)
     return outcome
 
 
@@ -161,9 +151,16 @@ def _run_todo(
     runner: Runner,
     reporter: Reporter,
     outcome: SweepOutcome,
+    claimant: Claimant,
+    retry_failed: bool,
 ) -> None:
     previous: Trial | None = None
     for index, planned in enumerate(todo):
+        taken = store.claim(plan.sweep_id, planned.key, claimant, retry_failed=retry_failed)
+        if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
+            reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
+            outcome.taken_elsewhere += 1
+            continue
         cooled = CooldownOutcome(0.0, "none")
         if previous is not None and _cools(cooler, previous, planned.trial):
             cooled = cooler.wait(reporter.status)
@@ -184,7 +181,7 @@ def _run_todo(
             cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
         )
         result = result.model_copy(update={"sweep": info})
-        store.save(result, series)
+        save_or_keep(store, result, series)  # a store that fails now keeps the trial in a file and stops the sweep
         outcome.results.append(result)
         reporter.trial_finished(planned, result)
         previous = planned.trial

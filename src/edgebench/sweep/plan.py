@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
-from edgebench.settings import BY_FIELD, SETTINGS, Setting, with_adaptive_minimum
+from edgebench.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
 
 
@@ -145,15 +146,47 @@ def _build(values: dict[str, Any], where: dict[str, str]) -> Trial:
         raise UsageError(where.get(field, field), explain(error)) from None
 
 
-def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowed: tuple[int, ...]) -> Plan:
-    """Every trial of the sweep, in run order, each with its key; duplicates (``0x3`` and ``0-1``) run once."""
+#: The largest grid planned without asking: each planned trial is a validated Trial held in memory (a million take
+#: gigabytes and minutes before the first trial), and a grid this size already runs for days.
+MAX_TRIALS = 10_000
+
+
+def grid_size(config: SweepConfig, frequencies: list[list[int | None]]) -> tuple[int, str]:
+    """How many trials the grid expands to (before duplicates are merged), and which axes make it that big."""
+    axes = [(s.key, len(config.values(s))) for s in _axis_order()]
+    size = sum(len(f) for f in frequencies) * math.prod(n for _, n in axes)
+    factors = [f"{len(frequencies)} core sets" if len(frequencies) > 1 else ""]
+    factors += [f"{n} {key}" for key, n in axes if n > 1]
+    return size, " x ".join(f for f in factors if f) or "one trial"
+
+
+def plan(
+    config: SweepConfig,
+    *,
+    source: str | Path | None,
+    sysfs: SysFS,
+    allowed: tuple[int, ...],
+    max_trials: int = MAX_TRIALS,
+) -> Plan:
+    """Every trial of the sweep, in run order, each with its key; duplicates (``0x3`` and ``0-1``) run once.
+
+    A grid larger than ``max_trials`` is refused with its size before anything is expanded.
+    """
     trials: list[Trial] = []
     seen: set[str] = set()
     order = _axis_order()
     axes = [list(enumerate(config.values(s))) for s in order]
     core_sets = [resolve_cores(spec, i, sysfs, allowed) for i, spec in enumerate(config.cores)]
-    for cores in core_sets:
-        for freq, *point in itertools.product(_frequencies(config, cores, sysfs), *axes):
+    frequencies = [_frequencies(config, cores, sysfs) for cores in core_sets]
+    size, made_of = grid_size(config, frequencies)
+    if size > max_trials:
+        raise UsageError(
+            "--max-trials",
+            f"this sweep is {size:,} trials ({made_of}), more than {max_trials:,}: narrow an axis, or give "
+            f"--max-trials {size} to plan it anyway",
+        )
+    for cores, freqs in zip(core_sets, frequencies, strict=True):
+        for freq, *point in itertools.product(freqs, *axes):
             values = {s.field: value for s, (_, value) in zip(order, point, strict=True)}
             where = {s.field: _key_path(config, s, i) for s, (i, _) in zip(order, point, strict=True)}
             entry = values["model"]
@@ -163,6 +196,7 @@ def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowe
                     values[field] = getattr(entry, field)
                     where[field] = f"{where['model']}.{field}"
             trial = _build(values, where)
+            _check_threads(trial, allowed, where)
             key = trial_key(trial)
             if key not in seen:
                 seen.add(key)
@@ -170,6 +204,16 @@ def plan(config: SweepConfig, *, source: str | Path | None, sysfs: SysFS, allowe
     planned = tuple(PlannedTrial(trial_key(t), i, t) for i, t in enumerate(trials))
     sweep_id = config.name or default_sweep_id(source, [p.key for p in planned])
     return Plan(sweep_id, planned)
+
+
+def _check_threads(trial: Trial, allowed: tuple[int, ...], where: dict[str, str]) -> None:
+    """Threads far beyond the trial's cores are refused at planning, by the rule ``run`` applies."""
+    if trial.threads is None:
+        return
+    try:
+        thread_oversubscription(trial.threads, len(trial.cores or allowed))
+    except ValueError as exc:
+        raise UsageError(where.get("threads", "threads"), str(exc)) from None
 
 
 def _key_path(config: SweepConfig, setting: Setting, index: int) -> str:

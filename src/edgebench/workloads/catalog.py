@@ -8,10 +8,13 @@ to reproduce shows as a deviation instead of being copied into the listing.  Wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from edgebench.workloads.counts_cache import CountCache, cacheable
 from edgebench.workloads.spec import Preset, Reference, Workload
 
 
@@ -64,22 +67,41 @@ class ModelInfo(BaseModel):
 class Catalog:
     """Measures workloads once per (workload, preset); meant to live for one listing, not as a global cache."""
 
-    def __init__(self, flops: bool = True, measure: bool = True) -> None:
+    def __init__(self, flops: bool = True, measure: bool = True, counts: CountCache | None = None) -> None:
         self.measure = measure
         self.flops = flops and measure
+        #: Counts kept between listings (``edgebench models``); None counts afresh every time.
+        self.counts = counts
         self._params = cache(self._count_params)
         self._flop_counts = cache(self._count_flops)
 
-    def _count_params(self, workload: Workload, preset: Preset, excludes: tuple[str, ...] = ()) -> int:
-        from edgebench.backends.torch.params import count_params
+    def _cached(self, workload: Workload, key: str, count: Callable[[], Any]) -> Any:
+        if self.counts is None or not cacheable(workload):
+            return count()
+        key = f"{workload.name}|{key}"
+        value = self.counts.get(key)
+        if value is None:
+            value = count()
+            self.counts.put(key, value)
+        return value
 
-        return count_params(workload, preset.num_classes, preset.input_shape, excludes)
+    def _count_params(self, workload: Workload, preset: Preset, excludes: tuple[str, ...] = ()) -> int:
+        def count() -> int:
+            from edgebench.backends.torch.params import count_params  # torch, only when not cached
+
+            return count_params(workload, preset.num_classes, preset.input_shape, excludes)
+
+        return self._cached(workload, f"params|{preset.input_shape}|{preset.num_classes}|{','.join(excludes)}", count)
 
     def _count_flops(self, workload: Workload, preset: Preset) -> tuple[int, int]:
-        from edgebench.backends.torch.flops import count_flops
+        def count() -> list[int]:
+            from edgebench.backends.torch.flops import count_flops
 
-        count = count_flops(workload, input_shape=preset.input_shape, num_classes=preset.num_classes)
-        return count.forward_flops, count.train_flops
+            counted = count_flops(workload, input_shape=preset.input_shape, num_classes=preset.num_classes)
+            return [counted.forward_flops, counted.train_flops]
+
+        forward, train = self._cached(workload, f"flops|{preset.input_shape}|{preset.num_classes}", count)
+        return forward, train
 
     def reference(self, workload: Workload, ref: Reference) -> ReferenceInfo:
         preset = workload.preset(ref.preset)

@@ -17,4 +17,5 @@ TORCH = Backend(
     ),
     session="edgebench.backends.torch.session:open_session",
     tasks="edgebench.backends.torch.tasks:task_session",
+    device_check="edgebench.backends.torch.devices:missing_device",
 )

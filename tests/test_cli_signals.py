@@ -1,0 +1,121 @@
+"""Real signals to real processes: a worker killed by someone other than the OOM killer, Ctrl-C on ``run``."""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from edgebench.store import Store
+from tests.test_cli_sweep import start, stored_keys, wait_for
+
+
+def launch(cli, *args: str) -> subprocess.Popen[str]:
+    """``edgebench ARGS`` started as a user starts it, with the test's store, without waiting for it."""
+    env = dict(os.environ, EDGEBENCH_STORE=str(cli.store_path), COLUMNS="120")
+    return subprocess.Popen(
+        [sys.executable, "-m", "edgebench", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def worker_of(launcher: subprocess.Popen[str], timeout_s: float = 60) -> int:
+    """The pid of the worker the launcher started (its child running ``edgebench.runner.worker``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == launcher.pid and b"edgebench.runner.worker" in cmdline:
+                return int(entry.name)
+        assert launcher.poll() is None, launcher.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the launcher started no worker")
+
+
+def test_a_worker_killed_by_a_user_is_killed_not_oom_and_no_step_is_claimed(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    os.kill(worker_of(launcher), signal.SIGKILL)  # while it imports torch: no memory pressure, no step measured
+    out, err = launcher.communicate(timeout=120)
+    assert launcher.returncode == 1, err
+    assert "killed" in out and "not by the out-of-memory killer" in out
+    assert "none measured (100000 planned after 0 warm-up)" in out
+    assert "over 100000 steps" not in out
+    with Store(cli.store_path) as store:
+        (stored,) = store.trials()
+    assert stored.status == "killed" and stored.step_time_ms is None
+    assert "counted no OOM kill" in stored.reason
+    assert err.strip().splitlines()[-1] == f"edgebench: error: trial killed: {stored.reason}"
+
+
+def test_ctrl_c_on_run_prints_its_line_and_exits_130(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker_of(launcher)
+    time.sleep(1.0)
+    launcher.send_signal(signal.SIGINT)
+    out, err = launcher.communicate(timeout=60)
+    assert launcher.returncode == 130
+    assert err.strip().splitlines()[-1] == "edgebench: error: interrupted; nothing was stored"
+    assert out == ""
+    with Store(cli.store_path) as store:
+        assert store.trials() == []
+
+
+def test_the_resume_hint_after_ctrl_c_is_the_command_that_resumes_this_sweep(cli, tmp_path):
+    overrides = ["--set", "models=[lenet]", "--set", "batch_sizes=[1, 2, 3]", "--set", "steps=2",
+                 "--set", "infer_steps=0"]  # fmt: skip
+    sweep = start(overrides, tmp_path)
+    wait_for(cli.store_path, 1, sweep)
+    sweep.send_signal(signal.SIGINT)
+    _, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130, err
+    hint = re.search(r"`(edgebench sweep .*)` runs them", err.strip().splitlines()[-1])
+    assert hint, err
+    words = shlex.split(hint.group(1))
+    assert words[:2] == ["edgebench", "sweep"] and words[-1] == "--resume"
+    assert words[2:-1] == overrides
+    proc = cli(*words[1:])
+    assert proc.returncode == 0, proc.stderr
+    assert "already stored" in proc.stdout
+    assert sorted(collections.Counter(stored_keys(cli.store_path)).values()) == [1, 1, 1]  # each once, none lost
+
+
+def work_dirs(launcher: subprocess.Popen[str]) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"edgebench-{launcher.pid}-*"))
+
+
+def test_sigterm_on_run_removes_its_trial_folder(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker_of(launcher)
+    assert len(work_dirs(launcher)) == 1
+    launcher.terminate()
+    _, err = launcher.communicate(timeout=60)
+    assert launcher.returncode == 130
+    assert err.strip().splitlines()[-1] == "edgebench: error: interrupted; nothing was stored"
+    assert work_dirs(launcher) == []
+
+
+def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
+    launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    worker = worker_of(launcher)
+    (left,) = work_dirs(launcher)
+    launcher.kill()  # no cleanup runs at all; the worker dies with it
+    launcher.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left.is_dir()
+    proc = cli("run", "--steps", "1", "--warmup", "0", "--infer-steps", "0", "--no-store")
+    assert proc.returncode == 0, proc.stderr
+    assert not left.exists()

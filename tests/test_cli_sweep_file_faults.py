@@ -1,0 +1,52 @@
+"""A sweep file or ``--set`` the user got wrong is one line naming it, exit 2; an empty file says it is the default."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def one_line(proc, expected: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"edgebench: error: {expected}"
+
+
+@pytest.mark.parametrize(
+    ("content", "byte", "offset"),
+    [(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)), "80", 136), ("models: [résnet]\n".encode("latin-1"), "e9", 10)],
+    ids=["binary", "latin-1"],
+)
+def test_a_file_that_is_not_utf8_text_is_one_line(cli, tmp_path, content, byte, offset):
+    path = tmp_path / "grid.yaml"
+    path.write_bytes(content)
+    one_line(
+        cli("sweep", str(path), "--dry-run"),
+        f"{path}: is not a text file in UTF-8 (byte 0x{byte} at offset {offset}): give the sweep's YAML file, "
+        "saved as UTF-8",
+    )
+
+
+def test_a_key_given_twice_is_an_error_not_the_last_one(cli, tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("models: [lenet]\nbatch_sizes: [1]\nmodels: [alexnet]\n")
+    one_line(
+        cli("sweep", str(path), "--dry-run"),
+        f"{path}: not valid YAML at line 3, column 1: 'models' is given twice (first at line 1); keep one",
+    )
+
+
+def test_an_unclosed_list_in_set_is_an_error_not_a_model_name(cli):
+    one_line(
+        cli("sweep", "--set", "models=[lenet", "--dry-run"),
+        "--set models: '[lenet' is not valid YAML (expected ',' or ']', but got '<stream end>'); "
+        "e.g. models=[a, b] or models='text'",
+    )
+    proc = cli("sweep", "--set", "models=lenet", "--set", "cores=0x1", "--dry-run")  # bare text is still text
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_empty_file_says_it_runs_the_default_sweep(cli, tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("# nothing yet\n")
+    proc = cli("sweep", str(path), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert f"note: {path} sets nothing: this is the default sweep" in " ".join(proc.stdout.split())

@@ -1,0 +1,53 @@
+"""Two identical sweeps started at the same moment on one store: every planned trial runs once, not twice."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+
+from edgebench.store import Store
+from edgebench.store.sqlite import Claimant
+from tests.test_cli_sweep import start
+
+CONFIG = """
+name: twice
+models: [lenet]
+batch_sizes: [1, 2, 4]
+steps: 2
+warmup: 1
+infer_steps: 0
+"""
+
+
+def test_two_identical_sweeps_at_once_run_each_trial_once(tmp_path):
+    config = tmp_path / "grid.yaml"
+    config.write_text(CONFIG)
+    first, second = start([str(config)], tmp_path), start([str(config)], tmp_path)
+    outputs = [first.communicate(timeout=300), second.communicate(timeout=300)]
+    for proc, (_, err) in zip((first, second), outputs, strict=True):
+        assert proc.returncode in (0, 2), err  # 2: it started after the other stored a trial, and says --resume
+    db = sqlite3.connect(tmp_path / "store.sqlite")
+    keys = [r[0] for r in db.execute("SELECT trial_key FROM sweep_trials")]
+    assert len(keys) == 3 and len(set(keys)) == 3, keys
+    assert db.execute("SELECT count(*) FROM trials").fetchone()[0] == 3
+    assert db.execute("SELECT count(*) FROM sweep_claims").fetchone()[0] == 0  # both let go of their claims
+
+
+def test_a_claim_is_held_while_its_process_lives_and_taken_over_after(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    dead, alive, me = (
+        Claimant("dead", host, int(gone.stdout)),
+        Claimant("parent", host, os.getppid()),
+        Claimant.this_process(),
+    )
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.claim("sw", "k1", dead) is None
+        assert store.claim("sw", "k1", me) is None  # its process is gone: taken over
+        assert store.claim("sw", "k2", alive) is None
+        assert "being run by another sweep" in store.claim("sw", "k2", me)
+        store.release_claims(alive)
+        assert store.claim("sw", "k2", me) is None
