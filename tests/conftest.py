@@ -39,15 +39,25 @@ def sysfs_tree():
     return lambda name: FIXTURES / "sysfs" / name
 
 
+@pytest.fixture(scope="session")
+def model_counts_cache(tmp_path_factory) -> Path:
+    """One cache of the models' parameter and FLOP counts for the whole run: counting every model takes ~30 s, and
+    the cache is keyed by the model code's fingerprint, so sharing it cannot serve a stale count."""
+    return tmp_path_factory.mktemp("counts") / "model-counts.json"
+
+
 @pytest.fixture
-def cli(tmp_path):
-    """Run the real ``edgebench`` entry point in a subprocess with a store in ``tmp_path``."""
+def cli(tmp_path, model_counts_cache):
+    """Run the real ``edgebench`` entry point in a subprocess with a store in ``tmp_path``.
+
+    ``cli.cache_path`` is the model-count cache it uses (the run's shared one; a test of the cache sets its own).
+    """
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         env = dict(
             os.environ,
             EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
-            EDGEBENCH_CACHE=str(tmp_path / "model-counts.json"),
+            EDGEBENCH_CACHE=str(run.cache_path),
             COLUMNS="120",
         )
         return subprocess.run(
@@ -55,6 +65,7 @@ def cli(tmp_path):
         )
 
     run.store_path = tmp_path / "store.sqlite"
+    run.cache_path = model_counts_cache
     return run
 
 

@@ -35,7 +35,7 @@ def test_the_second_listing_reads_the_counts_without_building_a_model(tmp_path):
 
 
 def test_counts_from_other_model_code_are_not_used(cli):
-    cache = cli.store_path.parent / "model-counts.json"
+    cli.cache_path = cache = cli.store_path.parent / "model-counts.json"
     planted = {"lenet|params|(1, 28, 28)|10|": 1, "lenet|flops|(1, 28, 28)|10": [2, 6]}
     cache.write_text(json.dumps({"fingerprint": fingerprint(), "counts": planted}))
     (lenet,) = json_out(cli("models", "lenet", "--json"))
