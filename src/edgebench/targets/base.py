@@ -5,6 +5,8 @@ device-side agent and returns its :class:`~edgebench.runner.bundle.TrialBundle`)
 on, the device's ``/proc`` and ``/sys`` (frequency pinning and restore, cool-down temperatures, core roles), root
 rights and the device's environment.  The workstation itself only plans, measures, stores and reports, so a new
 kind of device (over SSH, over adb) is a new transport behind this protocol, not a branch through the launcher.
+A target class is one line in ``registry.TARGETS`` (keyed by its URL scheme) and opens from the name a user gave
+with a classmethod ``open(spec, *, sysfs_root)``.
 """
 
 from __future__ import annotations
