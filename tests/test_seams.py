@@ -104,6 +104,9 @@ class RecordingTarget:
     def environment(self) -> dict:
         return {"hostname": "board-a"}
 
+    def missing_device(self, backend: str, device: str) -> str | None:
+        return None
+
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
         self.ran.append(trial)
         steps = [e for e in as_events(events([10.0, 12.0, 11.0])) if isinstance(e, Step)]

@@ -73,12 +73,12 @@ def sweep(
             console.print(f"  {p.position:>4}  {p.key}  {p.label}")
         return 0
 
-    from edgebench.runner.launch import check_device
+    from edgebench.runner.launch import check_device_present
 
     first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(planned.trials)}
     for trial in first_of_each.values():  # a device this machine lacks is refused before the first trial
         try:
-            check_device(trial, field="device")
+            check_device_present(trial, target, field="device")
         except UsageError as exc:
             raise loaded.relabel(exc) from None
 

@@ -1,4 +1,4 @@
-"""Child processes that never outlive the launcher that started them."""
+"""Process lifetimes: children that never outlive the launcher that started them, and whether a process still runs."""
 
 from __future__ import annotations
 
@@ -25,3 +25,14 @@ def die_with_parent() -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def process_running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (one of another user's counts as running: it is not ours)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -29,24 +29,19 @@ from pathlib import Path
 from typing import Literal
 
 from edgebench.host.environment import host_environment
+from edgebench.host.lifetime import process_running
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import ThrottleReference
 from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
-from edgebench.runner.events import Error, Idle, Step, read_events
+from edgebench.runner.events import Error, Idle, read_events, steps_of
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
-from edgebench.runner.worker import READY_LINE
+from edgebench.runner.worker import READY_LINE, is_allocation_failure
 from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
 from edgebench.trial import Trial
 
 _STARTUP_TIMEOUT_S = 300.0
-#: What native code prints when an allocation fails and it gives up (C++ ``std::bad_alloc`` then ``abort()``,
-#: OpenBLAS's own message, glibc's ``ENOMEM`` text): the worker ran out of memory even though it died of a signal
-#: or an exit code rather than a Python ``MemoryError``.
-_ALLOCATION_FAILED = re.compile(
-    r"std::bad_alloc|Memory allocation (still )?failed|[Cc]annot allocate memory|can't allocate memory|out of memory"
-)
 
 
 @dataclass(frozen=True)
@@ -106,7 +101,7 @@ def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
     removed = []
     for path in (folder or Path(tempfile.gettempdir())).glob("edgebench-*-*"):
         match = _WORK_DIR.match(path.name)
-        if match is None or not path.is_dir() or _running(int(match.group(1))):
+        if match is None or not path.is_dir() or process_running(int(match.group(1))):
             continue
         try:
             entries = list(path.iterdir())
@@ -117,16 +112,6 @@ def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
             continue  # another launcher removed it first, or it is not ours to remove
         removed.append(path)
     return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 @dataclass
@@ -180,7 +165,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:
             _kill(worker)
-            steps = len([e for e in read_events(files.events) if isinstance(e, Step) and e.phase == "train"])
+            steps = len(steps_of(read_events(files.events), "train"))
             reason = f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps"
             ended.failure = Failure(status="timeout", reason=reason)
         if sampler is not None:
@@ -245,7 +230,8 @@ def _failure(
             return event.status, event.reason
     code = worker.poll()
     stderr = stderr_path.read_text(errors="replace").strip().splitlines() if stderr_path.exists() else []
-    allocation = next((line.strip() for line in reversed(stderr) if _ALLOCATION_FAILED.search(line)), None)
+    # Native code that gives up on an allocation dies of a signal or an exit code, not a Python MemoryError.
+    allocation = next((line.strip() for line in reversed(stderr) if is_allocation_failure(line)), None)
     if code is not None and code < 0:
         sig = signal.Signals(-code)
         if sig == signal.SIGKILL:

@@ -75,16 +75,10 @@ def resolve_placement(trial: Trial, target: Target | None = None) -> Trial:
     return placed
 
 
-def check_device(trial: Trial, field: str = "--device") -> None:
-    """Refuse a trial whose device this machine lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
-    before anything starts; the backend answers, without importing its framework.
-
-    Only the local target exists so far, so "this machine" is where the worker runs; a remote target will ask its
-    agent instead.
-    """
-    from edgebench.registry import BACKENDS
-
-    reason = BACKENDS.load(trial.backend).missing_device(trial.device)
+def check_device_present(trial: Trial, target: Target | None = None, field: str = "--device") -> None:
+    """Refuse a trial whose device the target lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
+    before anything starts; the target asks the trial's backend where the worker would run."""
+    reason = (target or open_target()).missing_device(trial.backend, trial.device)
     if reason is not None:
         raise UsageError(field, f"{trial.device}: {reason}")
 
@@ -92,8 +86,8 @@ def check_device(trial: Trial, field: str = "--device") -> None:
 def run_trial(trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True) -> TrialRun:
     """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return its result;
     failures come back as a result with a status."""
-    check_device(trial)  # before the target starts anything: a --device this machine lacks is a usage error
     target = target or open_target(sysfs_root=sysfs_root)
+    check_device_present(trial, target)  # before the target starts anything: a missing device is a usage error
     bundle = target.run(resolve_placement(trial, target), sample=sample)
     result = measure(bundle, new_trial_id())
     spans = bundle.spans_json if bundle.failure is None else None

@@ -35,16 +35,25 @@ from edgebench.trial import Trial
 from edgebench.units import format_size
 
 READY_LINE = "edgebench-worker-ready"
-#: Texts of an allocation that failed; the last two are the dynamic loader's, when a budget leaves no room to map a
-#: shared library (an ``ImportError`` that is memory, not a missing module).
+#: Texts of an allocation that failed, in an exception or on stderr: C++'s ``std::bad_alloc`` (then ``abort()``),
+#: OpenBLAS's own message, glibc's ``ENOMEM`` text; the last two are the dynamic loader's, when a budget leaves no
+#: room to map a shared library (an ``ImportError`` that is memory, not a missing module).
 _OOM_MARKERS = (
     "out of memory",
     "can't allocate memory",
     "cannot allocate memory",
     "std::bad_alloc",
+    "memory allocation failed",
+    "memory allocation still failed",
     "cannot map zero-fill pages",
     "failed to map segment from shared object",
 )
+
+
+def is_allocation_failure(text: str) -> bool:
+    """Whether ``text`` (an exception's message, a line of stderr) says an allocation failed."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _OOM_MARKERS)
 
 
 class PhaseMemory:
@@ -171,7 +180,7 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
 def classify_failure(exc: BaseException) -> tuple[str, str]:
     """``(status, reason)`` for an exception raised inside a trial."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if isinstance(exc, MemoryError) or any(m in str(exc).lower() for m in _OOM_MARKERS):
+    if isinstance(exc, MemoryError) or is_allocation_failure(str(exc)):
         return "oom", f"out of memory: {text or type(exc).__name__}"
     return "crashed", f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.errors import UsageError
+from edgebench.host.lifetime import process_running
 from edgebench.result import TrialResult, upgrade
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
@@ -112,15 +113,7 @@ class Claimant:
 
 def _alive(hostname: str, pid: int) -> bool:
     """Whether the process holding a claim may still run it: on another host we cannot tell, so assume so."""
-    if hostname != socket.gethostname():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return hostname != socket.gethostname() or process_running(pid)
 
 
 class TrialIdTaken(ValueError):

@@ -38,6 +38,10 @@ class Target(Protocol):
         """CPU, cores, governors, memory and OS of the device."""
         ...
 
+    def missing_device(self, backend: str, device: str) -> str | None:
+        """Why ``backend`` cannot reach ``device`` on this target (no CUDA build, no driver, no GPU N), or None."""
+        ...
+
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
         """Run ``trial`` on the device through its agent; failures come back inside the bundle."""
         ...

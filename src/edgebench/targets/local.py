@@ -13,6 +13,7 @@ from typing import Any
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.frequency import running_as_root
 from edgebench.host.sysfs import SysFS
+from edgebench.registry import BACKENDS
 from edgebench.runner.agent import run_agent
 from edgebench.runner.bundle import TrialBundle
 from edgebench.trial import Trial
@@ -39,6 +40,9 @@ class LocalTarget:
 
     def environment(self) -> dict[str, Any]:
         return host_environment(self.sysfs())
+
+    def missing_device(self, backend: str, device: str) -> str | None:
+        return BACKENDS.load(backend).missing_device(device)  # the backend reads this machine, framework unloaded
 
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
         return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)
