@@ -69,7 +69,9 @@ def test_compare_and_exports_of_stored_records_are_unchanged(store_copy, tmp_pat
     edgebench(store_copy, "export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
     then, now = _rows(GOLDEN / "trials.csv"), _rows(tmp_path / "trials.csv")
     assert [{k: row[k] for k in then[0]} for row in now] == then  # every cell of then, as it was
-    assert all(row[k] == "" for row in now for k in row.keys() - then[0].keys())  # fields added since: not measured
+    # fields added since: not measured, or the default every old trial had (it trained, here)
+    added_defaults = {"mode": "train", "target": "local"}
+    assert all(row[k] == added_defaults.get(k, "") for row in now for k in row.keys() - then[0].keys())
     assert (tmp_path / "steps.csv").read_text() == (GOLDEN / "steps.csv").read_text()
     edgebench(store_copy, "export", "--format", "mnn-suite", "--device", "GOLDEN", "--out", str(tmp_path / "mnn"))
     expected = sorted(p.relative_to(GOLDEN / "mnn") for p in (GOLDEN / "mnn").rglob("*.csv"))

@@ -214,6 +214,10 @@ class TrialResult(BaseModel):
     env: dict[str, Any] = {}
     backend: str = "torch"
     precision: str = "fp32"
+    #: ``train``: the measured steps are training steps; ``infer``: forward passes only (``--mode infer``).
+    mode: Literal["train", "infer"] = "train"
+    #: Where the trial ran, as the user named it: ``local``, ``ssh://host``, ``adb://SERIAL`` or a configured name.
+    target: str = "local"
     #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
     freq_khz: int | None = None
     #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).
