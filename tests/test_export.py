@@ -2,6 +2,7 @@
 
 import csv
 import io
+import json
 import os
 from pathlib import Path
 
@@ -16,13 +17,24 @@ F0 = (4, 5, 6, 7)
 T0 = 10**12
 
 
-def power_samples(peak_ua: int) -> str:
-    """Battery and USB rails sampled every 5 ms across the first 60 ms (warm-up and training of the trials below)."""
-    rows = ["t_ns,battery_current_ua,battery_voltage_uv,usb_current_ua,usb_voltage_uv"]
+#: The sampler's record of a phone's power_supply sensor: the device channel the energy is integrated from, and
+#: the clock anchor that puts its samples on the wall clock (T0 on the monotonic clock = 2021-04-13 05:02:04 UTC).
+PHONE_META = json.dumps(
+    {"interval_ms": 5.0, "columns": [], "sensors": ["power_supply"], "unavailable": {},
+     "anchor_wall_ns": 1_618_290_124_000_000_000, "anchor_mono_ns": T0,
+     "power_channels": [{"name": "device", "source": "power_supply", "scope": "total",
+                         "power_column": "device_power_mw"}]}
+)  # fmt: skip
+
+
+def power_samples(peak_ua: int) -> dict[str, str]:
+    """Battery and USB rails sampled every 5 ms across the first 60 ms (warm-up and training of the trials below);
+    the device draws 2 W, and 3 W in the 5 ms around the peak."""
+    rows = ["t_ns,battery_current_ua,battery_voltage_uv,usb_current_ua,usb_voltage_uv,device_power_mw"]
     for k in range(13):
         current = peak_ua if k == 6 else peak_ua - 1000
-        rows.append(f"{T0 + k * 5 * MS},{current},{4_400_000 - k},{480_000 + k},{4_850_000}")
-    return "\n".join(rows) + "\n"
+        rows.append(f"{T0 + k * 5 * MS},{current},{4_400_000 - k},{480_000 + k},{4_850_000},{3000 if k == 6 else 2000}")
+    return {"samples": "\n".join(rows) + "\n", "sampler_meta": PHONE_META}
 
 
 def phone_store(path) -> Store:
@@ -36,9 +48,9 @@ def phone_store(path) -> Store:
         # (id, steps ms, infer ms, fields, series)
         ("20260101-000001-0001", [20.0, 22.0, 24.0], [4.0, 5.0], dict(batch_size=1, **common), {}),  # superseded
         ("20260101-000002-0002", [10.0, 12.0, 14.0], [2.0, 3.0], dict(batch_size=1, **common, **energy),
-         {"samples": power_samples(500_000)}),
+         power_samples(500_000)),
         ("20260101-000003-0003", [15.0, 15.0, 18.0], [2.5, 3.5], dict(batch_size=2, **common, energy_j=20.0),
-         {"samples": power_samples(510_000)}),
+         power_samples(510_000)),
         ("20260101-000004-0004", [250.0, 260.0], [40.0], dict(model="mobilenet_v2", batch_size=1, **common), {}),
         ("20260101-000005-0005", [30.0, 31.0], [], dict(model="mobilenet_v2", batch_size=2, status="crashed",
          reason="RuntimeError: x", cores=F0, threads=4, step_time_ms=None, throughput_sps=None), {}),
