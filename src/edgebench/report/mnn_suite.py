@@ -206,7 +206,8 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
             time_rows, perf_rows, rows = [], [], []
             for i, (batch, ts) in enumerate(by_batch, start=1):
                 r = ts.result
-                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), "nan"])
+                session = r.env.get("mnn_suite_session_infer_ms")  # only an imported trial has one
+                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), session])
                 power = [_window_max(ts, RAIL_COLUMNS[c]) for c in POWER_COLUMNS]
                 shr = _mib(_window_max(ts, "proc_shr_bytes"))
                 perf = [i, batch, _mib(r.virtual_memory_peak_bytes), _mib(r.peak_memory_bytes), shr]

@@ -126,7 +126,11 @@ class TrialSeries:
 
     @property
     def has_rails(self) -> bool:
-        return self.samples is not None and any(c in self.samples.columns for c in RAIL_COLUMNS.values())
+        """Whether any power rail was read (an imported unrooted folder has the columns, all empty)."""
+        s = self.samples
+        return s is not None and any(
+            c in s.columns and bool(np.any(~np.isnan(s.columns[c]))) for c in RAIL_COLUMNS.values()
+        )
 
     def rows_start_ns(self) -> int | None:
         """Rows start at the idle baseline (what the suite's energy script averages first), else the first sample."""
@@ -186,7 +190,10 @@ def run_energy_j(ts: TrialSeries) -> float | None:
 
 
 def _cpu_pct(samples: Samples, clk_tck: int) -> np.ndarray:
-    """Process CPU % (100 = one core) over the interval since the previous reading of its CPU ticks."""
+    """Process CPU % (100 = one core) over the interval since the previous reading of its CPU ticks (an imported
+    trial's rows carry top's own figure)."""
+    if "proc_cpu_pct" in samples.columns:
+        return samples.columns["proc_cpu_pct"]
     ut, st = samples.columns.get("proc_utime_ticks"), samples.columns.get("proc_stime_ticks")
     out = np.full(len(samples), np.nan)
     if ut is None or st is None:
