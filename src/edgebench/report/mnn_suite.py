@@ -206,8 +206,10 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
             time_rows, perf_rows, rows = [], [], []
             for i, (batch, ts) in enumerate(by_batch, start=1):
                 r = ts.result
-                session = r.env.get("mnn_suite_session_infer_ms")  # only an imported trial has one
-                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), session])
+                # only an imported trial has one; MNN's session benchmark prints three decimals
+                session = r.env.get("mnn_suite_session_infer_ms")
+                session_cell = f"{session:.3f}" if session is not None else "nan"
+                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), session_cell])
                 power = [_window_max(ts, RAIL_COLUMNS[c]) for c in POWER_COLUMNS]
                 shr = _mib(_window_max(ts, "proc_shr_bytes"))
                 perf = [i, batch, _mib(r.virtual_memory_peak_bytes), _mib(r.peak_memory_bytes), shr]
@@ -215,7 +217,7 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
                 perf_rows.append(perf + (power if with_power else []))
                 rows += sample_rows(ts)
                 if ts.windows.train or ts.windows.infer:
-                    files[f"{folder}/train_stamp/{net}/train_stamp_{batch}.result"] = ts.windows.stamp_text()
+                    files[f"{folder}/train_stamp/{net}/train_stamp_{batch}.result"] = ts.stamp_text()
             rows.sort(key=lambda row: row.stamp_ms)
             base = f"{folder}/processed_data/{net}"
             perf_header = [*PERFORMANCE_COLUMNS[:6], *(PERFORMANCE_COLUMNS[6:] if with_power else ())]

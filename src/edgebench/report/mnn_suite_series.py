@@ -24,7 +24,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -118,7 +118,11 @@ class TrialSeries:
     idle_ns: tuple[int, int] | None = None
     #: monotonic ns bounds of the training run and inference (the events' clock)
     train_ns: tuple[int, int] | None = None
-    notes: list[str] = field(default_factory=list)
+    #: an imported trial's stamp file, written back as the suite wrote it
+    stamp_file: str | None = None
+
+    def stamp_text(self) -> str:
+        return self.stamp_file if self.stamp_file is not None else self.windows.stamp_text()
 
     def wall_ms(self, t_ns: np.ndarray | int) -> np.ndarray:
         assert self.wall_offset_ns is not None
@@ -150,7 +154,7 @@ def load_series(result: TrialResult, series: Callable[[str, str], str | None]) -
     if stamp is not None:  # imported: samples are stamped in epoch ns already
         windows = parse_train_stamp(stamp)
         train_ns = (windows.train[0] * 10**6, windows.train[1] * 10**6) if windows.train else None
-        return TrialSeries(result, samples, 0, windows, train_ns=train_ns)
+        return TrialSeries(result, samples, 0, windows, train_ns=train_ns, stamp_file=stamp)
     events = parse_events(series(result.trial_id, "events"))
     steps = [e for e in events if isinstance(e, Step)]
     train = [s for s in steps if s.phase in ("warmup", "train")]

@@ -271,7 +271,8 @@ def read_folder(folder: Path, device: str) -> Imported:
             if batch_text.isdigit():
                 text = path.read_text(errors="replace")
                 stamps[int(batch_text)] = (text, parse_train_stamp(text))
-        for batch in sorted(stamps):
+        stamps = dict(sorted(stamps.items()))  # by batch size, not by file name (train_stamp_16 before _2)
+        for batch in list(stamps):
             windows = stamps[batch][1]
             if batch not in bench or bench[batch].train_ms is None or windows.train is None:
                 why = "no training latency in train_bench" if windows.train else "no training window in its stamp file"
