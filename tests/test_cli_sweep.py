@@ -91,12 +91,14 @@ def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cl
     out_dir = tmp_path / "suite"
     proc = cli("export", "--format", "mnn-suite", "--device", "VM", "--out", str(out_dir), "--sweep", sweep_id)
     assert proc.returncode == 0, proc.stderr
-    table = (out_dir / "VM_Core_2/processed_data/Squeezenet/time_table_Squeezenet.csv").read_text().splitlines()
+    # the folders carry the masks as typed (0x2), as the suite's did
+    table = (out_dir / "VM_Core_0x2/processed_data/Squeezenet/time_table_Squeezenet.csv").read_text().splitlines()
     assert table[0] == ",batchsize,expr_train,expr_infer,session_infer" and len(table) == 3
     (b2,) = [r for r in results if r.model == "squeezenet" and r.batch_size == 2 and r.cores == [1]]
-    assert table[2] == f"2,2,{b2.step_time_ms.mean!r},{b2.infer_time_ms.mean!r},"
-    energy = (out_dir / "batchsize_energy_VM_Core_1.csv").read_text().splitlines()
-    assert energy == [",Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet", "1,,,,,", "2,,,,,"]  # no power sensor here
+    assert table[2] == f"2,2,{b2.step_time_ms.mean:.6f},{b2.infer_time_ms.mean:.6f},nan"
+    energy = (out_dir / "batchsize_energy_VM_Core_0x1.csv").read_text().splitlines()
+    # no power sensor here: the suite's nan
+    assert energy == [",Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet", "1,nan,nan,nan,nan,nan", "2,nan,nan,nan,nan,nan"]
 
     # and two of its trials compared
     a, b = results[0].trial_id, results[1].trial_id

@@ -42,8 +42,8 @@ def test_phone_monitor_writes_every_file(sysfs_tree, tmp_path):
 def test_board_without_cpufreq_still_gets_the_suite_columns(sysfs_tree, tmp_path):
     run_monitor(MonitorConfig(tmp_path / "c", interval_ms=1, sysfs_root=str(sysfs_tree("container")), max_samples=3))
     header, rows = csv_rows(tmp_path / "c" / "freq_temperature.csv")
-    assert header == ",stamp,temperature,cpu0,cpu1"
-    assert rows[0].split(",")[2:] == ["", "", ""]  # nothing to report is left empty, not invented
+    assert header == ",stamp,temperature,cpu0,cpu1,cpu2,cpu3,cpu4,cpu5,cpu6,cpu7"  # always the suite's eight
+    assert rows[0].split(",")[2:] == ["nan"] * 9  # nothing to report is the suite's nan, not invented
 
 
 def test_throttling_is_detected_and_reported_while_it_happens(sysfs_tree, tmp_path):

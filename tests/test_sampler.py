@@ -141,3 +141,15 @@ def test_polled_source_records_bytes_and_failures(tmp_path):
     assert handle.read(16) == b"7 8"
     with pytest.raises(OSError, match="fake:0: gone"):
         handle.read(16)
+
+
+def test_power_is_read_at_every_tick_of_the_trials_period(sysfs_tree, tmp_path):
+    """A phone's rails at 10 ms, not at a slower sensor period: a trial shorter than 100 ms still has readings."""
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=10, sysfs_root=str(sysfs_tree("android_phone")))
+    sampler = Sampler(config)
+    raw = b"".join(sampler.poll() for _ in range(25))
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    samples = parse_samples(csv.getvalue())
+    for column in ("battery_voltage_uv", "battery_current_ua", "device_power_mw"):
+        assert not np.isnan(samples.columns[column]).any(), column

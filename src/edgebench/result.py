@@ -17,16 +17,20 @@ Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "kill
 
 
 class Stats(BaseModel):
-    """Distribution of per-step times in ms; ``ci95`` is the half-width of the 95% t-interval of the mean."""
+    """Distribution of per-step times in ms; ``ci95`` is the half-width of the 95% t-interval of the mean.
+
+    Only the mean is known of a trial imported from a tool that kept nothing else (the MNN-based suite prints one
+    mean latency): there the other figures are None, not made up.
+    """
 
     mean: float
-    median: float
-    p5: float
-    p95: float
-    std: float
-    ci95: float
+    median: float | None = None
+    p5: float | None = None
+    p95: float | None = None
+    std: float | None = None
+    ci95: float | None = None
     n: int
-    cv: float
+    cv: float | None = None
 
 
 class CpuUtil(BaseModel):
@@ -220,6 +224,12 @@ class TrialResult(BaseModel):
     target: str = "local"
     #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
     freq_khz: int | None = None
+    #: The core mask as the user typed it (``0f``, ``0x3``, ``f0``), where ``cores`` was given as a hex mask: the
+    #: MNN-based suite names its result folders ``<Device>_Core_<mask as typed>``.
+    cores_mask: str | None = None
+    #: Where an imported trial came from (``mnn-suite:MEIZU_Freq_1708800``); None for a trial edgebench ran.  An
+    #: imported trial holds what that tool measured and nothing else.
+    imported_from: str | None = None
     #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).
     target_ci_pct: float | None = None
     #: The worker's CPU time over the inference window (100 = one core), as ``process_cpu_pct`` for training.

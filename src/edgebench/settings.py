@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BeforeValidator, InstanceOf, TypeAdapter, ValidationError
 
 from edgebench.errors import UsageError, explain
-from edgebench.host.cpuset import parse_cores
+from edgebench.host.cpuset import TypedMask, parse_cores
 from edgebench.trial import Trial, check_backend, check_device
 from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape, parse_size_bytes
 from edgebench.yaml_values import read_scalar
@@ -192,8 +192,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("warmup", "Warm-up steps, excluded from every statistic."),
     Setting("threads", "Intra-op threads.", shown_default="one per core used", plural_axis=True),
     Setting("cores", "Cores to run on: hex mask as taskset (f0 = cpu4-7), list (0,2-3), big, little or all.",
-            parse=core_spec, accepts=tuple[int, ...] | Literal[CORE_ROLES] | None, shown_default="all",
-            plural_axis=True),
+            parse=core_spec, accepts=InstanceOf[TypedMask] | tuple[int, ...] | Literal[CORE_ROLES] | None,
+            shown_default="all", plural_axis=True),
     Setting("freq_khz", "Pin the CPU frequency of the cores' cpufreq policies, e.g. 1.7GHz (root only).",
             yaml_key="frequencies", cli_flag="--frequency", parse=frequency, accepts=int | Literal["all"],
             shown_default="not pinned", plural_axis=True, absent_is_none=True),

@@ -29,6 +29,9 @@ class Trial(BaseModel):
     threads: PositiveInt | None = None
     #: Cores the worker (all its threads) may run on; ``None`` means every core this process may use.
     cores: tuple[int, ...] | None = None
+    #: The hex mask ``cores`` was typed as (``0f``), kept for the MNN-based suite's folder names; it names the same
+    #: cores as ``cores``, so it is no part of what the trial measures (``trial_key`` leaves it out).
+    cores_mask: str | None = None
     input_shape: tuple[PositiveInt, ...] | None = None
     num_classes: PositiveInt | None = None
     infer_steps: Annotated[int, Field(ge=0)] = 10

@@ -86,6 +86,8 @@ def run(**options: Any) -> int:
     target = open_target(sysfs_root=sysfs_root(options["sysfs_root_dir"]))
     if isinstance(given.get("cores"), str):  # big, little, all: this device's cpufreq clusters say which
         given["cores"] = _role_cores(given["cores"], target)
+    if getattr(given.get("cores"), "text", None):  # a hex mask: its typed text names the MNN suite's folders
+        given["cores_mask"] = given["cores"].text
     if given.get("freq_khz") == "all":
         raise UsageError("--frequency", "all is for a sweep's frequencies axis; give one frequency, e.g. 1.7GHz")
     trial = build(Trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})

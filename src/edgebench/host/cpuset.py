@@ -13,6 +13,18 @@ _HEX = re.compile(r"^(0x)?[0-9a-f]+$", re.IGNORECASE)
 _LIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*,?$")
 
 
+class TypedMask(tuple[int, ...]):
+    """Core ids read from a hex mask, with the mask as the user typed it (``0f``, ``0x3``): the MNN-based suite
+    names its result folders by the typed text, so ``0f`` must not come back as ``f``."""
+
+    text: str
+
+    def __new__(cls, cores: tuple[int, ...], text: str) -> TypedMask:
+        made = super().__new__(cls, cores)
+        made.text = text
+        return made
+
+
 def parse_cores(text: str) -> tuple[int, ...]:
     """Sorted core ids named by ``text``; ``ValueError`` with the fix when it is neither form."""
     text = text.strip().replace(" ", "")
@@ -23,7 +35,7 @@ def parse_cores(text: str) -> tuple[int, ...]:
     mask = int(text, 16)
     if mask == 0:
         raise ValueError("mask 0 names no core; use e.g. 0x1 for cpu0")
-    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
+    return TypedMask(tuple(i for i in range(mask.bit_length()) if mask >> i & 1), text)
 
 
 def parse_cpu_list(text: str) -> tuple[int, ...]:

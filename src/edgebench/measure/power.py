@@ -171,6 +171,19 @@ def device_power_w(samples: Samples) -> tuple[np.ndarray, np.ndarray, str] | Non
     return t, watts, describe(samples, chosen)
 
 
+#: Relative difference below which a window's energy and its idle share are the same figure: the difference of two
+#: equal powers integrated two ways is a rounding residue (a constant 2 W gave -6.9e-18 J), not energy.
+_ROUNDING = 1e-12
+
+
+def above_idle(gross_j: float, idle_w: float | None, window_s: float) -> float:
+    """``E_window - P_idle * T`` (``E_window`` without a baseline); exactly 0 where the two agree to rounding."""
+    if idle_w is None:
+        return gross_j
+    idle_j = idle_w * window_s
+    return 0.0 if math.isclose(gross_j, idle_j, rel_tol=_ROUNDING, abs_tol=0.0) else gross_j - idle_j
+
+
 def device_energy(samples: Samples, t0: int, t1: int, idle: tuple[int, int] | None = None) -> EnergyFigures | None:
     """Energy of the device over ``[t0, t1]`` from the best source present, idle power subtracted when ``idle``
     (a window before the trial, on the same clock) is given; ``None`` where the device has no power sensor."""
@@ -192,14 +205,14 @@ def device_energy(samples: Samples, t0: int, t1: int, idle: tuple[int, int] | No
     rails = {}
     for channel in usable:
         p_idle = idle_w[channel.name]
-        active = gross[channel.name] - (p_idle * window_s if p_idle is not None else 0.0)
+        active = above_idle(gross[channel.name], p_idle, window_s)
         rails[channel.name] = RailFigures(gross[channel.name], active, gross[channel.name] / window_s, p_idle)
     total_gross = sum(gross[c.name] for c in chosen)
     chosen_idle = [idle_w[c.name] for c in chosen]
     if idle is not None and any(p is None for p in chosen_idle):
         notes.append("the idle window has no power reading: energy_j is not idle-subtracted")
     total_idle = sum(p for p in chosen_idle if p is not None) if all(p is not None for p in chosen_idle) else None
-    active_total = total_gross - total_idle * window_s if total_idle is not None else total_gross
+    active_total = above_idle(total_gross, total_idle, window_s)
     if total_idle is not None and active_total < -0.01 * total_gross:  # beyond rounding and 1% of noise
         notes.append("the trial drew less power than the idle baseline: the idle window was not representative")
     notes += charging_notes(samples, t0, t1)

@@ -82,6 +82,7 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "backend": trial.backend,
         "precision": trial.precision,
         "freq_khz": trial.freq_khz,
+        "cores_mask": trial.cores_mask,
         "target_ci_pct": trial.target_ci_pct,
         "env": {**env, **ready.env},
         "preset": trial.preset,

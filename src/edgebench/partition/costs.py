@@ -111,7 +111,7 @@ def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode
     scale = 1.0
     traced = sum(ms)
     if mode == "infer" and result.infer_time_ms is not None and traced > 0:
-        scale = result.infer_time_ms.median / traced
+        scale = (result.infer_time_ms.median or result.infer_time_ms.mean) / traced
     power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
     return SideTimes(tuple(m * scale for m in ms), power, scale)
 

@@ -1,27 +1,30 @@
 """The MNN-based suite's result files, written from stored trials, so its users' scripts and plots keep working.
 
-Layout, names and columns are the suite's own (its ``dataprocess.py`` and ``energy_compute.py`` write them with
-pandas; REFERENCE.md section 1)::
+Layout, names, columns, meanings and formatting are the suite's own (what its ``dataprocess.py``,
+``energy_compute.py`` and ``temperature.py`` write and read; REFERENCE.md sections 1 and 9)::
 
-    OUT/<Device>_Core_<mask>/processed_data/<Net>/time_table_<Net>.csv   ,batchsize,expr_train,expr_infer,session_infer
-    OUT/<Device>_Core_<mask>/processed_data/<Net>/performance_<Net>.csv  ,batchsize,VIRT,RES,SHR,cpuUsage_train,...
-    OUT/batchsize_energy_<Device>_Core_<mask>.csv                        ,Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet
-    OUT/singleBatch_energy_<Device>_Core_<mask>.csv, OUT/singleSample_energy_<Device>_Core_<mask>.csv
+    OUT/<Folder>/processed_data/<Net>/time_table_<Net>.csv      ,batchsize,expr_train,expr_infer,session_infer
+    OUT/<Folder>/processed_data/<Net>/performance_<Net>.csv     ,batchsize,VIRT,RES,SHR,cpuUsage_train,...
+    OUT/<Folder>/processed_data/<Net>/processed_data_<Net>.csv  ,stamp,processPid,VIRT,RES,SHR,cpuUsage,...
+    OUT/<Folder>/train_stamp/<Net>/train_stamp_<bs>.result      Begin training : <ms> ... End inferring : <ms>
+    OUT/<Folder>/usage_monitor/usage_monitor_<Net>.result, train_bench/train_bench_<Net>.result, bench_session.result
+    OUT/batchsize_energy_<Folder>.csv, singleBatch_energy_<Folder>.csv, singleSample_energy_<Folder>.csv
+    OUT/freq_temperature.result, OUT/freq_temperature.csv
 
-A trial run at a pinned frequency goes to ``<Device>_Freq_<kHz>`` instead (the suite's frequency sweep).  The
-suite names its energy files after the folder it read (``batchsize_energy_MEIZU_Freq_1708800.csv``) and leaves
-them beside the folders; so do we.  Where two groups of trials would share a folder name (two thread counts on
-one mask, say), the name gains what tells them apart (``_Threads_2``, ``_Core_f0``, ``_bf16``).
+``<Folder>`` is ``<Device>_Core_<mask>`` (the mask as the user typed it), ``<Device>_Freq_<kHz>`` for a pinned
+frequency, or ``<Device>`` for a trial that controlled neither (the suite's unrooted layout).  Where two groups of
+trials would share a folder name (two thread counts on one mask, say), the name gains what tells them apart
+(``_Threads_2``, ``_Core_f0``, ``_bf16``).  The power columns are written where the folder's trials sampled a
+power rail, as the suite writes them only in its rooted layout.
 
-Values: a cell is empty where the trial did not measure it (no power sensor, no MNN session inference) - never a
-made-up number.  When a configuration was measured more than once, the latest trial is the one written.
+``batchsize_energy`` is the suite's quantity: the energy above the idle baseline over the whole training run (warm-up
+and measured steps), in J; ``singleBatch`` divides it by the run's batches, ``singleSample`` by batches x batch size.
+A value not measured is ``nan`` - never a made-up number.  When a configuration was measured more than once, the
+latest trial is the one written.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,9 +37,23 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.outputs import write_text_replacing
+from edgebench.report.mnn_suite_series import (
+    BENCH_SESSION_TEXT,
+    RAIL_COLUMNS,
+    FreqRow,
+    TrialSeries,
+    freq_rows,
+    freq_temperature_csv,
+    freq_temperature_result,
+    load_series,
+    nan_or,
+    processed_data_csv,
+    run_energy_j,
+    sample_rows,
+    train_bench_text,
+    usage_monitor_text,
+)
 from edgebench.result import TrialResult
-from edgebench.runner.events import parse_events, steps_of
-from edgebench.sensors.samples import parse_samples
 
 #: edgebench model -> the suite's network name, in the suite's column order.
 SUITE_NETS = {
@@ -51,19 +68,8 @@ PERFORMANCE_COLUMNS = (
     "batchsize", "VIRT", "RES", "SHR", "cpuUsage_train", "cpuUsage_infer",
     "battery_current", "battery_voltage", "usb_current", "usb_voltage",
 )  # fmt: skip
-#: The suite's power columns (uA, uV) and the sampler columns they are read from, as the suite computes them:
-#: the maximum over the training window.
-POWER_COLUMNS = {
-    "battery_current": "battery_current_ua",
-    "battery_voltage": "battery_voltage_uv",
-    "usb_current": "usb_current_ua",
-    "usb_voltage": "usb_voltage_uv",
-}
-ENERGY_FILES = (
-    ("batchsize_energy", "energy_j"),
-    ("singleBatch_energy", "energy_per_step_j"),
-    ("singleSample_energy", "energy_per_sample_j"),
-)
+POWER_COLUMNS = tuple(RAIL_COLUMNS)
+ENERGY_FILES = ("batchsize_energy", "singleBatch_energy", "singleSample_energy")
 _MIB = 2**20
 _DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -88,7 +94,7 @@ class Setting:
     @classmethod
     def of(cls, r: TrialResult) -> Setting:
         return cls(
-            mask=format_mask(r.cores) if r.cores else "all",
+            mask=(r.cores_mask or format_mask(r.cores)) if r.cores else "all",
             freq_khz=r.freq_khz or 0,
             threads=r.threads or 0,
             precision=r.precision,
@@ -98,10 +104,12 @@ class Setting:
 
 
 def folder_names(device: str, settings: Iterable[Setting]) -> dict[Setting, str]:
-    """``<Device>_Core_<mask>`` or ``<Device>_Freq_<kHz>``, plus what tells apart settings that would collide."""
+    """``<Device>_Core_<mask>``, ``<Device>_Freq_<kHz>`` or ``<Device>``, plus what tells apart colliding settings."""
     groups: dict[str, list[Setting]] = {}
     for s in sorted(set(settings)):
         base = f"{device}_Freq_{s.freq_khz}" if s.freq_khz else f"{device}_Core_{s.mask}"
+        if not s.freq_khz and s.mask == "all":
+            base = device  # the suite's unrooted layout: no core or frequency control
         groups.setdefault(base, []).append(s)
     names: dict[Setting, str] = {}
     for base, members in groups.items():
@@ -123,66 +131,49 @@ def folder_names(device: str, settings: Iterable[Setting]) -> dict[Setting, str]
     return names
 
 
-def _number(value: Any) -> str:
-    """As pandas writes a cell: floats in full (shortest round-trip), integers as integers, nothing as empty."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    return repr(float(value)) if isinstance(value, float) else str(value)
-
-
 def _csv(header: list[str], rows: list[list[Any]]) -> str:
-    """A pandas ``to_csv`` file: the index (row number, or batch size in the energy tables) under an empty header."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["", *header])
-    for row in rows:
-        writer.writerow([_number(v) for v in row])
-    return buffer.getvalue()
+    """A pandas ``to_csv`` file: the index (row number, or batch size in the energy tables) under an empty header;
+    ``nan`` for a value not measured, whole numbers without ``.0`` (as the suite's files hold them)."""
+    lines = [",".join(["", *header])]
+    lines += [",".join(cell if isinstance(cell, str) else nan_or(cell) for cell in row) for row in rows]
+    return "\n".join(lines) + "\n"
 
 
-def _mib(n: int | None) -> float | None:
+def _mib(n: int | float | None) -> float | None:
     return n / _MIB if n is not None else None
 
 
-def _train_window(events_text: str | None) -> tuple[int, int] | None:
-    steps = steps_of(parse_events(events_text), "train")
-    return (steps[0].start_ns, steps[-1].end_ns) if steps else None
+def _ms6(stats: Any) -> str:
+    """A latency as the suite's benchmark prints it and its ``time_table`` keeps it: ``%f``, six decimals."""
+    return f"{stats.mean:.6f}" if stats is not None else "nan"
 
 
-def power_maxima(result: TrialResult, series: SeriesLoader) -> dict[str, float | None]:
-    """The suite's power columns: the maximum of each rail reading over the training window, where it was sampled."""
-    out: dict[str, float | None] = dict.fromkeys(POWER_COLUMNS)
-    text = series(result.trial_id, "samples")
-    if not text or not any(c in text.partition("\n")[0].split(",") for c in POWER_COLUMNS.values()):
-        return out
-    window = _train_window(series(result.trial_id, "events"))
-    if window is None:
-        return out
-    samples = parse_samples(text)
-    inside = (samples.t_ns >= window[0]) & (samples.t_ns <= window[1])
-    for name, column in POWER_COLUMNS.items():
-        if column in samples.columns:
-            values = samples.columns[column][inside]
-            values = values[~np.isnan(values)]
-            out[name] = float(values.max()) if len(values) else None
-    return out
-
-
-def energy_value(result: TrialResult, field: str) -> float | None:
-    """Energy as the power-sensor code recorded it; per step / per sample divide ``energy_j`` where only it exists.
-
-    Nothing is integrated here: a trial without ``energy_j`` (no power sensor) leaves the cell empty.  Records
-    stored before the per-step fields existed read them as null, and get the suite's ``E / steps`` and
-    ``E / (steps * batch)``.
-    """
-    recorded = getattr(result, field)
-    if recorded is not None or field == "energy_j":
-        return recorded
-    energy, steps = result.energy_j, result.step_time_ms.n if result.step_time_ms else 0
-    if energy is None or not steps:
+def _window_max(ts: TrialSeries, column: str) -> float | None:
+    """The largest reading of a sampler column over the training run, where it was sampled."""
+    s = ts.samples
+    if s is None or ts.train_ns is None or column not in s.columns:
         return None
-    per_step, per_sample = per_step_and_sample(energy, steps, result.batch_size)
-    return per_step if field == "energy_per_step_j" else per_sample
+    inside = (s.t_ns >= ts.train_ns[0]) & (s.t_ns <= ts.train_ns[1])
+    values = s.columns[column][inside]
+    values = values[~np.isnan(values)]
+    return float(values.max()) if len(values) else None
+
+
+def energy_figures(ts: TrialSeries) -> dict[str, float | None]:
+    """``batchsize_energy`` (the whole training run, J), ``singleBatch`` (/ its batches), ``singleSample``."""
+    r = ts.result
+    if r.imported_from is not None:
+        return {
+            "batchsize_energy": r.energy_j,
+            "singleBatch_energy": r.energy_per_step_j,
+            "singleSample_energy": r.energy_per_sample_j,
+        }
+    energy = run_energy_j(ts)
+    batches = ts.windows.train_batches
+    if energy is None or not batches:
+        return dict.fromkeys(("batchsize_energy", "singleBatch_energy", "singleSample_energy"), energy)
+    per_batch, per_sample = per_step_and_sample(energy, batches, r.batch_size)
+    return {"batchsize_energy": energy, "singleBatch_energy": per_batch, "singleSample_energy": per_sample}
 
 
 def latest_ok(results: Iterable[TrialResult]) -> dict[tuple[Setting, str, int], TrialResult]:
@@ -203,45 +194,61 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
         raise UsageError("--format mnn-suite", "no successful trial to export; run `edgebench sweep` first")
     names = folder_names(device, (setting for setting, _, _ in chosen))
     files: dict[str, str] = {}
+    loaded = {key: load_series(r, series) for key, r in chosen.items()}
+    freq: list[FreqRow] = []
     for setting, folder in names.items():
-        trials = {(m, b): r for (s, m, b), r in chosen.items() if s == setting}
+        trials = {(m, b): loaded[(s, m, b)] for (s, m, b) in chosen if s == setting}
+        with_power = any(ts.has_rails for ts in trials.values())
         models = sorted({m for m, _ in trials}, key=_net_order)
         for model in models:
             net = suite_net(model)
-            by_batch = sorted((b, r) for (m, b), r in trials.items() if m == model)
-            time_rows, perf_rows = [], []
-            for i, (batch, r) in enumerate(by_batch, start=1):
-                time_rows.append(
-                    [i, batch, r.step_time_ms.mean, r.infer_time_ms.mean if r.infer_time_ms else None, None]
-                )
-                power = power_maxima(r, series)
-                perf_rows.append(
-                    [
-                        i,
-                        batch,
-                        _mib(r.virtual_memory_peak_bytes),
-                        _mib(r.peak_memory_bytes),
-                        None,
-                        r.process_cpu_pct,
-                        r.infer_process_cpu_pct,
-                        *(power[c] for c in POWER_COLUMNS),
-                    ]
-                )
+            by_batch = sorted(((b, ts) for (m, b), ts in trials.items() if m == model), key=lambda x: x[0])
+            time_rows, perf_rows, rows = [], [], []
+            for i, (batch, ts) in enumerate(by_batch, start=1):
+                r = ts.result
+                # only an imported trial has one; MNN's session benchmark prints three decimals
+                session = r.env.get("mnn_suite_session_infer_ms")
+                session_cell = f"{session:.3f}" if session is not None else "nan"
+                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), session_cell])
+                power = [_window_max(ts, RAIL_COLUMNS[c]) for c in POWER_COLUMNS]
+                shr = _mib(_window_max(ts, "proc_shr_bytes"))
+                perf = [i, batch, _mib(r.virtual_memory_peak_bytes), _mib(r.peak_memory_bytes), shr]
+                perf += [r.process_cpu_pct, r.infer_process_cpu_pct]
+                perf_rows.append(perf + (power if with_power else []))
+                rows += sample_rows(ts)
+                if ts.windows.train or ts.windows.infer:
+                    files[f"{folder}/train_stamp/{net}/train_stamp_{batch}.result"] = ts.stamp_text()
+            rows.sort(key=lambda row: row.stamp_ms)
             base = f"{folder}/processed_data/{net}"
+            perf_header = [*PERFORMANCE_COLUMNS[:6], *(PERFORMANCE_COLUMNS[6:] if with_power else ())]
             files[f"{base}/time_table_{net}.csv"] = _csv(list(TIME_COLUMNS), time_rows)
-            files[f"{base}/performance_{net}.csv"] = _csv(list(PERFORMANCE_COLUMNS), perf_rows)
+            files[f"{base}/performance_{net}.csv"] = _csv(perf_header, perf_rows)
+            if rows:
+                files[f"{base}/processed_data_{net}.csv"] = processed_data_csv(rows, with_power)
+                files[f"{folder}/usage_monitor/usage_monitor_{net}.result"] = usage_monitor_text(rows, with_power)
+            files[f"{folder}/train_bench/train_bench_{net}.result"] = train_bench_text(
+                net, [(b, ts.result) for b, ts in by_batch]
+            )
+        files[f"{folder}/bench_session.result"] = BENCH_SESSION_TEXT
         columns = [*SUITE_NETS.values(), *(suite_net(m) for m in models if m not in SUITE_NETS)]
         batches = sorted({b for _, b in trials})
-        for prefix, field in ENERGY_FILES:
-            rows = []
+        figures = {key: energy_figures(ts) for key, ts in trials.items()}
+        for prefix in ENERGY_FILES:
+            rows_out: list[list[Any]] = []
             for batch in batches:
-                cells = []
+                cells: list[Any] = [batch]
                 for net in columns:
                     model = next((m for m in models if suite_net(m) == net), None)
-                    r = trials.get((model, batch)) if model else None
-                    cells.append(energy_value(r, field) if r else None)
-                rows.append([batch, *cells])
-            files[f"{prefix}_{folder}.csv"] = _csv(columns, rows)
+                    got = figures.get((model, batch)) if model else None
+                    cells.append(got[prefix] if got else None)
+                rows_out.append(cells)
+            files[f"{prefix}_{folder}.csv"] = _csv(columns, rows_out)
+        for ts in trials.values():
+            freq += freq_rows(ts)
+    if freq:
+        freq.sort(key=lambda row: row.stamp_ms)
+        files["freq_temperature.result"] = freq_temperature_result(freq)
+        files["freq_temperature.csv"] = freq_temperature_csv(freq)
     return files
 
 

@@ -18,6 +18,8 @@ def _bytes(n: int | None) -> str:
 def _stats(s: Stats | None) -> str:
     if s is None:
         return "-"
+    if s.ci95 is None or s.median is None or s.p5 is None or s.p95 is None or s.cv is None:
+        return f"{s.mean:.2f} (mean of {s.n} steps; nothing else was kept)"
     return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 

@@ -49,7 +49,7 @@ def _row(r: TrialResult) -> list[str]:
         f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
         r.precision,
         f"{s.mean:.2f}" if s else "-",
-        f"{s.ci95:.2f}" if s else "-",
+        f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
         f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",

@@ -80,8 +80,11 @@ class PowerSupplySensor(Sensor):
     """Battery voltage, current and power, USB input power, and the device's power draw; see the module doc."""
 
     name = "power_supply"
-    # Fuel gauges update a few times a second at most and are read over I2C.
-    min_period_ms = 100.0
+    # Polled at the trial's period like every power sensor: a trial shorter than a slower period would get no power
+    # reading inside its window.  Fuel gauges refresh a few times a second, so consecutive rows may repeat a value;
+    # each read is an I2C/SPMI transfer, whose cost the sampler's own CPU share (``sampler.cpu_pct_of_core``, and a
+    # measurement note past 10% of a core) reports on the device.
+    min_period_ms = 0.0
 
     def __init__(self, sysfs: SysFS, *, pid: int | None = None) -> None:
         super().__init__(sysfs, pid=pid)

@@ -56,7 +56,7 @@ class Plan:
 
 def trial_key(trial: Trial) -> str:
     """16 hex digits of SHA-256 over the fields that differ from their defaults (stable as fields are added)."""
-    fields = trial.model_dump(mode="json", exclude_defaults=True)
+    fields = trial.model_dump(mode="json", exclude_defaults=True, exclude={"cores_mask"})
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -190,7 +190,7 @@ def plan(
             values = {s.field: value for s, (_, value) in zip(order, point, strict=True)}
             where = {s.field: _key_path(config, s, i) for s, (i, _) in zip(order, point, strict=True)}
             entry = values["model"]
-            values.update(model=entry.name, cores=cores, freq_khz=freq)
+            values.update(model=entry.name, cores=cores, freq_khz=freq, cores_mask=getattr(cores, "text", None))
             for field in ("input_shape", "num_classes"):  # a model's own input overrides the sweep's
                 if getattr(entry, field) is not None:
                     values[field] = getattr(entry, field)

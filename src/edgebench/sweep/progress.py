@@ -27,7 +27,7 @@ def result_line(result: TrialResult) -> str:
     if not result.ok:
         return f"[red]{result.status}[/red]: {result.reason}"
     s = result.step_time_ms
-    line = f"ok  {s.mean:.2f} ± {s.ci95:.2f} ms/step" if s else "ok"
+    line = f"ok  {s.mean:.2f} ± {s.ci95:.2f} ms/step" if s and s.ci95 is not None else "ok"
     if result.throughput_sps is not None:
         line += f"  {result.throughput_sps:.1f} samples/s"
     if result.target_ci_pct is not None and result.stopped_by:
