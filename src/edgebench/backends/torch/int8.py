@@ -65,4 +65,3 @@ def quantize(model: nn.Module, example: torch.Tensor, calib: Calibration, batch_
         "(per-channel int8 weights, uint8 activations, conv+bn+relu fused)"
     )
     return quantized, quantization_record(method, calib, comparison)
-
