@@ -13,6 +13,7 @@ Run: ``python benchmarks/ort_vs_torch.py [--models lenet resnet50] [--rounds 5] 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from _common import interleave, ratio_line
 from edgebench.host.cpu import int8_cpu_features
@@ -41,7 +42,7 @@ def bench_model(model: str, shape: tuple[int, ...] | None, args: argparse.Namesp
                  infer_steps=0, input_shape=shape, threads=args.threads)  # fmt: skip
     memory: dict[str, list[float]] = {name: [] for name in CONFIGS}
 
-    def runner(name: str):  # noqa: ANN202
+    def runner(name: str) -> Callable[[], float]:
         backend, precision = CONFIGS[name]
 
         def run() -> float:
