@@ -86,6 +86,18 @@ def test_the_profile_is_a_layer_table_that_layers_reads(cli, traced):
     assert sum(r["forward_ms"] for r in rows) > 0 and all(r["backward_ms"] == 0 for r in rows)
 
 
+def test_the_trace_and_the_partition_analyzer_read_the_profile(cli, traced, tmp_path):
+    out = tmp_path / "trace.json"
+    proc = cli("trace", traced["trial_id"], "-o", str(out), "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "structural check: ok" in proc.stdout + proc.stderr
+    slices = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert any(e["name"].startswith("features.") for e in slices)
+    proc = cli("partition", "--model", "mobilenet_v2", "--trial", traced["trial_id"], "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)
+
+
 def test_int8_carries_its_accuracy_check_and_the_cpu_features(lenet_int8):
     q = lenet_int8["quantization"]
     assert lenet_int8["precision"] == "int8" and q["kind"] == "full" and "QDQ" in q["method"]

@@ -16,6 +16,9 @@ from edgebench.backends.torch.precision import at_precision
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
 
+#: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).
+CHECK_BATCH = 64
+
 
 def limit_gpu_memory(device: str, budget_bytes: int | None) -> None:
     """Cap torch's CUDA allocator at the budget (a fraction of the device's memory)."""
@@ -88,7 +91,8 @@ class TorchSession:
         if not isinstance(inputs, torch.Tensor) or not inputs.is_floating_point():
             raise ValueError(f"int8: {trial.model}'s task does not feed its model one float tensor; not quantized")
         calib = calibration(trial.model, tuple(inputs.shape[1:]), preset=trial.preset, data=trial.data, seed=trial.seed)
-        quantized, self.quantization = quantize(self.model, inputs, calib, trial.batch_size)
+        # A torch model takes any batch: calibrate and compare in batches of 64, not one input at a time.
+        quantized, self.quantization = quantize(self.model, inputs, calib, max(trial.batch_size, CHECK_BATCH))
         self.task.model = self.model = quantized
         self.env["quantized_engine"] = torch.backends.quantized.engine
 
