@@ -5,6 +5,7 @@ Everything the worker's loop once did with torch itself is here, behind :class:`
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from typing import Any
@@ -94,6 +95,10 @@ class TorchSession:
         # A torch model takes any batch: calibrate and compare in batches of 64, not one input at a time.
         quantized, self.quantization = quantize(self.model, inputs, calib, max(trial.batch_size, CHECK_BATCH))
         self.task.model = self.model = quantized
+        for unused in ("optimizer", "scheduler"):  # they hold the fp32 weights, which an int8 pass never reads
+            if hasattr(self.task, unused):
+                setattr(self.task, unused, None)
+        gc.collect()
         self.env["quantized_engine"] = torch.backends.quantized.engine
 
     def train_step(self) -> float | None:
