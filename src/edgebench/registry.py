@@ -129,5 +129,7 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
     },
+    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
 )

@@ -34,7 +34,7 @@ from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import ThrottleReference
 from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
-from edgebench.runner.events import Error, Idle, read_events, steps_of
+from edgebench.runner.events import Error, Idle, measured_phase, read_events, steps_of
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE, is_allocation_failure
@@ -133,10 +133,13 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     ended = _Supervised()
     try:
         deadline = time.monotonic() + trial.timeout_s
-        startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
+        # Exporting, converting or quantizing a model (another backend, int8) happens before the ready line, and
+        # can take minutes on a small device: those trials may use their whole timeout to start.
+        prepares = trial.backend != "torch" or trial.precision == "int8"
+        startup_s = trial.timeout_s if prepares else min(_STARTUP_TIMEOUT_S, trial.timeout_s)
         started = _wait_ready(worker, startup_s)
         if started == "timeout":
-            reason = f"worker was not ready within {startup_s:g} s (importing torch, building model)"
+            reason = f"worker was not ready within {startup_s:g} s (importing the framework, preparing the model)"
             ended.failure = Failure(status="timeout", reason=reason)
             return ended
         if started == "exited":
@@ -165,7 +168,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:
             _kill(worker)
-            steps = len(steps_of(read_events(files.events), "train"))
+            steps = len(steps_of(read_events(files.events), measured_phase(trial.mode)))
             reason = f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps"
             ended.failure = Failure(status="timeout", reason=reason)
         if sampler is not None:
