@@ -66,6 +66,13 @@ class SysFS:
         """Keep ``rel`` open for repeated reads: re-reading an open descriptor is what keeps a 10 ms sampler cheap."""
         return PseudoFile(self.path(rel))
 
+    def writable(self, rel: str) -> bool:
+        """Whether :meth:`write_text` may write ``rel`` (a remote device answers through its root wrapper)."""
+        return os.access(self.path(rel), os.W_OK)
+
+    def restored(self) -> None:
+        """Every control written is back to its old value; a remote device drops its own restore record."""
+
     def write_text(self, rel: str, value: str) -> None:
         """Write a control file (governor, clear_refs); raises ``PermissionError`` when not allowed."""
         with open(self.path(rel), "w", encoding="ascii") as f:
