@@ -29,8 +29,10 @@ def guarded(body: str, session_dir: str, *, payload: bool) -> str:
     return (
         f"trap '' HUP; mkdir -p {d} || exit 125; exec 3<&0; {read_payload}"
         f"( {body} ) < {d}/in & child=$!; "
-        f"{{ cat >/dev/null; if [ -f {d}/done ]; then rm -rf {d}; else rm -rf {d}; kill -KILL $child 0; fi; }} "
-        "<&3 >/dev/null 2>&1 & "
+        # exec, not a redirected { }: mksh keeps a saved copy of a redirected group's stdout, which would hold
+        # the session's output open after the body ends
+        f"( exec <&3 >/dev/null 2>&1 3<&-; cat; if [ -f {d}/done ]; then rm -rf {d}; else rm -rf {d}; "
+        "kill -KILL $child 0; fi ) & "
         f"exec 3<&-; wait $child; rc=$?; : > {d}/done; exit $rc"
     )
 
