@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-
 from pydantic import BaseModel, ValidationError
 
 from edgebench.errors import UsageError, explain

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from edgebench.cli.options import RootOption, TargetOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def sweep(
     sysfs_root: Annotated[
         Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
     ] = None,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> int:
     """Sweep models x batch sizes x threads x core masks x CPU frequencies x precision; results land as trials end."""
     from rich.console import Console
@@ -57,7 +60,7 @@ def sweep(
     if target_ci is not None:
         overrides.append(f"target_ci={target_ci}")
     loaded = load_config(config, overrides)
-    target = open_target(sysfs_root=str(sysfs_root or "/"))
+    target = open_target(target_spec, sysfs_root=str(sysfs_root or "/"), root=root or None)
     try:
         planned = plan(
             loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
@@ -105,7 +108,7 @@ def sweep(
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root)
+        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root, target_spec, root)
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -127,7 +130,13 @@ def sweep(
 
 
 def resume_command(
-    config: Path | None, overrides: list[str], target_ci: str | None, store: Path | None, sysfs_root: Path | None
+    config: Path | None,
+    overrides: list[str],
+    target_ci: str | None,
+    store: Path | None,
+    sysfs_root: Path | None,
+    target: str | None = None,
+    root: bool = False,
 ) -> str:
     """The exact command that resumes this sweep: the same file, every ``--set``, the same store, quoted for a shell.
 
@@ -136,10 +145,11 @@ def resume_command(
     words = ["edgebench", "sweep"] + ([str(config)] if config else [])
     for item in overrides:
         words += ["--set", item]
-    for flag, value in (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)):
+    given = (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root), ("--target", target))
+    for flag, value in given:
         if value is not None:
             words += [flag, str(value)]
-    return shlex.join([*words, "--resume"])
+    return shlex.join([*words, *(["--root"] if root else []), "--resume"])
 
 
 def _config(r: object) -> str:

@@ -232,6 +232,19 @@ class RemoteTarget:
             reason = f"connection lost mid-trial: {reason}"
         return self._lost(trial, session, reason)
 
+    def run_edgebench(self, args: list[str], limit_s: float) -> subprocess.CompletedProcess[str]:
+        """Run the device's ``edgebench ARGS`` in a guarded session (killed on the device if the connection
+        drops or ``limit_s`` passes); a connection failure is a usage error naming the target."""
+        self.edgebench_info()
+        session = f"{self.workdir}/session-{os.urandom(6).hex()}"
+        body = "exec " + self._python("-m edgebench " + " ".join(shlex.quote(a) for a in args))
+        proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=False)))
+        stdout, stderr = _exchange(proc, "", limit_s)
+        failure = self.connection_failure(proc.returncode or 0, stderr)
+        if failure is not None:
+            raise UsageError("--target", f"connection lost: {failure}")
+        return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+
     def _lost(self, trial: Trial, session: str, reason: str) -> TrialBundle:
         """A trial whose connection dropped: what the device measured up to then, fetched over a new connection
         when the device can still be reached, as a ``crashed`` bundle."""
