@@ -7,6 +7,7 @@ checkout's sources first, as ``python:``/``env:`` of a target in the configurati
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -41,10 +42,8 @@ class Sshd:
     def drop_connections(self) -> int:
         pids = self.connection_pids()
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         return len(pids)
 
     def target_config(self, workdir: Path, **extra: object) -> dict[str, object]:

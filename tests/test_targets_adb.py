@@ -137,5 +137,5 @@ def test_phone_without_edgebench_is_one_line_naming_the_fix(phones):
     from edgebench.trial import Trial
 
     phone = phones("U1", python="/nonexistent/python3")
-    with pytest.raises(UsageError, match="has no edgebench .* or run your own binary with --command"):
+    with pytest.raises(UsageError, match=r"has no edgebench .* or run your own binary with --command"):
         run_trial(Trial(model="lenet", steps=1), target=phone)

@@ -74,3 +74,20 @@ def test_monitor_on_a_target_samples_there_and_copies_its_files_back(cli, named_
     assert proc.returncode == 0, proc.stderr
     assert (out / "samples.csv").read_text().count("\n") >= 2
     assert json.loads((out / "summary.json").read_text())["samples"] >= 1
+
+
+def test_sweep_targets_axis_runs_each_target_and_stores_both(cli, sshd, tmp_path):  # noqa: F811
+    import sqlite3
+
+    boards = {name: sshd.target_config(tmp_path / f"work-{name}") for name in ("a", "b")}
+    config = tmp_path / "fleet.yaml"
+    config.write_text(yaml.safe_dump({
+        "targets": boards, "models": ["lenet"], "batch_sizes": [2], "steps": 1, "warmup": 0,
+        "infer_steps": 0, "idle": "0s",
+    }))  # fmt: skip
+    proc = cli("sweep", str(config), timeout=400)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[a] " in proc.stdout and "[b] " in proc.stdout
+    with sqlite3.connect(cli.store_path) as db:
+        rows = db.execute("select sweep_id from sweep_trials").fetchall()
+    assert sorted(r[0] for r in rows) == ["fleet-a", "fleet-b"]

@@ -8,6 +8,7 @@ needed there except for trials of edgebench's own models.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -287,18 +288,14 @@ def _exchange(proc: subprocess.Popen[str], payload: str, limit_s: float) -> tupl
     timer = threading.Timer(limit_s, proc.kill)
     timer.start()
     try:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(payload)
             proc.stdin.flush()
-        except BrokenPipeError:
-            pass
         out = proc.stdout.read()
     finally:
         timer.cancel()
-        try:
+        with contextlib.suppress(BrokenPipeError):
             proc.stdin.close()
-        except BrokenPipeError:
-            pass
         proc.wait()
         drain.join(10)
     return out, "".join(errors)
