@@ -121,6 +121,7 @@ def _remote_monitor(
 
     from edgebench.monitor.session import FILES
     from edgebench.targets import open_target
+    from edgebench.targets.remote_sysfs import sh_text
 
     if duration_s is None:
         raise UsageError("--duration", "a monitor on a remote target needs one, e.g. --duration 10m")
@@ -145,7 +146,7 @@ def _remote_monitor(
             except OSError:
                 continue  # a file this run did not write
     finally:
-        target.shell.run(f"rm -rf {shlex.quote(remote_out)}", timeout_s=30, stdin=None)  # type: ignore[attr-defined]
+        sh_text(target.shell, f"rm -rf {shlex.quote(remote_out)}", 30, None)  # type: ignore[attr-defined]
         target.close()  # type: ignore[attr-defined]
     sys.stderr.write(done.stderr)
     typer.echo(done.stdout.replace(remote_out, str(out)).rstrip("\n"))

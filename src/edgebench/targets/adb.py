@@ -7,15 +7,16 @@ every script edgebench sends is POSIX ``sh``.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
+from edgebench.targets.remote_sysfs import sh_text
 
 _ADB_MISSING = "the adb client is not on PATH; install Android platform-tools (Debian: apt-get install -y adb)"
 
@@ -67,7 +68,8 @@ class AdbShell:
 
     def __init__(self, serial: str, *, workdir: str, env: dict[str, str] | None = None) -> None:
         self.serial = serial
-        self.workdir = workdir
+        self.name = f"adb://{serial}"
+        self._workdir = workdir
         self.env = env or {}
         self.adb = adb_command()
 
@@ -78,32 +80,34 @@ class AdbShell:
         exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items())
         return exports + script
 
+    def workdir(self) -> str:
+        """The target's folder on the device (its ``workdir:``); scripts create it where they need it."""
+        return self._workdir
+
     def run(
-        self, script: str, timeout_s: float | None = None, stdin: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
             self._args("shell", self._remote(script)),
-            input=stdin if stdin is not None else "",
+            input=stdin if stdin is not None else b"",
             capture_output=True,
-            text=True,
             timeout=timeout_s,
         )
 
-    def start(self, script: str) -> subprocess.Popen[str]:
+    def start(self, script: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             self._args("shell", self._remote(script)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
         )
 
-    def push(self, local: str | os.PathLike[str], remote: str) -> None:
+    def push(self, local: Path, remote: str) -> None:
         done = subprocess.run(self._args("push", str(local), remote), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb push {local} {remote} failed: {(done.stderr or done.stdout).strip()}")
 
-    def pull(self, remote: str, local: str | os.PathLike[str]) -> None:
+    def pull(self, remote: str, local: Path) -> None:
         done = subprocess.run(self._args("pull", remote, str(local)), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb pull {remote} failed: {(done.stderr or done.stdout).strip()}")
@@ -137,7 +141,7 @@ class AdbTarget(RemoteTarget):
         if not self.shell.root():
             return False
         for _ in range(10):  # adbd restarts; its first shells may still be the old one's
-            done = self.shell.run("id -u", timeout_s=30, stdin=None)
+            done = sh_text(self.shell, "id -u", 30, None)
             if done.stdout.strip() == "0":
                 self._uid = 0
                 return True

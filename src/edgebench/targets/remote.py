@@ -25,7 +25,7 @@ from edgebench.runner.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema
 from edgebench.runner.events import read_events, steps_of
 from edgebench.targets.guard import guarded
 from edgebench.targets.named import TargetConfig
-from edgebench.targets.remote_sysfs import RemoteSysFS
+from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
 from edgebench.trial import Trial
 
 #: Commands every remote target needs on the device (the rest of the device-side scripts are ``sh`` builtins).
@@ -78,7 +78,7 @@ class RemoteTarget:
 
     @property
     def workdir(self) -> str:
-        return str(self.shell.workdir)
+        return str(self.shell.workdir())
 
     def connect(self) -> None:
         """Reach the device once: a refused key, an unreachable host or a missing command is a usage error."""
@@ -87,7 +87,7 @@ class RemoteTarget:
             + " ".join(NEEDED_COMMANDS)
             + '; do command -v "$c" >/dev/null || echo "missing $c"; done'
         )
-        done = self.shell.run(probe, timeout_s=60, stdin=None)
+        done = sh_text(self.shell, probe, 60, None)
         failure = self.connection_failure(done.returncode, done.stderr or "")
         if failure is not None:
             raise UsageError("--target", failure)
@@ -115,7 +115,7 @@ class RemoteTarget:
             return
         forms = (self.config.su,) if self.config.su else DEFAULT_SU_FORMS
         for form in forms:
-            done = self.shell.run(f"{form} {shlex.quote('id -u')}", timeout_s=30, stdin=None)
+            done = sh_text(self.shell, f"{form} {shlex.quote('id -u')}", 30, None)
             if done.returncode == 0 and done.stdout.strip().splitlines()[-1:] == ["0"]:
                 self._root_wrapper = form
                 return
@@ -145,7 +145,7 @@ class RemoteTarget:
         return self._sysfs
 
     def allowed_cores(self) -> tuple[int, ...]:
-        done = self.shell.run(self.as_root("cat /proc/self/status"), timeout_s=30, stdin=None)
+        done = sh_text(self.shell, self.as_root("cat /proc/self/status"), 30, None)
         for line in done.stdout.splitlines():
             if line.startswith("Cpus_allowed_list:"):
                 return parse_cpu_list(line.split(":", 1)[1])
@@ -155,7 +155,7 @@ class RemoteTarget:
     def environment(self) -> dict[str, Any]:
         """The device's CPU, cores, governors and memory from its files; host name and OS from ``uname``."""
         env = host_environment(self.sysfs())
-        done = self.shell.run("uname -n; uname -m; uname -r; uname -s", timeout_s=30, stdin=None)
+        done = sh_text(self.shell, "uname -n; uname -m; uname -r; uname -s", 30, None)
         names = done.stdout.split("\n")
         if done.returncode == 0 and len(names) >= 4:
             env.update(hostname=names[0], machine=names[1], kernel=names[2], os=f"{names[3]}-{names[2]}")
@@ -171,7 +171,7 @@ class RemoteTarget:
             "from edgebench.registry import BACKENDS; "
             f"print(BACKENDS.load({backend!r}).missing_device({device!r}) or '')"
         )
-        done = self.shell.run(self._python(f"-c {shlex.quote(code)}"), timeout_s=120, stdin=None)
+        done = sh_text(self.shell, self._python(f"-c {shlex.quote(code)}"), 120, None)
         if done.returncode != 0:
             return f"cannot ask {self.name}'s edgebench: {(done.stderr or '').strip().splitlines()[-1:]}"
         return done.stdout.strip() or None
@@ -185,7 +185,7 @@ class RemoteTarget:
             return self._edgebench
         from edgebench import __version__
 
-        done = self.shell.run(self._python(f"-c {shlex.quote(_PROBE_EDGEBENCH)}"), timeout_s=120, stdin=None)
+        done = sh_text(self.shell, self._python(f"-c {shlex.quote(_PROBE_EDGEBENCH)}"), 120, None)
         failure = self.connection_failure(done.returncode, done.stderr or "")
         if failure is not None:
             raise UsageError("--target", failure)
@@ -252,7 +252,7 @@ class RemoteTarget:
         events: list[Any] = []
         try:
             script = f"cat {shlex.quote(session)}/tmp/edgebench-*/events.jsonl 2>/dev/null; true"
-            done = self.shell.run(self.as_root(script), timeout_s=30, stdin=None)
+            done = sh_text(self.shell, self.as_root(script), 30, None)
             if self.connection_failure(done.returncode, done.stderr or "") is None:
                 with tempfile.TemporaryDirectory() as tmp:
                     path = Path(tmp) / "events.jsonl"
@@ -270,7 +270,7 @@ class RemoteTarget:
         )
 
     def _remove(self, session: str) -> None:
-        self.shell.run(self.as_root(f"rm -rf {shlex.quote(session)}"), timeout_s=30, stdin=None)
+        sh_text(self.shell, self.as_root(f"rm -rf {shlex.quote(session)}"), 30, None)
 
     def close(self) -> None:
         if self._sysfs is not None:
@@ -278,24 +278,24 @@ class RemoteTarget:
             self._sysfs = None
 
 
-def _exchange(proc: subprocess.Popen[str], payload: str, limit_s: float) -> tuple[str, str]:
+def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str]:
     """Send ``payload`` and keep stdin open (the device's watcher reads it to tell a drop from an end), read all of
     stdout and stderr, then close stdin.  Past ``limit_s`` the local client is killed."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    errors: list[str] = []
+    errors: list[bytes] = []
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     drain.start()
     timer = threading.Timer(limit_s, proc.kill)
     timer.start()
     try:
         with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(payload)
+            proc.stdin.write(payload.encode())
             proc.stdin.flush()
-        out = proc.stdout.read()
+        out = proc.stdout.read().decode(errors="replace")
     finally:
         timer.cancel()
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.close()
         proc.wait()
         drain.join(10)
-    return out, "".join(errors)
+    return out, b"".join(errors).decode(errors="replace")

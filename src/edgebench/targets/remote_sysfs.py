@@ -23,15 +23,22 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from edgebench.host.capture import Dump, covered, dump_script, parse_dump, write_tree
 from edgebench.host.sysfs import PseudoFile, SysFS, natural_key
 from edgebench.targets.guard import STARTED_LINE, restore_holder
+from edgebench.targets.shell import Shell
 
 #: Order in which a restore script writes a policy's controls back: governor first, then limits in both orders
 #: (the kernel refuses a minimum above the current maximum and the reverse), the userspace speed last.
 _RESTORE_ORDER = ("scaling_governor", "scaling_max_freq", "scaling_min_freq", "scaling_setspeed")
+
+
+def sh_text(shell: Shell, script: str, timeout_s: float, stdin: str | None) -> subprocess.CompletedProcess[str]:
+    """``shell.run`` with text in and out (the device's files and replies are ASCII; bytes elsewhere)."""
+    done = shell.run(script, timeout_s=timeout_s, stdin=None if stdin is None else stdin.encode())
+    out, err = (b.decode(errors="replace") if isinstance(b, bytes) else (b or "") for b in (done.stdout, done.stderr))
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
 
 
 class RemoteSysFS(SysFS):
@@ -39,7 +46,7 @@ class RemoteSysFS(SysFS):
 
     def __init__(
         self,
-        shell: Any,
+        shell: Shell,
         *,
         device_root: str = "/",
         as_root: Callable[[str], str] | None = None,
@@ -57,7 +64,7 @@ class RemoteSysFS(SysFS):
         self._read_at = float("-inf")
         self._denied: set[str] = set()
         self._originals: dict[str, str] = {}
-        self._holder: subprocess.Popen[str] | None = None
+        self._holder: subprocess.Popen[bytes] | None = None
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -67,9 +74,8 @@ class RemoteSysFS(SysFS):
 
     def dump(self) -> Dump:
         """Read every file edgebench reads on the device, in one round trip."""
-        done = self.shell.run(self._as_root(dump_script(self.device_root or "/")), timeout_s=60, stdin=None)
-        out = done.stdout.encode() if isinstance(done.stdout, str) else done.stdout
-        return parse_dump(out)
+        done = self.shell.run(self._as_root(dump_script(self.device_root or "/")), timeout_s=60)
+        return parse_dump(done.stdout)
 
     def refresh(self) -> None:
         """Replace the mirror with a fresh dump."""
@@ -93,7 +99,7 @@ class RemoteSysFS(SysFS):
             return True
         if covered(rel):
             return False
-        return self.shell.run(f"[ -e {self._device(rel)} ]", timeout_s=30, stdin=None).returncode == 0
+        return sh_text(self.shell, f"[ -e {self._device(rel)} ]", 30, None).returncode == 0
 
     def read_text(self, rel: str) -> str:
         self._fresh()
@@ -104,7 +110,7 @@ class RemoteSysFS(SysFS):
             return local.read_text(encoding="utf-8", errors="replace")
         if covered(rel):
             raise FileNotFoundError(errno.ENOENT, "no such file on the device", rel)
-        done = self.shell.run(self._as_root(f"cat {self._device(rel)}"), timeout_s=30, stdin=None)
+        done = sh_text(self.shell, self._as_root(f"cat {self._device(rel)}"), 30, None)
         if done.returncode != 0:
             err = (done.stderr or "").lower()
             if "permission denied" in err:
@@ -119,7 +125,7 @@ class RemoteSysFS(SysFS):
         if local or covered(pattern + "/x") or covered(pattern):
             return sorted(set(local), key=natural_key)
         script = f'for f in {self._device(pattern, quote=False)}; do [ -e "$f" ] && echo "$f"; done; true'
-        done = self.shell.run(script, timeout_s=30, stdin=None)
+        done = sh_text(self.shell, script, 30, None)
         cut = len(self.device_root)
         return sorted({line[cut:] for line in done.stdout.splitlines() if line}, key=natural_key)
 
@@ -131,7 +137,7 @@ class RemoteSysFS(SysFS):
     # -- writing ---------------------------------------------------------------------------------------------
 
     def writable(self, rel: str) -> bool:
-        return self.shell.run(self._as_root(f"[ -w {self._device(rel)} ]"), timeout_s=30, stdin=None).returncode == 0
+        return sh_text(self.shell, self._as_root(f"[ -w {self._device(rel)} ]"), 30, None).returncode == 0
 
     def write_text(self, rel: str, value: str) -> None:
         if rel not in self._originals:
@@ -139,7 +145,7 @@ class RemoteSysFS(SysFS):
             self._originals[rel] = original
             self._keep_restore_file()
         script = f"printf %s {shlex.quote(value)} > {self._device(rel)}"
-        done = self.shell.run(self._as_root(script), timeout_s=30, stdin=None)
+        done = sh_text(self.shell, self._as_root(script), 30, None)
         if done.returncode != 0:
             reason = (done.stderr or "").strip() or f"exit status {done.returncode}"
             if "permission denied" in reason.lower():
@@ -168,20 +174,20 @@ class RemoteSysFS(SysFS):
         return "\n".join(lines) + "\n"
 
     def _restore_file(self) -> str:
-        return f"{self.shell.workdir}/restore-{id(self):x}.sh"
+        return f"{self.shell.workdir()}/restore-{id(self):x}.sh"
 
     def _keep_restore_file(self) -> None:
         """Write the restore script on the device, and start the session that runs it if the connection drops."""
         path = self._restore_file()
         quoted = shlex.quote(path)
-        script = f"mkdir -p {shlex.quote(self.shell.workdir)} && cat > {quoted}.tmp && mv {quoted}.tmp {quoted}"
-        done = self.shell.run(self._as_root(script), timeout_s=30, stdin=self.restore_script())
+        script = f"mkdir -p {shlex.quote(self.shell.workdir())} && cat > {quoted}.tmp && mv {quoted}.tmp {quoted}"
+        done = sh_text(self.shell, self._as_root(script), 30, self.restore_script())
         if done.returncode != 0:
             raise OSError(errno.EIO, f"cannot write the restore script: {done.stderr.strip()}", path)
         if self._holder is None or self._holder.poll() is not None:
             holder = self.shell.start(self._as_root(restore_holder(path)))
             assert holder.stdout is not None
-            if holder.stdout.readline().strip() != STARTED_LINE:
+            if holder.stdout.readline().decode(errors="replace").strip() != STARTED_LINE:
                 holder.kill()
                 raise OSError(errno.EIO, "the device-side restore watcher did not start", path)
             self._holder = holder
@@ -190,7 +196,7 @@ class RemoteSysFS(SysFS):
         """The workstation put everything back itself: delete the restore script and end its watcher."""
         if not self._originals and self._holder is None:
             return
-        self.shell.run(self._as_root(f"rm -f {shlex.quote(self._restore_file())}"), timeout_s=30, stdin=None)
+        sh_text(self.shell, self._as_root(f"rm -f {shlex.quote(self._restore_file())}"), 30, None)
         self._originals.clear()
         self.drop_holder()
 

@@ -55,8 +55,9 @@ class SshShell:
         env: dict[str, str] | None = None,
     ) -> None:
         self.url = url
+        self.name = url
         self.user, self.host, self.port = parse_ssh_url(url)
-        self.workdir = workdir
+        self._workdir = workdir
         self.ssh_config = ssh_config
         self.options = options
         self.env = env or {}
@@ -89,20 +90,23 @@ class SshShell:
         exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items())
         return "exec sh -c " + shlex.quote(exports + script)
 
+    def workdir(self) -> str:
+        """The target's folder on the device (its ``workdir:``); scripts create it where they need it."""
+        return self._workdir
+
     def run(
-        self, script: str, timeout_s: float | None = None, stdin: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run ``script`` to its end; ``stdin`` is sent and closed.  ``TimeoutExpired`` kills the local client,
         which the device sees as its stdin ending."""
         return subprocess.run(
             [*self.ssh_args(), self._remote(script)],
-            input=stdin if stdin is not None else "",
+            input=stdin if stdin is not None else b"",
             capture_output=True,
-            text=True,
             timeout=timeout_s,
         )
 
-    def start(self, script: str) -> subprocess.Popen[str]:
+    def start(self, script: str) -> subprocess.Popen[bytes]:
         """Start ``script`` with its stdin, stdout and stderr as pipes: closing stdin is how the device learns
         that the workstation is done (see :mod:`edgebench.targets.guard`)."""
         return subprocess.Popen(
@@ -110,10 +114,9 @@ class SshShell:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
         )
 
-    def push(self, local: str | os.PathLike[str], remote: str) -> None:
+    def push(self, local: Path, remote: str) -> None:
         """Copy a file (its mode's executable bit kept) or a folder's files to ``remote`` on the device."""
         source = Path(local)
         files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
@@ -127,7 +130,7 @@ class SshShell:
             if done.returncode != 0:
                 raise OSError(f"cannot copy {path} to {self.url}:{dest}: {done.stderr.decode().strip()}")
 
-    def pull(self, remote: str, local: str | os.PathLike[str]) -> None:
+    def pull(self, remote: str, local: Path) -> None:
         """Copy one file from the device."""
         done = subprocess.run([*self.ssh_args(), self._remote(f"cat {shlex.quote(remote)}")], capture_output=True)
         if done.returncode != 0:
