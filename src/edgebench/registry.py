@@ -129,5 +129,6 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "command": "edgebench.backends.command:COMMAND",
     },
 )
