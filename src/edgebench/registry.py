@@ -136,5 +136,6 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "command": "edgebench.backends.command:COMMAND",
     },
 )

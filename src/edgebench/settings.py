@@ -184,6 +184,11 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
+    Setting("command", "Run your own workload with sh -c on the target (the model is then its label)."),
+    Setting("push", "Copy LOCAL[:REMOTE] to the target's work directory before --command (repeatable).",
+            shown_default="nothing"),
+    Setting("step_pattern", "Regex ending each step in --command's output (named groups kept), or "
+            "mnn-train-demo / tflite-benchmark-model."),
     Setting("model", "Workload name (see `edgebench models`).", yaml_key="models", short="-m", plural_axis=True),
     Setting("batch_size", "Samples per training step.", yaml_key="batch_sizes", short="-b", plural_axis=True,
             sweep_default=(1, 2, 4, 8, 16, 32)),

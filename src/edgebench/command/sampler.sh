@@ -1,0 +1,155 @@
+# edgebench device-side runner: runs a workload and samples /proc and /sys around it, in POSIX sh.
+# Runs under mksh (Android, with toybox), busybox ash and dash: no bash, no Python, no arrays.  Every external
+# command is a fork, so the sampling loop uses builtins only (read, printf/print, arithmetic) plus one `sleep`
+# per tick.  The caller sets, before this text:
+#   EB_ROOT     prefix of every device path ("" on a device; a fixture tree in tests)
+#   EB_PERIOD_MS sampling period in milliseconds (integer)
+#   EB_WORK     scratch directory on the device (created, removed at exit)
+#   EB_CMD      the workload, run with `sh -c` in EB_WORK ("" samples until stdin closes: sensors only)
+#   EB_SOURCES  space-separated "PATH:MAX_BYTES:EVERY_NTH_TICK" (a /proc/self/ path means the workload's pid)
+#   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
+#   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
+# Output on stdout, one line each: "C <clock>", "P <pid>", "G <t>" (workload released), "O <t> <line>" (a line
+# of its stdout or stderr), "X <t> <status>" (it exited), then "@samples" and the sample records:
+# "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a failed read; a source not due is absent.
+# Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left.
+
+if [ -n "${KSH_VERSION:-}" ]; then
+  out() { print -r -- "$*"; }
+else
+  out() { printf '%s\n' "$*"; }
+fi
+
+if [ "$EB_CLOCK" = auto ] && [ -n "${EPOCHREALTIME:-}" ]; then
+  EB_CLOCK=epochrealtime
+  now() { T=$EPOCHREALTIME; }
+else
+  EB_CLOCK=uptime
+  now() { read -r T _ < /proc/uptime; }
+fi
+
+# Milliseconds since the first call (integers only: mksh's arithmetic is 32-bit).
+ms() {
+  now
+  _s=${T%.*}
+  _f=${T#*.}000
+  _f=${_f%"${_f#???}"}
+  while :; do case $_f in 0?*) _f=${_f#0} ;; *) break ;; esac; done
+  [ -z "${_s0:-}" ] && _s0=$_s
+  M=$(((_s - _s0) * 1000 + _f))
+}
+
+cleanup() {
+  trap - EXIT HUP INT TERM PIPE
+  [ -n "${EB_WPID:-}" ] && { kill -TERM -- "-$EB_WPID" 2>/dev/null || kill -TERM "$EB_WPID" 2>/dev/null; }
+  [ -n "${EB_SPID:-}" ] && kill -TERM "$EB_SPID" 2>/dev/null
+  [ -n "${EB_DOG:-}" ] && kill -TERM "$EB_DOG" 2>/dev/null
+  [ -n "${EB_WPID:-}" ] && { kill -KILL -- "-$EB_WPID" 2>/dev/null || kill -KILL "$EB_WPID" 2>/dev/null; }
+  rm -rf "$EB_WORK"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP PIPE
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+poll() {
+  now
+  out "T $T"
+  _i=0
+  for _src in $EB_SOURCES; do
+    _path=${_src%%:*}
+    _rest=${_src#*:}
+    _max=${_rest%%:*}
+    _every=${_rest#*:}
+    if [ $((_tick % _every)) -eq 0 ] || [ "$_last" = 1 ]; then
+      case $_path in /proc/self/*) _path=/proc/$EB_WPID/${_path#/proc/self/} ;; esac
+      _n=0
+      if { while IFS= read -r _l || [ -n "$_l" ]; do
+        out "$_i|$_l"
+        _n=$((_n + ${#_l} + 1))
+        [ "$_n" -ge "$_max" ] && break
+      done; } 2>/dev/null < "$EB_ROOT$_path"; then :; else out "$_i!"; fi
+    fi
+    _i=$((_i + 1))
+  done
+  _tick=$((_tick + 1))
+}
+
+sample_loop() {
+  trap - EXIT HUP INT PIPE
+  _tick=0
+  _last=0
+  trap '_last=1' TERM
+  ms
+  _next=$M
+  _start=$T
+  while :; do
+    poll
+    if [ "$_last" = 1 ]; then
+      # the loop's own cost: its CPU ticks with those of the sleeps it reaped (fields 14-17 of proc(5))
+      read -r _stat < /proc/self/stat
+      set -- ${_stat##*) }
+      shift 11
+      out "L $(($1 + $2 + $3 + $4)) $_start $T"
+      exit 0
+    fi
+    _next=$((_next + EB_PERIOD_MS))
+    ms
+    _left=$((_next - M))
+    if [ "$_left" -le 0 ]; then
+      _next=$M
+      continue
+    fi
+    _frac=00$((_left % 1000))
+    sleep "$((_left / 1000)).${_frac#"${_frac%???}"}"
+  done
+}
+
+mkdir -p "$EB_WORK" || exit 2
+cd "$EB_WORK" || exit 2
+out "C $EB_CLOCK"
+exec 3<&0
+# The watchdog: stdin reaches end of file when the workstation closes it or the connection drops.
+( trap - EXIT; while read -r _ <&3; do :; done; kill -TERM $$ 2>/dev/null ) &
+EB_DOG=$!
+rm -f go lines
+mkfifo go lines || exit 2
+(set -m) 2>/dev/null && set -m
+if [ -n "$EB_CMD" ]; then
+  ( read -r _ < go; exec sh -c "$EB_CMD" > lines 2>&1 < /dev/null ) &
+else
+  ( read -r _ < go; exec sleep 2147483647 > lines 2>&1 < /dev/null ) &
+fi
+EB_WPID=$!
+set +m 2>/dev/null
+out "P $EB_WPID"
+if [ "$EB_SAMPLE" = 1 ]; then
+  sample_loop > samples &
+  EB_SPID=$!
+  while [ ! -s samples ]; do sleep 0.01; done
+fi
+now
+out "G $T"
+out go > go
+while IFS= read -r _line || [ -n "$_line" ]; do
+  now
+  out "O $T $_line"
+done < lines
+wait "$EB_WPID"
+_rc=$?
+now
+out "X $T $_rc"
+EB_WPID=
+if [ -n "$EB_STAMP" ] && [ -f "$EB_STAMP" ]; then
+  out "@stamp"
+  cat "$EB_STAMP"
+  out ""
+  out "@endstamp"
+fi
+if [ -n "${EB_SPID:-}" ]; then
+  kill -TERM "$EB_SPID"
+  wait "$EB_SPID"
+  EB_SPID=
+  out "@samples"
+  cat samples
+fi
