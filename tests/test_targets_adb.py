@@ -139,3 +139,18 @@ def test_phone_without_edgebench_is_one_line_naming_the_fix(phones):
     phone = phones("U1", python="/nonexistent/python3")
     with pytest.raises(UsageError, match=r"has no edgebench .* or run your own binary with --command"):
         run_trial(Trial(model="lenet", steps=1), target=phone)
+
+
+def test_command_trial_on_an_unrooted_phone_gives_latency(phones, tmp_path):
+    from edgebench.runner.launch import run_trial
+    from edgebench.trial import Trial
+
+    binary = tmp_path / "bench.sh"
+    binary.write_text('i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo "iter $i"; done\n')
+    phone = phones("U1")
+    trial = Trial(model="bench", command="sh bench.sh", push=(str(binary),), step_pattern=r"^iter \d+$", steps=3,
+                  warmup=1, idle_s=0, sample_interval_ms=50.0)  # fmt: skip
+    run = run_trial(trial, target=phone)
+    assert run.result.ok, run.result.reason
+    assert run.result.steps == 3
+    assert (phones.work / "bench.sh").exists()  # pushed through adb push into the target's work folder

@@ -132,3 +132,21 @@ def test_a_clean_restore_leaves_no_restore_script_behind(sshd, board, tmp_path):
         assert list((tmp_path / "work").glob("restore-*.sh"))
     assert (policy / "scaling_governor").read_text().strip() == governor
     assert not list((tmp_path / "work").glob("restore-*.sh"))
+
+
+def _command_trial(**extra) -> Trial:
+    script = 'i=0; while [ $i -lt 6 ]; do i=$((i+1)); echo "step $i loss 0.$i"; done'
+    fields = {"model": "loop", "command": script, "step_pattern": r"^step (?P<n>\d+) loss (?P<loss>[\d.]+)$",
+              "steps": 4, "warmup": 1, "idle_s": 0, "sample_interval_ms": 50.0}  # fmt: skip
+    return Trial(**{**fields, **extra})
+
+
+def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "rpi4", tree)
+    target = board(sysfs_root=str(tree))
+    run = run_trial(_command_trial(), target=target)
+    assert run.result.ok, run.result.reason
+    assert run.result.target == "board"
+    assert run.result.steps == 4
+    assert run.samples_csv is not None and run.sampler_meta is not None

@@ -70,6 +70,7 @@ class AdbShell:
         self.serial = serial
         self.name = f"adb://{serial}"
         self._workdir = workdir
+        self._made = False
         self.env = env or {}
         self.adb = adb_command()
 
@@ -81,7 +82,10 @@ class AdbShell:
         return exports + script
 
     def workdir(self) -> str:
-        """The target's folder on the device (its ``workdir:``); scripts create it where they need it."""
+        """The target's folder on the device (its ``workdir:``), created on first use."""
+        if not self._made:
+            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
+            self._made = True
         return self._workdir
 
     def run(

@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,6 +27,7 @@ from edgebench.runner.events import read_events, steps_of
 from edgebench.targets.guard import guarded
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
+from edgebench.targets.shell import Shell
 from edgebench.trial import Trial
 
 #: Commands every remote target needs on the device (the rest of the device-side scripts are ``sh`` builtins).
@@ -210,7 +212,14 @@ class RemoteTarget:
     # -- running a trial -------------------------------------------------------------------------------------
 
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
-        """Run ``trial`` through the device's edgebench agent; a lost connection comes back as ``crashed``."""
+        """Run ``trial`` on the device: a ``--command`` trial through the device-side ``sh`` runner and sampler
+        (no Python there), any other through the device's edgebench agent.  A lost connection is ``crashed``."""
+        if trial.command is not None:
+            from edgebench.command.run import run_command_trial
+
+            root = "" if self.config.sysfs_root.rstrip("/") == "" else self.config.sysfs_root.rstrip("/")
+            shell = RootedShell(self.shell, self.as_root)
+            return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(), sample=sample)
         self.edgebench_info()
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         tmp = f"{session}/tmp"
@@ -276,6 +285,32 @@ class RemoteTarget:
         if self._sysfs is not None:
             self._sysfs.close()
             self._sysfs = None
+
+
+class RootedShell:
+    """A target's shell whose scripts run as root when the target uses root (``--root``): the command, its
+    ``taskset`` and the sampler then read and run what only root may."""
+
+    def __init__(self, shell: Shell, as_root: Callable[[str], str]) -> None:
+        self._shell, self._as_root = shell, as_root
+        self.name = shell.name
+
+    def run(
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        return self._shell.run(self._as_root(script), timeout_s=timeout_s, stdin=stdin)
+
+    def start(self, script: str) -> subprocess.Popen[bytes]:
+        return self._shell.start(self._as_root(script))
+
+    def push(self, local: Path, remote: str) -> None:
+        self._shell.push(local, remote)
+
+    def pull(self, remote: str, local: Path) -> None:
+        self._shell.pull(remote, local)
+
+    def workdir(self) -> str:
+        return self._shell.workdir()
 
 
 def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str]:

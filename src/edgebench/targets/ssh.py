@@ -58,6 +58,7 @@ class SshShell:
         self.name = url
         self.user, self.host, self.port = parse_ssh_url(url)
         self._workdir = workdir
+        self._made = False
         self.ssh_config = ssh_config
         self.options = options
         self.env = env or {}
@@ -91,7 +92,10 @@ class SshShell:
         return "exec sh -c " + shlex.quote(exports + script)
 
     def workdir(self) -> str:
-        """The target's folder on the device (its ``workdir:``); scripts create it where they need it."""
+        """The target's folder on the device (its ``workdir:``), created on first use."""
+        if not self._made:
+            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
+            self._made = True
         return self._workdir
 
     def run(
