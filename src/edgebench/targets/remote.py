@@ -161,10 +161,15 @@ class RemoteTarget:
         names = done.stdout.split("\n")
         if done.returncode == 0 and len(names) >= 4:
             env.update(hostname=names[0], machine=names[1], kernel=names[2], os=f"{names[3]}-{names[2]}")
-        env.update(python=None, sysfs_root=self.config.sysfs_root, target=self.name)
-        if self.config.device_name:
-            env["device_name"] = self.config.device_name
+        env.update(python=None, sysfs_root=self.config.sysfs_root, **self._marks())
         return env
+
+    def _marks(self) -> dict[str, str]:
+        """What every result from this target records of it: its name and, for exports, the device's name."""
+        marks = {"target": self.name}
+        if self.config.device_name:
+            marks["device_name"] = self.config.device_name
+        return marks
 
     def missing_device(self, backend: str, device: str) -> str | None:
         if device == "cpu":
@@ -233,7 +238,8 @@ class RemoteTarget:
         last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
         if proc.returncode == 0 and last and last[0].startswith("{"):
             self._remove(session)
-            return TrialBundle.model_validate_json(last[0])
+            bundle = TrialBundle.model_validate_json(last[0])
+            return bundle.model_copy(update={"env": {**bundle.env, **self._marks()}})
         reason = self.connection_failure(proc.returncode or 0, stderr)
         if reason is None:
             tail = (stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
@@ -274,7 +280,7 @@ class RemoteTarget:
         return TrialBundle(
             trial=trial,
             events=events,
-            env={"target": self.name},
+            env=self._marks(),
             failure=Failure(status="crashed", reason=f"{reason} (after {steps} measured steps)"),
         )
 
