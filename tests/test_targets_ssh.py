@@ -150,3 +150,8 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
     assert run.result.target == "board"
     assert run.result.steps == 4
     assert run.samples_csv is not None and run.sampler_meta is not None
+
+
+def test_a_device_lacking_a_needed_command_is_one_line_naming_it(board):
+    with pytest.raises(UsageError, match="board lacks cat, mkdir, rm, mv"):
+        board(env={"PATH": "/nonexistent"})

@@ -288,9 +288,13 @@ class RemoteTarget:
         sh_text(self.shell, self.as_root(f"rm -rf {shlex.quote(session)}"), 30, None)
 
     def close(self) -> None:
+        """End the restore watcher (after a clean restore it has nothing to do) and the transport's connection."""
         if self._sysfs is not None:
             self._sysfs.close()
             self._sysfs = None
+        close = getattr(self.shell, "close", None)
+        if close is not None:
+            close()
 
 
 class RootedShell:
