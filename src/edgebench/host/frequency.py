@@ -148,11 +148,8 @@ class FrequencyControl:
                 "(a virtual machine or container); leave frequencies out",
             )
         if not self.is_root():
-            raise UsageError(
-                FIELD,
-                f"setting CPU frequencies needs root (running as uid {os.geteuid()}); run the sweep with sudo, "
-                "or leave frequencies out",
-            )
+            how = self.sysfs.root_hint or f"running as uid {os.geteuid()}; run the sweep with sudo"
+            raise UsageError(FIELD, f"setting CPU frequencies needs root ({how}), or leave frequencies out")
         for policy in self.policies:
             path = policy_dir(self.sysfs, policy)
             for name in ("scaling_governor", "scaling_min_freq", "scaling_max_freq"):

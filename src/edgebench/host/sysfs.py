@@ -19,6 +19,9 @@ _DIGITS = re.compile(r"(\d+)")
 class SysFS:
     """Read-only (plus the few deliberate writes placement needs) view of a device's pseudo-files."""
 
+    #: How to get the root that writing controls needs, where it is not ``sudo`` on this machine (a remote device).
+    root_hint: str | None = None
+
     def __init__(self, root: str | os.PathLike[str] = "/") -> None:
         self.root = Path(root)
 

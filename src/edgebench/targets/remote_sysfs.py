@@ -44,6 +44,8 @@ def sh_text(shell: Shell, script: str, timeout_s: float, stdin: str | None) -> s
 class RemoteSysFS(SysFS):
     """The device's files: reads from a refreshed mirror (or one ``cat``), writes through the target's root."""
 
+    root_hint = "on the device: add --root, or root: true for the target, so that adb root or su is used"
+
     def __init__(
         self,
         shell: Shell,
