@@ -115,7 +115,7 @@ def test_frequencies_are_pinned_and_restored_through_su(phones):
 def test_frequencies_without_root_are_refused_with_the_fix(phones):
     phone = phones("U1")
     control = FrequencyControl(phone.sysfs(), is_root=phone.is_root)
-    with pytest.raises(UsageError, match="needs root .*add --root"):
+    with pytest.raises(UsageError, match=r"needs root .*add --root"):
         control.check()
 
 
