@@ -99,7 +99,8 @@ class Trial(BaseModel):
                 raise ValueError(
                     f"backend: --command runs your own workload, not the {backend} backend; drop --backend {backend}"
                 )
-            values = {"infer_steps": 0, **values, "backend": "command"}
+            # edgebench times no inference passes of its own after a command: the workload is all there is
+            values = {**values, "infer_steps": 0, "backend": "command"}
             if values.get("step_pattern") is None:
                 raise ValueError(
                     "step_pattern: a command trial needs --step-pattern: a regex matching the line that ends each "

@@ -32,8 +32,11 @@ def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
+        message = explain(error)
+        if not field and ": " in message:  # a check across fields names the field its message starts with
+            field, message = message.split(": ", 1)
         flag = flags.get(field, "--" + field.replace("_", "-"))
-        raise UsageError(flag, explain(error)) from None
+        raise UsageError(flag, message) from None
 
 
 def sysfs_root(path: Path | None) -> str:

@@ -57,7 +57,7 @@ def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
 
 
 def script_for(
-    *, command: str, sources: list[tuple[str, int, int]], period_ms: float, workdir: str, root: str = "",
+    *, command: str, cwd: str | None = None, sources: list[tuple[str, int, int]], period_ms: float, workdir: str, root: str = "",
     clock: str = "auto", sample: bool = True, stamp_file: str | None = None,
 ) -> str:  # fmt: skip
     """The device-side script: its settings as shell assignments, then ``sampler.sh``."""
@@ -65,6 +65,7 @@ def script_for(
         "EB_ROOT": root.rstrip("/"),
         "EB_PERIOD_MS": str(max(1, round(period_ms))),
         "EB_WORK": workdir,
+        "EB_CWD": cwd or workdir,
         "EB_CMD": command,
         "EB_SOURCES": " ".join(f"{path}:{size}:{every}" for path, size, every in sources),
         "EB_CLOCK": clock,
@@ -248,7 +249,7 @@ def run_command_trial(
     sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(sampler.sources, sampler._files, strict=True)]
     run_dir = f"{workdir.rstrip('/')}/run-{time.time_ns()}"
     script = script_for(
-        command=f"cd {shlex.quote(workdir)} && {trial.command}", sources=sources, period_ms=trial.sample_interval_ms,
+        command=trial.command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
         workdir=run_dir, root=root, clock=clock, sample=sample,
         stamp_file=f"{workdir.rstrip('/')}/{pattern.stamp_file}" if pattern.stamp_file else None,
     )  # fmt: skip

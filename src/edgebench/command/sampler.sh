@@ -5,11 +5,12 @@
 #   EB_ROOT     prefix of every device path ("" on a device; a fixture tree in tests)
 #   EB_PERIOD_MS sampling period in milliseconds (integer)
 #   EB_WORK     scratch directory on the device (created, removed at exit)
-#   EB_CMD      the workload, run with `sh -c` in EB_WORK ("" samples until stdin closes: sensors only)
+#   EB_CWD      the workload's working directory (where pushed files are)
+#   EB_CMD      the workload, run with `sh -c` in EB_CWD ("" samples until stdin closes: sensors only)
 #   EB_SOURCES  space-separated "PATH:MAX_BYTES:EVERY_NTH_TICK" (a /proc/self/ path means the workload's pid)
 #   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
 #   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
-# Output on stdout, one line each: "C <clock>", "P <pid>", "G <t>" (workload released), "O <t> <line>" (a line
+# Output on stdout, one line each: "C <clock>", "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
 # of its stdout or stderr), "X <t> <status>" (it exited), then "@samples" and the sample records:
 # "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a failed read; a source not due is absent.
 # Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left.
@@ -41,10 +42,13 @@ ms() {
 
 cleanup() {
   trap - EXIT HUP INT TERM PIPE
-  [ -n "${EB_WPID:-}" ] && { kill -TERM -- "-$EB_WPID" 2>/dev/null || kill -TERM "$EB_WPID" 2>/dev/null; }
+  [ -n "${EB_RPID:-}" ] && { kill -TERM -- "-$EB_RPID" 2>/dev/null || kill -TERM "$EB_RPID" 2>/dev/null; }
+  [ -z "${EB_WPID:-}" ] && [ -s wpid ] && read -r EB_WPID < wpid
+  [ -n "${EB_WPID:-}" ] && kill -TERM "$EB_WPID" 2>/dev/null
   [ -n "${EB_SPID:-}" ] && kill -TERM "$EB_SPID" 2>/dev/null
   [ -n "${EB_DOG:-}" ] && kill -TERM "$EB_DOG" 2>/dev/null
-  [ -n "${EB_WPID:-}" ] && { kill -KILL -- "-$EB_WPID" 2>/dev/null || kill -KILL "$EB_WPID" 2>/dev/null; }
+  [ -n "${EB_WPID:-}" ] && kill -KILL "$EB_WPID" 2>/dev/null
+  [ -n "${EB_RPID:-}" ] && kill -KILL -- "-$EB_RPID" 2>/dev/null
   rm -rf "$EB_WORK"
 }
 trap cleanup EXIT
@@ -62,7 +66,12 @@ poll() {
     _max=${_rest%%:*}
     _every=${_rest#*:}
     if [ $((_tick % _every)) -eq 0 ] || [ "$_last" = 1 ]; then
-      case $_path in /proc/self/*) _path=/proc/$EB_WPID/${_path#/proc/self/} ;; esac
+      case $_path in
+      /proc/self/*)
+        [ -z "$_wpid" ] && [ -s wpid ] && read -r _wpid < wpid
+        _path=/proc/${_wpid:-0}/${_path#/proc/self/}
+        ;;
+      esac
       _n=0
       if { while IFS= read -r _l || [ -n "$_l" ]; do
         out "$_i|$_l"
@@ -77,6 +86,7 @@ poll() {
 
 sample_loop() {
   trap - EXIT HUP INT PIPE
+  _wpid=
   _tick=0
   _last=0
   trap '_last=1' TERM
@@ -112,17 +122,23 @@ exec 3<&0
 # The watchdog: stdin reaches end of file when the workstation closes it or the connection drops.
 ( trap - EXIT; while read -r _ <&3; do :; done; kill -TERM $$ 2>/dev/null ) &
 EB_DOG=$!
-rm -f go lines
-mkfifo go lines || exit 2
+rm -f go wpid status
+mkfifo go || exit 2
+[ -n "$EB_CMD" ] || EB_CMD='exec sleep 2147483647'
+export EB_CWD EB_CMD EB_WORK
+# The workload runs under a small wrapper that waits for "go", starts it in the background (so its pid is known
+# and `sh -c` execs a simple command in place) and records its exit status; its output reaches the reader
+# through a pipe the shell made, so no FIFO open can block or be interrupted on the reading side.
 (set -m) 2>/dev/null && set -m
-if [ -n "$EB_CMD" ]; then
-  ( read -r _ < go; exec sh -c "$EB_CMD" > lines 2>&1 < /dev/null ) &
-else
-  ( read -r _ < go; exec sleep 2147483647 > lines 2>&1 < /dev/null ) &
-fi
-EB_WPID=$!
+( exec sh -c 'read -r _ < go; cd "$EB_CWD" || exit 127; sh -c "$EB_CMD" 2>&1 < /dev/null & echo $! > "$EB_WORK/wpid"; wait $!; echo $? > "$EB_WORK/status"' 2>&1 ) | {
+  trap - EXIT HUP INT PIPE
+  while IFS= read -r _line || [ -n "$_line" ]; do
+    now
+    out "O $T $_line"
+  done
+} &
+EB_RPID=$!
 set +m 2>/dev/null
-out "P $EB_WPID"
 if [ "$EB_SAMPLE" = 1 ]; then
   sample_loop > samples &
   EB_SPID=$!
@@ -130,15 +146,18 @@ if [ "$EB_SAMPLE" = 1 ]; then
 fi
 now
 out "G $T"
-out go > go
-while IFS= read -r _line || [ -n "$_line" ]; do
-  now
-  out "O $T $_line"
-done < lines
-wait "$EB_WPID"
-_rc=$?
+# Opening a FIFO blocks, and a child's exit (SIGCHLD) can interrupt the open (mksh reports EINTR): retry it.
+until { out go > go; } 2>/dev/null; do :; done
+while [ ! -s wpid ]; do sleep 0.01; done
+read -r EB_WPID < wpid
+out "P $EB_WPID"
+wait "$EB_RPID"
+EB_RPID=
+_rc=
+[ -s status ] && read -r _rc < status
 now
-out "X $T $_rc"
+out "X $T ${_rc:-255}"
+rm -f wpid
 EB_WPID=
 if [ -n "$EB_STAMP" ] && [ -f "$EB_STAMP" ]; then
   out "@stamp"

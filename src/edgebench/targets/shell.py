@@ -56,12 +56,18 @@ class LocalShell:
     """``/bin/sh`` on this machine: what ``--command`` runs through on the ``local`` target.
 
     ``sh`` names the shell binary (``mksh``, ``dash``, ``busybox sh``...), so tests and benchmarks can run the
-    device-side scripts under the shells devices have.
+    device-side scripts under the shells devices have.  By default it is the first of ``mksh`` and ``busybox sh``
+    found (their ``EPOCHREALTIME`` stamps output lines to the microsecond), else ``/bin/sh`` (dash on Debian:
+    ``/proc/uptime``, 10 ms).
     """
 
     name = "local"
 
-    def __init__(self, sh: tuple[str, ...] | str = "/bin/sh", workdir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, sh: tuple[str, ...] | str | None = None, workdir: str | os.PathLike[str] | None = None
+    ) -> None:
+        if sh is None:
+            sh = next(((s,) if s == "mksh" else (s, "sh") for s in ("mksh", "busybox") if shutil.which(s)), "/bin/sh")
         self.sh = (sh,) if isinstance(sh, str) else tuple(sh)
         self._workdir = str(workdir) if workdir is not None else None
 
