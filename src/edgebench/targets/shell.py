@@ -63,9 +63,7 @@ class LocalShell:
 
     name = "local"
 
-    def __init__(
-        self, sh: tuple[str, ...] | str | None = None, workdir: str | os.PathLike[str] | None = None
-    ) -> None:
+    def __init__(self, sh: tuple[str, ...] | str | None = None, workdir: str | os.PathLike[str] | None = None) -> None:
         if sh is None:
             sh = next(((s,) if s == "mksh" else (s, "sh") for s in ("mksh", "busybox") if shutil.which(s)), "/bin/sh")
         self.sh = (sh,) if isinstance(sh, str) else tuple(sh)
