@@ -113,7 +113,14 @@ MODELS = Registry(
 )
 
 #: Where a trial runs, by the scheme of its name (``local``; ``ssh://host``, ``adb://SERIAL`` add transports).
-TARGETS = Registry("target", {"local": "edgebench.targets.local:LocalTarget"})
+TARGETS = Registry(
+    "target",
+    {
+        "local": "edgebench.targets.local:LocalTarget",
+        "ssh": "edgebench.targets.ssh:SshTarget",
+        "adb": "edgebench.targets.adb:AdbTarget",
+    },
+)
 
 DATASETS = Registry(
     "dataset",
@@ -130,6 +137,7 @@ BACKENDS = Registry(
     {
         "torch": "edgebench.backends.torch:TORCH",
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
+        "command": "edgebench.backends.command:COMMAND",
     },
     aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from edgebench.cli.options import build, sysfs_root
+from edgebench.cli.options import RootOption, TargetOption, build, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
@@ -71,19 +71,23 @@ def _own_options(
     sysfs_root_dir: Annotated[
         Path | None, typer.Option("--sysfs-root", help="Read sensors from a tree copied from a device, not /.")
     ] = None,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> None:
     """The options of ``run`` that are not settings of the Trial (those come from :data:`SETTINGS`)."""
 
 
 def run(**options: Any) -> int:
-    """Train a model on this device: step latency, throughput, CPU use, memory, inference latency."""
+    """Train a model on this device (or on --target): step latency, throughput, CPU use, memory, inference latency."""
     from edgebench.cli import fail
 
     given = {s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None}
     from edgebench.runner.launch import resolve_placement, run_trial
     from edgebench.targets import open_target
 
-    target = open_target(sysfs_root=sysfs_root(options["sysfs_root_dir"]))
+    target = open_target(
+        options["target_spec"], sysfs_root=sysfs_root(options["sysfs_root_dir"]), root=options["root"] or None
+    )
     if isinstance(given.get("cores"), str):  # big, little, all: this device's cpufreq clusters say which
         given["cores"] = _role_cores(given["cores"], target)
     if getattr(given.get("cores"), "text", None):  # a hex mask: its typed text names the MNN suite's folders

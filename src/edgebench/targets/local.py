@@ -8,6 +8,8 @@ worker and its process sensors still run here.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from edgebench.host.environment import allowed_cores, host_environment
@@ -45,4 +47,13 @@ class LocalTarget:
         return BACKENDS.load(backend).missing_device(device)  # the backend reads this machine, framework unloaded
 
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        if trial.command is not None:  # the user's own workload: through /bin/sh and the device-side sh sampler
+            from edgebench.command.run import run_command_trial
+            from edgebench.targets.shell import LocalShell
+
+            root = "" if self.sysfs().is_live else str(Path(self.sysfs_root).resolve())  # the script cds away
+            with tempfile.TemporaryDirectory(prefix="edgebench-command-") as work:  # pushed files go with it
+                shell = LocalShell(workdir=work)
+                return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(),
+                                         sample=sample)  # fmt: skip
         return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)
