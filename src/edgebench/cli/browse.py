@@ -43,7 +43,9 @@ def trials(
         raise UsageError("--last", "must be at least 1")
     with open_store(store) as db:
         if sweep is not None and not db.sweep_exists(sweep):
-            raise UsageError("--sweep", f"no sweep {sweep!r} in {db.path} (sweeps: {', '.join(db.sweep_ids()) or 'none'})")
+            raise UsageError(
+                "--sweep", f"no sweep {sweep!r} in {db.path} (sweeps: {', '.join(db.sweep_ids()) or 'none'})"
+            )
         rows = db.query(sweep_id=sweep)
     rows = [r for r in rows if (model is None or r.model == model) and (target is None or r.target == target)
             and (status is None or r.status == status)]  # fmt: skip

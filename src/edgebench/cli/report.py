@@ -21,10 +21,12 @@ INSTALL = "pip install 'edgebench[report]'"
 
 def _need(module: str, what: str) -> None:
     """Fail in one line, before any work, where the optional extra is missing."""
-    import importlib.util
+    import importlib
 
-    if importlib.util.find_spec(module) is None:
-        raise UsageError(what, f"needs {module}, which is not installed: {INSTALL}")
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise UsageError(what, f"needs {module}, which is not installed: {INSTALL}") from None
 
 
 def report(
@@ -78,7 +80,9 @@ def plot(
     kind: Annotated[str, typer.Argument(help=f"One of: {', '.join(PLOT_KINDS)}.")],
     trial: Annotated[str | None, typer.Argument(help="Trial id (or unique prefix) for a per-trial kind.")] = None,
     out: Annotated[Path, typer.Option("-o", "--out", help="The figure file: .png, .pdf or .svg.")] = Path("fig.png"),
-    sweep: Annotated[str | None, typer.Option(help="`sweep`: this sweep's trials [default: every stored trial].")] = None,
+    sweep: Annotated[
+        str | None, typer.Option(help="`sweep`: this sweep's trials [default: every stored trial].")
+    ] = None,
     y: Annotated[str, typer.Option(help="`sweep`: the quantity on the y axis.")] = "step_time_ms",
     x: Annotated[str, typer.Option(help="`sweep`: the setting on the x axis.")] = "batch_size",
     steps: Annotated[

@@ -15,7 +15,6 @@ from pathlib import Path
 from edgebench.cli.stored import StoredTrial
 from edgebench.errors import UsageError
 from edgebench.report import figures as f
-from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.result import TrialResult
 from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples, read_samples
@@ -102,6 +101,10 @@ def select(store, trial_ids: Sequence[str], sweep_id: str | None, last: int | No
     return list(chosen.values())
 
 
+def _mib(n: int | None) -> float | None:
+    return n / _MIB if n is not None else None
+
+
 def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
     """The MNN-based suite's RES, CPU usage and time tables: per model, one column per batch size (latest ok)."""
     latest: dict[tuple[str, int], TrialResult] = {}
@@ -112,7 +115,7 @@ def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
     batches = sorted({b for _, b in latest})
     tables = []
     for key, title, value in (
-        ("mnn-res", "RES (peak resident memory, MiB)", lambda r: r.peak_memory_bytes / _MIB if r.peak_memory_bytes else None),
+        ("mnn-res", "RES (peak resident memory, MiB)", lambda r: _mib(r.peak_memory_bytes)),
         ("mnn-cpu", "CPU usage (worker, % of one core)", lambda r: r.process_cpu_pct),
         ("mnn-time", "Time per training step (ms)", lambda r: r.step_time_ms.mean),
     ):  # fmt: skip
@@ -138,7 +141,9 @@ def _framework_table(results: Sequence[TrialResult]) -> Table:
 def build_content(store, results: list[TrialResult], monitor: Path | None, title: str) -> ReportContent:  # type: ignore[no-untyped-def]
     """Every section of the report for ``results`` (and a monitor recording), as data."""
     if not results and monitor is None:
-        raise UsageError("TRIAL", f"no trials to report in {store.path}; run `edgebench run` or `edgebench sweep` first")
+        raise UsageError(
+            "TRIAL", f"no trials to report in {store.path}; run `edgebench run` or `edgebench sweep` first"
+        )
     notes: list[str] = []
     detail = results[:DETAIL_LIMIT]
     if len(results) > DETAIL_LIMIT:
@@ -152,7 +157,9 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
     first = traced or next((s for s in stored if s.result.ok), stored[0] if stored else None)
     paper = "Characterization paper: "
     if first is not None:
-        named.views.append(_retitle(f.utilization(first, first_steps=3), paper + "utilization over three training steps"))
+        named.views.append(
+            _retitle(f.utilization(first, first_steps=3), paper + "utilization over three training steps")
+        )
     for y, name in (("energy_per_step_j", "energy per step"), ("peak_memory_bytes", "memory"),
                     ("throughput_sps", "throughput")):  # fmt: skip
         view = f.sweep_curve(results, y, "batch_size", key=f"paper-{y}")

@@ -11,6 +11,7 @@ visible) and the figure says so in its notes; the stored data is never altered.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -95,7 +96,7 @@ def thin(x: np.ndarray, y: np.ndarray, max_points: int = MAX_POINTS) -> tuple[np
     buckets = max_points // 2
     edges = np.linspace(0, n, buckets + 1).astype(int)
     keep: list[int] = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         if hi <= lo:
             continue
         chunk = y[lo:hi]
@@ -223,7 +224,9 @@ def power(stored: StoredTrial) -> View:
     found = device_power_w(s) if s is not None else None
     if found is None or origin is None:
         sensors = ("rapl", "jetson_power", "power_supply", "nvml")
-        return Missing(key, title, f"no power sensor on this device, so no power or energy ({_unavailable(s, *sensors)})")
+        return Missing(
+            key, title, f"no power sensor on this device, so no power or energy ({_unavailable(s, *sensors)})"
+        )
     t, watts, source = found
     thinned = _Thinned()
     traces = (_line(f"device power [{source}]", (t - origin) / 1e9, watts, thinned),)
@@ -267,7 +270,9 @@ def _freq_temp(key: str, title: str, s: Samples, origin: int, x_label: str) -> V
     temps = [temp] if temp else []
     temps += [c for c in s.matching("temp_", "_mc") if c not in temps][:3]
     if not freq and not temps:
-        return Missing(key, title, f"no CPU clock or temperature on this device ({_unavailable(s, 'cpu_freq', 'thermal')})")
+        return Missing(
+            key, title, f"no CPU clock or temperature on this device ({_unavailable(s, 'cpu_freq', 'thermal')})"
+        )
     thinned, traces = _Thinned(), []
     for column, values in freq:
         ok = ~np.isnan(values)
@@ -283,7 +288,8 @@ def _freq_temp(key: str, title: str, s: Samples, origin: int, x_label: str) -> V
         notes.append(f"no CPU clock ({_unavailable(s, 'cpu_freq')})")
     if not temps:
         notes.append(f"no temperature ({_unavailable(s, 'thermal')})")
-    return Figure(key, title, x_label, "MHz" if freq else "°C", tuple(traces), y2_label="°C" if freq and temps else None,
+    y2 = "°C" if freq and temps else None
+    return Figure(key, title, x_label, "MHz" if freq else "°C", tuple(traces), y2_label=y2,
                   notes=tuple(notes))  # fmt: skip
 
 
@@ -382,8 +388,8 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     points = [(r, px, py) for r, px, py in points if px is not None and py is not None]
     if not points:
         if y.startswith("energy") and ok:
-            return Missing(key, title, "no trial has measured energy: the device has no power sensor "
-                                       "(`edgebench run --estimate-energy` records a labelled estimate instead)")  # fmt: skip
+            estimate = "`edgebench run --estimate-energy` records a labelled estimate instead"
+            return Missing(key, title, f"no trial has measured energy: the device has no power sensor ({estimate})")
         what = "frequency" if x == "freq_khz" else X_FIELDS[x]
         return Missing(key, title, f"no successful trial has both {Y_FIELDS[y]} and a {what}")
     groups: dict[str, list[tuple[float, float]]] = {}

@@ -108,7 +108,9 @@ def _plain_table(t: Table) -> str:
         cells = [_cell(v, 2 if isinstance(v, float) else None) for v in row]
         body.append(f"<tr>{''.join(cells)}</tr>")
     if not body:
-        return f'<p class="missing" data-key="{t.key}"><b>{html.escape(t.title)}</b>: no successful trial to tabulate</p>'
+        return (
+            f'<p class="missing" data-key="{t.key}"><b>{html.escape(t.title)}</b>: no successful trial to tabulate</p>'
+        )
     note = f'<p class="note">{html.escape(t.note)}</p>' if t.note else ""
     return (f'<div class="table" data-key="{t.key}"><h3>{html.escape(t.title)}</h3><table class="sortable">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}</div>")  # fmt: skip
@@ -196,8 +198,9 @@ style-src 'unsafe-inline'; img-src data:; font-src data:">
 chart for values, drag to zoom, double-click to reset.</p>{notes}
 <h2>Summary</h2>{summary_table(content)}
 {"".join(parts)}
-<section id="not-measured"><h2>Not measured, and why</h2>{f"<ul>{not_measured}</ul>" if missing else
-"<p>Every view above was measured.</p>"}</section>
+<section id="not-measured"><h2>Not measured, and why</h2>{
+        f"<ul>{not_measured}</ul>" if missing else "<p>Every view above was measured.</p>"
+    }</section>
 <script>{js}</script>
 <script type="application/json" id="figures">{data}</script>
 <script>{_SCRIPT}</script>

@@ -29,8 +29,8 @@ def trials_table(results: list[TrialResult]) -> Table:
         table.add_column(c.title, justify="left" if c.digits is None else "right")
     for r in results:
         values = summary_values(r)
-        when = (r.started_at or "-").replace("T", " ")[:19]
+        when = (r.started_at or "-").replace("T", " ")[:16]  # to the minute: the id holds the seconds
         status = r.status if r.ok else f"[red]{r.status}[/red]"
         cells = [_text(values[c.field], c.digits) for c in columns[1:-1]]
         table.add_row(r.trial_id, when, *cells, status)
-    return keep_whole(table, "trial")
+    return keep_whole(table)
