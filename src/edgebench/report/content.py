@@ -20,7 +20,7 @@ from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples, read_samples
 
 #: Trials drawn one by one; beyond this a report of many trials shows their table and curves only (opens quickly).
-DETAIL_LIMIT = 20
+DETAIL_LIMIT = 12
 _MIB = 2**20
 
 

@@ -27,7 +27,7 @@ from edgebench.runner.events import steps_of
 from edgebench.sensors.samples import Samples
 
 #: Points per trace beyond which a series is thinned for display.
-MAX_POINTS = 2000
+MAX_POINTS = 1500
 _MIB = 2**20
 
 
@@ -113,7 +113,8 @@ def _line(name: str, x: np.ndarray, y: np.ndarray, thinned: _Thinned, axis: Lite
     if len(tx) < len(x) and not thinned.notes:
         thinned.notes.append(f"series thinned for display to at most {MAX_POINTS} points each (from {len(x)}); "
                              "minima and maxima kept, the stored data is unchanged")  # fmt: skip
-    return Trace(name, tx.tolist(), [None if v != v else float(v) for v in ty], axis=axis)
+    # rounded for display (µs on the time axis, 5 significant digits): a smaller page, the same picture
+    return Trace(name, np.round(tx, 6).tolist(), [None if v != v else float(f"{v:.5g}") for v in ty], axis=axis)
 
 
 def _origin(stored: StoredTrial) -> int | None:

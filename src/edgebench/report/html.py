@@ -16,7 +16,8 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.report import figures as f
-from edgebench.report.content import SUMMARY_COLUMNS, ReportContent, Table, summary_values
+from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
+from edgebench.report.content import ReportContent, Table
 
 INSTALL = "pip install 'edgebench[report]'"
 _COLORS = {"window": "rgba(44, 160, 44, 0.12)", "throttle": "rgba(214, 39, 40, 0.18)"}
