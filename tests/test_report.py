@@ -87,8 +87,8 @@ def report_page(world):
         rendered = browser.evaluate(
             "new Promise((ok, no) => { const t0 = Date.now(); (function poll() {"
             " if (document.body.dataset.rendered) ok(Number(document.body.dataset.rendered));"
-            " else if (Date.now() - t0 > 60000) no('charts not drawn in 60 s'); else setTimeout(poll, 50); })(); })",
-            timeout=90,
+            " else if (Date.now() - t0 > 150000) no('charts not drawn in 150 s'); else setTimeout(poll, 50); })(); })",
+            timeout=180,
         )
         page = browser.evaluate("""(() => {
             const charts = [...document.querySelectorAll('.chart')].map(div => ({

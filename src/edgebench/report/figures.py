@@ -181,18 +181,27 @@ def utilization(stored: StoredTrial, first_steps: int | None = None) -> View:
     if len(t) < 2:
         return Missing(key, title, "fewer than two samples fell inside the steps: sample faster (--interval)")
     cores = sorted(r.cores or [int(n[3:].split("_")[0]) for n in s.matching("cpu", "_active_ticks")])
+    interval = s.meta.interval_ms if s.meta else float(np.median(np.diff(t)) / 1e6)
+    tick_ms = 1e3 / (s.meta.clk_tck if s.meta else 100)
+    # Ticks come every 1/USER_HZ (10 ms): an interval that short reads 0 or 100%.  Each point spans at least five
+    # ticks, so it resolves 20% steps; equation 1 over that bin, from the same counters.
+    every = max(1, int(np.ceil(5 * tick_ms / interval)))
+    edges = np.arange(0, len(t), every)
+    if len(edges) < 2:
+        return Missing(key, title, f"the steps span fewer than {2 * every} sampling intervals, too short to tell "
+                                   "utilization from CPU ticks: measure more or longer steps")  # fmt: skip
     thinned, traces = _Thinned(), []
-    x = (t[1:] - origin) / 1e9
+    x = (t[edges[1:]] - origin) / 1e9
     for core in cores:
         if f"cpu{core}_active_ticks" not in s.columns:
             continue
-        active = np.diff(s.columns[f"cpu{core}_active_ticks"][rows])
-        total = active + np.diff(s.columns[f"cpu{core}_idle_ticks"][rows])
+        active = np.diff(s.columns[f"cpu{core}_active_ticks"][rows][edges])
+        total = active + np.diff(s.columns[f"cpu{core}_idle_ticks"][rows][edges])
         with np.errstate(invalid="ignore", divide="ignore"):
             pct = np.where(total > 0, 100.0 * active / total, np.nan)
         traces.append(_line(f"cpu{core}", x, pct, thinned))
-    interval = s.meta.interval_ms if s.meta else float(np.median(np.diff(t)) / 1e6)
-    notes = (f"one point per sampling interval ({interval:g} ms); dotted lines: step boundaries", *thinned.notes)
+    binned = f"{every} sampling intervals ({every * interval:g} ms: five or more {tick_ms:g} ms CPU ticks)"
+    notes = (f"one point per {binned}; dotted lines: step boundaries", *thinned.notes)
     return Figure(key, title, "time since the first measured step (s)", "utilization (%)", tuple(traces),
                   vlines=tuple(marks) if len(marks) <= 400 else (), notes=notes)  # fmt: skip
 
@@ -305,7 +314,9 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
                                    "layers` for a per-layer breakdown)")  # fmt: skip
     report = layer_report(r, stored.spans, stored.events, stored.samples, power=None, peak=None, depth=None)
     names = {row.name for row in report.rows}
-    rows = [row for row in report.rows if not any(n.startswith(row.name + ".") for n in names)]  # leaves only
+    deep = any(row.depth > 0 for row in report.rows)  # the model's own row is not a layer once it has children
+    rows = [row for row in report.rows
+            if not any(n.startswith(row.name + ".") for n in names) and (row.depth > 0 or not deep)]  # fmt: skip
     rows = sorted(rows, key=lambda row: -(row.forward_ms + (row.backward_ms or 0.0)))[:top]
     if not rows:
         return Missing(key, title, "the trace holds no layer spans")

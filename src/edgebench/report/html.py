@@ -165,13 +165,27 @@ _SCRIPT = """
   }
   document.querySelectorAll('table.sortable').forEach(sortable);
   var figs = JSON.parse(document.getElementById('figures').textContent);
-  var ids = Object.keys(figs), done = [];
-  ids.forEach(function(id){
-    done.push(Plotly.newPlot(id, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false}));
+  // One chart at a time, top of the page first, yielding between charts: the first ones show at once and the page
+  // stays responsive while the rest are drawn.  Printing draws whatever is left first.
+  var ids = Object.keys(figs), queue = ids.slice(), drawn = 0;
+  function draw(id){
+    return Plotly.newPlot(id, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false}).then(function(){
+      drawn += 1;
+      if (drawn === 1) document.body.dataset.firstDrawnMs = String(Math.round(performance.now()));
+      if (drawn === ids.length) document.body.dataset.rendered = String(drawn);
+    });
+  }
+  function next(){
+    if (!queue.length) return;
+    draw(queue.shift()).then(function(){ setTimeout(next, 0); },
+                              function(e){ console.error('chart failed: ' + e); });
+  }
+  if (!ids.length) document.body.dataset.rendered = '0';
+  next();
+  window.addEventListener('beforeprint', function(){
+    while (queue.length) draw(queue.shift());
+    ids.forEach(function(id){ Plotly.Plots.resize(id); });
   });
-  Promise.all(done).then(function(){ document.body.dataset.rendered = String(ids.length); },
-                         function(e){ console.error('chart failed: ' + e); });
-  window.addEventListener('beforeprint', function(){ ids.forEach(function(id){ Plotly.Plots.resize(id); }); });
 })();
 """
 

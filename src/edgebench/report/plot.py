@@ -61,6 +61,9 @@ def save_figure(fig: f.Figure, path: Path, fmt: str) -> None:
     ax.set_title(fig.title, fontsize=10)
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.y_label)
+    values = [v for t in fig.traces if t.axis == "y" and t.kind != "hist" for v in t.y if v is not None and v == v]
+    if values and min(values) >= 0:
+        ax.set_ylim(bottom=0)  # from zero, as the HTML report draws it
     if fig.x_log:
         ax.set_xscale("log")
     if ax2 is not None:
