@@ -21,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.browser, the Chromium driver
 
-from edgebench.report.content import build_content, select  # noqa: E402
-from edgebench.report.html import render_html  # noqa: E402
-from edgebench.result import TrialResult  # noqa: E402
-from edgebench.store import Store  # noqa: E402
+from edgebench.report.content import build_content, select
+from edgebench.report.html import render_html
+from edgebench.result import TrialResult
+from edgebench.store import Store
 
 CORES = 4
 MODELS = ("lenet", "alexnet", "mobilenet_v2", "resnet18", "vgg11")
@@ -128,14 +128,16 @@ def main() -> None:
             rows = csv.count("\n") - 1
             print(f"synthesised a {seconds / 60:.0f}-minute monitor recording: {rows} rows, "
                   f"{len(csv) / 2**20:.0f} MiB", flush=True)  # fmt: skip
-            for label, sweep, mon in ((f"{trials}-trial sweep", sweep_id, None),
-                                      (f"{seconds / 60:.0f}-minute monitor recording at 10 ms", None, monitor)):  # fmt: skip
+            cases = ((f"{trials}-trial sweep", sweep_id, None),
+                     (f"{seconds / 60:.0f}-minute monitor recording at 10 ms", None, monitor))  # fmt: skip
+            for label, sweep, mon in cases:
                 out = root / "report.html"
                 seconds_taken, size = build(store, out, sweep, mon)
                 opened = open_time_s(out)
                 shown = "no Chromium to open it"
                 if opened:
-                    shown = f"headless Chromium: first chart {opened[0]:.1f} s after opening, every chart {opened[1]:.1f} s"
+                    first, every = opened
+                    shown = f"headless Chromium: first chart {first:.1f} s after opening, every chart {every:.1f} s"
                 print(f"{label}: built in {seconds_taken:.1f} s, {size / 2**20:.1f} MiB; {shown}", flush=True)
 
 
