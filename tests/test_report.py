@@ -41,14 +41,19 @@ def world(tmp_path_factory):
     assert proc.returncode == 0, proc.stderr
     run_out, _, stored_line = proc.stdout.rstrip("\n").rpartition("\n")
     traced = stored_line.split()[3]
+    # The Jetson TX2 fixture tree gives the trial power rails, clocks and temperatures (still values: a copied tree)
+    proc = cli("run", "--model", "lenet", "--batch-size", "4", "--steps", "3", "--warmup", "0", "--infer-steps", "0",
+               "--sysfs-root", str(FIXTURES / "sysfs" / "jetson_tx2"), "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    sensed = json.loads(proc.stdout)["trial_id"]
     monitor = root / "monitor"
     proc = cli("monitor", "--sysfs-root", str(FIXTURES / "sysfs" / "rpi4"), "--duration", "1s", "--out", str(monitor))
     assert proc.returncode == 0, proc.stderr
     with Store(cli.store) as store:
         (sweep_id,) = store.sweep_ids()
         results = store.trials()
-    return {"cli": cli, "root": root, "traced": traced, "run_out": run_out, "sweep": sweep_id, "results": results,
-            "monitor": monitor}  # fmt: skip
+    return {"cli": cli, "root": root, "traced": traced, "sensed": sensed, "run_out": run_out, "sweep": sweep_id,
+            "results": results, "monitor": monitor}  # fmt: skip
 
 
 def test_trials_lists_and_filters(world):
@@ -57,7 +62,7 @@ def test_trials_lists_and_filters(world):
     assert [r["trial_id"] for r in listed] == [r.trial_id for r in world["results"]]
     in_sweep = json.loads(cli("trials", "--json", "--sweep", world["sweep"]).stdout)
     assert sorted(r["batch_size"] for r in in_sweep) == [2, 4]
-    assert [r["trial_id"] for r in json.loads(cli("trials", "--json", "--last", "1").stdout)] == [world["traced"]]
+    assert [r["trial_id"] for r in json.loads(cli("trials", "--json", "--last", "1").stdout)] == [world["sensed"]]
     assert json.loads(cli("trials", "--json", "--model", "alexnet").stdout) == []
     text = cli("trials", "--target", "local", "--status", "ok").stdout
     assert all(r.trial_id in text for r in world["results"]) and "lenet" in text
@@ -77,9 +82,8 @@ def test_show_prints_what_run_printed(world):
 @pytest.fixture(scope="module")
 def report_page(world):
     out = world["root"] / "report.html"
-    proc = world["cli"](
-        "report", world["traced"], "--sweep", world["sweep"], "--monitor", str(world["monitor"]), "-o", str(out)
-    )
+    proc = world["cli"]("report", world["traced"], world["sensed"], "--sweep", world["sweep"],
+                        "--monitor", str(world["monitor"]), "-o", str(out))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     browser = Browser()
     try:
@@ -94,6 +98,7 @@ def report_page(world):
             const charts = [...document.querySelectorAll('.chart')].map(div => ({
                 key: div.dataset.key,
                 svg: div.querySelectorAll('svg.main-svg').length,
+                shapes: div.querySelectorAll('.shapelayer path').length,
                 marks: [...div.querySelectorAll('.scatterlayer .trace path, .barlayer .trace path')]
                     .filter(p => (p.getAttribute('d') || '').length > 2).length,
                 title: (div.querySelector('.gtitle') || {}).textContent || ''}));
@@ -134,6 +139,10 @@ def test_every_chart_is_drawn_and_not_empty(report_page, world):
     assert {f"steps-{traced}", f"util-{traced}", f"mem-{traced}", f"layers-{traced}"} <= keys
     assert {"util3-" + traced, "paper-throughput_sps", "paper-peak_memory_bytes", "mnn-freq-temp"} <= keys
     assert f"{world['sweep']}-sweep-step_time_ms-batch_size" in keys
+    shapes = {c["key"]: c["shapes"] for c in charts}
+    sensed = world["sensed"]
+    assert shapes[f"power-{sensed}"] >= 3  # the idle baseline, the energy window and the idle window
+    assert f"clocks-{sensed}" in keys and shapes[f"util-{traced}"] >= 4  # step boundaries
 
 
 def test_what_was_not_measured_is_a_sentence(report_page, world):

@@ -50,7 +50,7 @@ class Span:
     x0: float
     x1: float
     label: str
-    kind: Literal["window", "throttle"] = "window"
+    kind: Literal["window", "idle", "throttle"] = "window"
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def power(stored: StoredTrial) -> View:
     spans = [Span((window[0] - origin) / 1e9, (window[1] - origin) / 1e9, "energy window (measured steps)")]
     idle = idle_window(stored.events)
     if idle is not None:
-        spans.append(Span((idle[0] - origin) / 1e9, (idle[1] - origin) / 1e9, "idle baseline window"))
+        spans.append(Span((idle[0] - origin) / 1e9, (idle[1] - origin) / 1e9, "idle baseline window", "idle"))
     hlines = ((r.idle_power_w, f"idle {r.idle_power_w:.2f} W"),) if r.idle_power_w is not None else ()
     notes = [*thinned.notes]
     if r.energy_j is not None:

@@ -20,7 +20,11 @@ from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.content import ReportContent, Table
 
 INSTALL = "pip install 'edgebench[report]'"
-_COLORS = {"window": "rgba(44, 160, 44, 0.12)", "throttle": "rgba(214, 39, 40, 0.18)"}
+_COLORS = {
+    "window": "rgba(44, 160, 44, 0.12)",
+    "idle": "rgba(120, 120, 120, 0.12)",
+    "throttle": "rgba(214, 39, 40, 0.18)",
+}
 
 
 def plotly_js() -> str:
@@ -40,6 +44,8 @@ def plotly_figure(fig: f.Figure) -> dict[str, Any]:
     data = []
     for t in fig.traces:
         base: dict[str, Any] = {"name": t.name, "yaxis": t.axis}
+        if t.axis == "y2":  # temperatures beside clocks: dashed, told apart from the clock lines in print too
+            base["line"] = {"dash": "dash"}
         if t.kind == "hist":
             data.append({**base, "type": "histogram", "x": [_num(v) for v in t.y], "nbinsx": 30})
         elif t.kind == "bar":

@@ -48,13 +48,14 @@ def save_figure(fig: f.Figure, path: Path, fmt: str) -> None:
         elif t.kind == "markers":
             target.plot(t.x, ys, "o", label=t.name)
         else:
-            target.plot(t.x, ys, "-" if len(t.x) > 60 else "-o", linewidth=1.0, markersize=3, label=t.name)
+            style = "--" if t.axis == "y2" else "-"  # temperatures beside clocks: dashed
+            target.plot(t.x, ys, style if len(t.x) > 60 else style + "o", linewidth=1.0, markersize=3, label=t.name)
     for x in fig.vlines:
         ax.axvline(x, color="black", alpha=0.3, linewidth=0.6, linestyle=":")
     for y, label in fig.hlines:
         ax.axhline(y, color="#555", linestyle="--", linewidth=1.0, label=label)
     for span in fig.spans:
-        color = "tab:red" if span.kind == "throttle" else "tab:green"
+        color = {"throttle": "tab:red", "idle": "tab:gray"}.get(span.kind, "tab:green")
         ax.axvspan(span.x0, span.x1, color=color, alpha=0.15, label=span.label)
     if any(t.kind == "bar" for t in fig.traces):
         ax.tick_params(axis="x", labelrotation=70, labelsize=7)
