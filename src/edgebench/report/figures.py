@@ -200,6 +200,10 @@ def utilization(stored: StoredTrial, first_steps: int | None = None) -> View:
         with np.errstate(invalid="ignore", divide="ignore"):
             pct = np.where(total > 0, 100.0 * active / total, np.nan)
         traces.append(_line(f"cpu{core}", x, pct, thinned))
+    traces = [t for t in traces if any(v is not None for v in t.y)]
+    if not traces:
+        why = "a device tree copied from elsewhere, or a kernel that does not count per-core time"
+        return Missing(key, title, f"no CPU tick was counted in any interval: the counters did not advance ({why})")
     binned = f"{every} sampling intervals ({every * interval:g} ms: five or more {tick_ms:g} ms CPU ticks)"
     notes = (f"one point per {binned}; dotted lines: step boundaries", *thinned.notes)
     return Figure(key, title, "time since the first measured step (s)", "utilization (%)", tuple(traces),
@@ -329,8 +333,16 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
     return Figure(key, title, "layer", "ms per step", traces, notes=notes)
 
 
+def drawable(view: View) -> View:
+    """``view``, or a sentence where none of its traces holds a reading: a chart is never drawn empty."""
+    if isinstance(view, Figure) and not any(v is not None and v == v for t in view.traces for v in t.y):
+        return Missing(view.key, view.title, "the sensor was listed but gave no reading in this window")
+    return view
+
+
 def trial_views(stored: StoredTrial) -> list[View]:
-    return [step_times(stored), utilization(stored), memory(stored), power(stored), clocks(stored), layers(stored)]
+    views = [step_times(stored), utilization(stored), memory(stored), power(stored), clocks(stored), layers(stored)]
+    return [drawable(v) for v in views]
 
 
 # ---- a set of trials (a sweep) ------------------------------------------------------------------------------------
