@@ -148,9 +148,12 @@ def test_every_chart_is_drawn_and_not_empty(report_page, world):
 def test_what_was_not_measured_is_a_sentence(report_page, world):
     missing = set(report_page["page"]["missing"])
     traced = world["traced"]
-    assert f"power-{traced}" in missing and "paper-energy_per_step_j" in missing  # no power sensor here
-    assert all(f"power-{r.trial_id}" not in {c["key"] for c in report_page["page"]["charts"]} for r in world["results"])
+    sensed, drawn = world["sensed"], {c["key"] for c in report_page["page"]["charts"]}
+    assert f"power-{traced}" in missing and f"{world['sweep']}-sweep-energy_per_sample_j-batch_size" in missing
+    assert all(f"power-{r.trial_id}" not in drawn for r in world["results"] if r.trial_id != sensed)
     assert "no power sensor" in report_page["page"]["text"]
+    assert {f"util-{sensed}", f"layers-{sensed}"} <= missing  # a copied tree's CPU counters stand still; not traced
+    assert "the counters did not advance" in report_page["page"]["text"]
 
 
 def test_summary_table_equals_the_store(report_page, world):

@@ -107,7 +107,7 @@ def plot(
         raise UsageError("--steps", "must be at least 1")
     _need("matplotlib", "plot")
     check_output_file("-o", out, "fig.png")
-    view = _view(kind, trial, sweep, y, x, steps, monitor, store)
+    view = f.drawable(_view(kind, trial, sweep, y, x, steps, monitor, store))
     if isinstance(view, f.Missing):
         raise UsageError(kind, f"{view.title}: not measured: {view.reason}")
     from edgebench.report.plot import save_figure
