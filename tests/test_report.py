@@ -242,7 +242,7 @@ def test_plot_of_a_missing_sensor_is_a_sentence_not_a_chart(world):
     proc = world["cli"]("plot", "power", world["traced"], "-o", str(out))
     assert proc.returncode == 2 and "no power sensor" in proc.stderr and proc.stderr.count("\n") == 1
     assert not out.exists()
-    proc = world["cli"]("plot", "sweep", "--y", "energy_per_sample_j", "-o", str(out))
+    proc = world["cli"]("plot", "sweep", "--sweep", world["sweep"], "--y", "energy_per_sample_j", "-o", str(out))
     assert proc.returncode == 2 and "no power sensor" in proc.stderr and not out.exists()
 
 
