@@ -58,7 +58,8 @@ def trials(
 
     from edgebench.report.trials_list import trials_table
 
-    Console().print(trials_table(rows))
+    console = Console()
+    console.print(trials_table(rows, when=console.width >= 100))
     return 0
 
 
