@@ -394,7 +394,7 @@ def _series_key(r: TrialResult, x: str) -> str:
     """The curve a trial belongs to: its model and every varying setting but the x axis."""
     parts = [r.model]
     for name in _OTHER_AXES:
-        if name == x or (x == "cores" and name == "cores"):
+        if name == x:
             continue
         value = getattr(r, name)
         if name == "cores" and value:
@@ -432,7 +432,7 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     if best_pts:
         traces.append(Trace("best per model", [p[1] for p in best_pts], [p[2] for p in best_pts], kind="markers"))
     notes = ("best per model: lowest time per sample (latency-first), the sweep's own rule",)
-    return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes, x_log=False)
+    return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes)
 
 
 def _short_labels(keys: list[str]) -> dict[str, str]:
