@@ -15,6 +15,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from edgebench.cli import browse as browse_cmd
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
@@ -25,6 +26,7 @@ from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
 from edgebench.cli import partition as partition_cmd
 from edgebench.cli import peak as peak_cmd
+from edgebench.cli import report as report_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import snapshot as snapshot_cmd
@@ -83,6 +85,10 @@ app.command("layers")(interruptible(layers_cmd.layers))
 app.command("trace")(interruptible(trace_cmd.trace, "interrupted; nothing was written"))
 app.command("peak")(interruptible(peak_cmd.peak))
 app.command("partition")(interruptible(partition_cmd.partition))
+app.command("trials")(interruptible(browse_cmd.trials))
+app.command("show")(interruptible(browse_cmd.show))
+app.command("report")(interruptible(report_cmd.report, "interrupted; nothing was written"))
+app.command("plot")(interruptible(report_cmd.plot, "interrupted; nothing was written"))
 app.command("import")(interruptible(import_cmd.import_trials, "interrupted; the files not yet stored are kept"))
 
 

@@ -1,0 +1,57 @@
+"""The fields users compare across trials, declared once: the report's summary table and ``edgebench trials``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from edgebench.report.sweep_summary import _energy_per_sample_j
+from edgebench.result import TrialResult
+
+_MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Column:
+    field: str
+    title: str
+    digits: int | None  # None: text
+
+
+#: The summary table: the fields users compare (declared once; the HTML and its test read these names).
+SUMMARY_COLUMNS = (
+    Column("trial_id", "trial", None),
+    Column("model", "model", None),
+    Column("backend", "backend", None),
+    Column("precision", "precision", None),
+    Column("target", "target", None),
+    Column("batch_size", "batch", 0),
+    Column("threads", "threads", 0),
+    Column("step_ms", "step ms", 3),
+    Column("step_ci95_ms", "± 95% CI ms", 3),
+    Column("throughput_sps", "samples/s", 2),
+    Column("cpu_util_pct", "CPU %", 1),
+    Column("peak_memory_mib", "peak MiB", 1),
+    Column("energy_per_sample_j", "J/sample", 5),
+    Column("status", "status", None),
+)
+
+
+def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
+    """The summary table's cells of one trial, as numbers (the HTML formats them and keeps the raw value)."""
+    s = r.step_time_ms
+    return {
+        "trial_id": r.trial_id,
+        "model": r.model,
+        "backend": r.backend,
+        "precision": r.precision,
+        "target": r.target,
+        "batch_size": r.batch_size,
+        "threads": r.threads,
+        "step_ms": s.mean if s else None,
+        "step_ci95_ms": s.ci95 if s else None,
+        "throughput_sps": r.throughput_sps,
+        "cpu_util_pct": r.cpu_util_pct.mean if r.cpu_util_pct else None,
+        "peak_memory_mib": r.peak_memory_bytes / _MIB if r.peak_memory_bytes is not None else None,
+        "energy_per_sample_j": _energy_per_sample_j(r),
+        "status": r.status,
+    }

@@ -1,0 +1,208 @@
+"""What a report covers, read from the store once: the trials, their series, the views and tables built from them.
+
+No plotting library here: :mod:`edgebench.report.html` draws this content with Plotly.  The sections follow the
+issue's order: the summary table, the published figures as named views, the sweeps' curves, one section per trial,
+and every view that could not be drawn with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from edgebench.cli.stored import StoredTrial
+from edgebench.errors import UsageError
+from edgebench.report import figures as f
+from edgebench.result import TrialResult
+from edgebench.sensors.sampler import SamplerMeta
+from edgebench.sensors.samples import Samples, read_samples
+
+#: Trials drawn one by one; beyond this a report of many trials shows their table and curves only (opens quickly).
+DETAIL_LIMIT = 12
+_MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Table:
+    """A plain table of numbers (the MNN suite's and DNNTune's): a title, column names, rows, and a note."""
+
+    key: str
+    title: str
+    columns: list[str]
+    rows: list[list[str | float | None]]
+    note: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    views: list[f.View | Table] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
+class ReportContent:
+    title: str
+    results: list[TrialResult]
+    sections: list[Section]
+    notes: list[str]
+
+    def missing(self) -> list[f.Missing]:
+        return [v for s in self.sections for v in s.views if isinstance(v, f.Missing)]
+
+
+def load_stored(store, result: TrialResult) -> StoredTrial:  # type: ignore[no-untyped-def]
+    """One trial's series from an open store (``cli.stored.load_trial`` opens the store per trial)."""
+    from edgebench.runner.events import parse_events
+    from edgebench.sensors.samples import parse_samples
+    from edgebench.tracing.spans import SpanTable
+
+    events = parse_events(store.series(result.trial_id, "events") or "")
+    meta_text = store.series(result.trial_id, "sampler_meta")
+    samples_text = store.series(result.trial_id, "samples")
+    spans_text = store.series(result.trial_id, "spans")
+    meta = SamplerMeta(**json.loads(meta_text)) if meta_text else None
+    samples = parse_samples(samples_text, meta) if samples_text else None
+    spans = SpanTable.from_json(spans_text) if spans_text else None
+    return StoredTrial(result, events, samples, spans)
+
+
+def read_monitor(folder: Path) -> Samples:
+    """An ``edgebench monitor`` folder's samples with the sampler's description of them."""
+    csv, meta_path = folder / "samples.csv", folder / "meta.json"
+    if not csv.is_file():
+        raise UsageError("--monitor", f"{folder} holds no samples.csv; give a folder `edgebench monitor --out` wrote")
+    meta = None
+    if meta_path.is_file():
+        raw = json.loads(meta_path.read_text())
+        meta = SamplerMeta(**{k: v for k, v in raw.items() if k in SamplerMeta.__dataclass_fields__})
+    return read_samples(csv, meta)
+
+
+def select(store, trial_ids: Sequence[str], sweep_id: str | None, last: int | None) -> list[TrialResult]:  # type: ignore[no-untyped-def]
+    """The trials a report or plot covers: named ones, a sweep's, the last N, or all."""
+    chosen: dict[str, TrialResult] = {}
+    for ref in trial_ids:
+        try:
+            r = store.get(ref)
+        except KeyError as exc:
+            raise UsageError("TRIAL", f"{exc.args[0]} in {store.path}; `edgebench trials` lists them") from None
+        chosen[r.trial_id] = r
+    if sweep_id is not None:
+        if not store.sweep_exists(sweep_id):
+            known = ", ".join(store.sweep_ids()) or "none yet"
+            raise UsageError("--sweep", f"no sweep {sweep_id!r} in {store.path} (sweeps: {known})")
+        chosen.update((r.trial_id, r) for r in store.query(sweep_id=sweep_id))
+    if last is not None or (not trial_ids and sweep_id is None):
+        everything = store.query()
+        chosen.update((r.trial_id, r) for r in (everything[-last:] if last else everything))
+    return list(chosen.values())
+
+
+def _mib(n: int | None) -> float | None:
+    return n / _MIB if n is not None else None
+
+
+def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
+    """The MNN-based suite's RES, CPU usage and time tables: per model, one column per batch size (latest ok)."""
+    latest: dict[tuple[str, int], TrialResult] = {}
+    for r in results:
+        if r.ok and r.step_time_ms is not None:
+            latest[(r.model, r.batch_size)] = r
+    models = sorted({m for m, _ in latest})
+    batches = sorted({b for _, b in latest})
+    tables = []
+    for key, title, value in (
+        ("mnn-res", "RES (peak resident memory, MiB)", lambda r: _mib(r.peak_memory_bytes)),
+        ("mnn-cpu", "CPU usage (worker, % of one core)", lambda r: r.process_cpu_pct),
+        ("mnn-time", "Time per training step (ms)", lambda r: r.step_time_ms.mean),
+    ):  # fmt: skip
+        rows = [[m, *(value(latest[(m, b)]) if (m, b) in latest else None for b in batches)] for m in models]
+        tables.append(Table(key, title, ["model", *(f"batch {b}" for b in batches)], rows))
+    return tables
+
+
+def _framework_table(results: Sequence[TrialResult]) -> Table:
+    """DNNTune's framework table: per model and batch, the step time of each backend x precision (latest ok)."""
+    latest: dict[tuple[str, int, str], TrialResult] = {}
+    for r in results:
+        if r.ok and r.step_time_ms is not None:
+            latest[(r.model, r.batch_size, f"{r.backend} {r.precision} {r.mode}")] = r
+    combos = sorted({c for _, _, c in latest})
+    keys = sorted({(m, b) for m, b, _ in latest})
+    rows = [[m, b, *(latest[(m, b, c)].step_time_ms.mean if (m, b, c) in latest else None for c in combos)]
+            for m, b in keys]  # fmt: skip
+    note = "" if len(combos) > 1 else "one backend and precision among these trials; run others to compare"
+    return Table("dnntune-frameworks", "Step time (ms) by backend x precision", ["model", "batch", *combos], rows, note)
+
+
+def build_content(store, results: list[TrialResult], monitor: Path | None, title: str) -> ReportContent:  # type: ignore[no-untyped-def]
+    """Every section of the report for ``results`` (and a monitor recording), as data."""
+    if not results and monitor is None:
+        raise UsageError(
+            "TRIAL", f"no trials to report in {store.path}; run `edgebench run` or `edgebench sweep` first"
+        )
+    notes: list[str] = []
+    detail = results[:DETAIL_LIMIT]
+    if len(results) > DETAIL_LIMIT:
+        notes.append(f"per-trial charts for the first {DETAIL_LIMIT} of {len(results)} trials; the table and curves "
+                     "cover all of them (name trials, `edgebench report ID...`, to draw others)")  # fmt: skip
+    stored = [load_stored(store, r) for r in detail]
+    monitor_samples = read_monitor(monitor) if monitor is not None else None
+
+    named = Section("Named views: the published figures")
+    traced = next((s for s in stored if s.spans is not None), None)
+    first = traced or next((s for s in stored if s.result.ok), stored[0] if stored else None)
+    paper = "Characterization paper: "
+    if first is not None:
+        named.views.append(
+            _retitle(f.utilization(first, first_steps=3), paper + "utilization over three training steps")
+        )
+    for y, name in (("energy_per_step_j", "energy per step"), ("peak_memory_bytes", "memory"),
+                    ("throughput_sps", "throughput")):  # fmt: skip
+        view = f.sweep_curve(results, y, "batch_size", key=f"paper-{y}")
+        named.views.append(_retitle(view, f"{paper}{name} against batch size"))
+    mnn = "MNN-based suite: "
+    named.views += [Table(t.key, mnn + t.title, t.columns, t.rows, t.note) for t in _mnn_tables(results)]
+    if monitor_samples is not None:
+        trace = f.monitor_freq_temp(monitor_samples, str(monitor))
+    elif first is not None:
+        trace = f.clocks(first)
+    else:
+        trace = f.Missing("mnn-freq-temp", "", "no trial or monitor recording given")
+    named.views.append(_retitle(trace, mnn + "frequency/temperature trace", key="mnn-freq-temp"))
+    fw = _framework_table(results)
+    named.views.append(Table(fw.key, "DNNTune: " + fw.title, fw.columns, fw.rows, fw.note))
+    named.views.append(f.Missing("dnntune-partition", "DNNTune: partition bars",
+                                 "a partition analysis is not a stored trial: `edgebench partition MODEL --plot FILE` "
+                                 "draws its bars"))  # fmt: skip
+
+    sections = [named]
+    sweep_ids = list(dict.fromkeys(r.sweep.sweep_id for r in results if r.sweep is not None))
+    for sweep_id in sweep_ids:
+        members = [r for r in results if r.sweep is not None and r.sweep.sweep_id == sweep_id]
+        views = [_rekey(v, f"{sweep_id}-{v.key}") for v in f.sweep_views(members)]
+        sections.append(Section(f"Sweep {sweep_id} ({len(members)} trials)", views))
+    for s in stored:
+        r = s.result
+        text = f"{r.status}: {r.reason}" if not r.ok else ""
+        sections.append(Section(f"Trial {r.trial_id}: {r.model} batch {r.batch_size} on {r.target}",
+                                f.trial_views(s), text))  # fmt: skip
+    if monitor_samples is not None and first is not None:
+        sections.append(Section(f"Monitor recording {monitor}", [f.monitor_freq_temp(monitor_samples, str(monitor))]))
+    return ReportContent(title, results, sections, notes)
+
+
+def _retitle(view: f.View, title: str, key: str | None = None) -> f.View:
+    key = key or view.key
+    if isinstance(view, f.Missing):
+        return f.Missing(key, title, view.reason)
+    return replace(view, title=title, key=key)
+
+
+def _rekey(view: f.View, key: str) -> f.View:
+    if isinstance(view, f.Missing):
+        return f.Missing(key, view.title, view.reason)
+    return replace(view, key=key)

@@ -1,0 +1,53 @@
+"""The table ``edgebench trials`` prints: one row per stored trial, the summary table's fields plus when it ran.
+
+Readable at 80 columns, as the sweep table is: a column no listed trial has a value for (energy without a power
+sensor) is left out, and so is a backend or target every listed trial shares (the title says which).
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+
+from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
+from edgebench.report.fit import keep_whole
+from edgebench.result import TrialResult
+
+#: Shown in the terminal (the HTML report has every summary column), with the terminal's shorter headers.
+_SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "target": "target", "batch_size": "bs",
+          "step_ms": "step ms", "throughput_sps": "samp/s", "peak_memory_mib": "MiB",
+          "energy_per_sample_j": "mJ/sample", "status": "status"}  # fmt: skip
+_DIGITS = {"step_ms": 1, "peak_memory_mib": 0}
+_ALWAYS = ("trial_id", "model", "batch_size", "step_ms", "status")
+_SHARED = ("backend", "target")
+
+
+def _text(value: object, field: str, digits: int | None) -> str:
+    """Short cells for the terminal (the report and ``--json`` keep every digit); energy in mJ."""
+    if value is None:
+        return "-"
+    if digits is None or digits == 0:
+        return str(value)
+    return f"{value * 1e3:.3g}" if field == "energy_per_sample_j" else f"{value:.{_DIGITS.get(field, 2)}f}"
+
+
+def trials_table(results: list[TrialResult], *, when: bool = True) -> Table:
+    """``when=False`` (a terminal under 100 columns): no start time, which the id holds to the second anyway."""
+    rows = [summary_values(r) for r in results]
+    columns = [c for c in SUMMARY_COLUMNS if c.field in _SHOWN]
+    columns = [c for c in columns if c.field in _ALWAYS or any(row[c.field] is not None for row in rows)]
+    shared = {c: rows[0][c] for c in _SHARED if rows and len({row[c] for row in rows}) == 1}
+    columns = [c for c in columns if c.field not in shared]
+    title = f"{len(results)} stored trials" + (f" (all {', '.join(map(str, shared.values()))})" if shared else "")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("trial")
+    if when:
+        table.add_column("when")
+    for c in columns[1:]:
+        table.add_column(_SHOWN[c.field], justify="left" if c.digits is None else "right")
+    for r, values in zip(results, rows, strict=True):
+        started = [r.started_at.replace("T", " ")[5:16] if r.started_at else "-"] if when else []  # MM-DD HH:MM
+        status = r.status if r.ok else f"[red]{r.status}[/red]"
+        cells = [_text(values[c.field], c.field, c.digits) for c in columns[1:-1]]
+        table.add_row(r.trial_id, *started, *cells, status)
+    return keep_whole(table)
