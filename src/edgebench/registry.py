@@ -129,5 +129,6 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "mnn": "edgebench.backends.mnn:MNN_BACKEND",
     },
 )

@@ -1,0 +1,130 @@
+"""One zoo model in MNN, from the same PyTorch definition and weights: export, convert, load, check.
+
+PyTorch -> ONNX (the legacy TorchScript exporter, eval mode, no constant folding, dynamic batch) -> MNN.
+Training loads the converted graph with ``MNN.expr.load_as_dict``; constants that are PyTorch parameters (by
+their ONNX initializer names) are marked trainable with ``fix_as_trainable``; ``MNN.nn.load_module(inputs,
+outputs, True)`` rebuilds convolutions and batch norms as modules with trainable weights.  Two side effects of the
+converter are undone or checked here:
+
+- a convolution exported without bias (``bias=False`` before a batch norm) gets a zero bias, which the trainer
+  would make trainable: such tensors match no PyTorch parameter and are fixed as constants again;
+- batch-norm running statistics are module parameters in MNN but constants, so they are not counted.
+
+Every trainable MNN tensor is then matched to a PyTorch parameter by its values (the weights are the same bytes in
+both); any PyTorch parameter left unmatched, or MNN tensor that is neither, raises :class:`ArchitectureMismatch`, so
+the parameter count and the layer structure agree by construction and by check.
+
+Training mode in ONNX (``TrainingMode.TRAINING``) keeps dropout, but MNN 3.6.1's trainer crashes (SIGSEGV) on the
+converted training-mode Dropout; the graph is exported in eval mode, so MNN trains without dropout (dropout has no
+parameters; batch norm trains on batch statistics in MNN as in PyTorch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INPUT, OUTPUT = "input", "output"
+
+
+class ArchitectureMismatch(RuntimeError):
+    """The MNN graph's trainable tensors are not the PyTorch model's parameters."""
+
+
+def export_onnx(model: Any, example: Any, path: str | Path) -> set[str]:
+    """Export ``model`` (a torch module) at ``example``'s shape; returns the initializer names that are parameters.
+
+    The module is exported in eval mode and put back in the mode it was in.
+    """
+    import warnings
+
+    import onnx
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model,
+                (example,),
+                str(path),
+                input_names=[INPUT],
+                output_names=[OUTPUT],
+                dynamic_axes={INPUT: {0: "batch"}, OUTPUT: {0: "batch"}},
+                do_constant_folding=False,
+                dynamo=False,
+            )
+    finally:
+        model.train(was_training)
+    parameters = {name for name, _ in model.named_parameters()}
+    return {init.name for init in onnx.load(str(path), load_external_data=False).graph.initializer} & parameters
+
+
+def _key(values: np.ndarray) -> tuple[int, str]:
+    array = np.ascontiguousarray(values, dtype=np.float32)
+    return array.size, hashlib.sha1(array.tobytes()).hexdigest()
+
+
+@dataclass
+class TrainableGraph:
+    """The MNN training module and what became trainable."""
+
+    module: Any
+    #: Trainable tensors, each a PyTorch parameter's values.
+    trainable: list[Any]
+    params: int
+    #: Zero biases the converter added to bias-free convolutions, fixed as constants again.
+    converter_biases_frozen: int
+
+
+def match_parameters(mnn_values: list[np.ndarray], torch_params: dict[str, np.ndarray]) -> tuple[list[int], list[str]]:
+    """Indices of ``mnn_values`` that are no PyTorch parameter, and PyTorch parameters no MNN tensor is.
+
+    Matching is by values (size and bytes): the converter copies the weights, only reshaping them (a linear layer
+    becomes a 1x1 convolution, a batch norm's scale a ``1xCx1x1`` tensor).  Equal tensors (two zero biases of the
+    same size) are interchangeable for the count.
+    """
+    pool: dict[tuple[int, str], list[str]] = {}
+    for name, values in torch_params.items():
+        pool.setdefault(_key(values), []).append(name)
+    extra = []
+    for index, values in enumerate(mnn_values):
+        names = pool.get(_key(values))
+        if names:
+            names.pop(0)
+        else:
+            extra.append(index)
+    missing = [name for names in pool.values() for name in names]
+    return extra, missing
+
+
+def load_trainable(mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]) -> TrainableGraph:
+    """The converted graph as an MNN training module whose trainable tensors are exactly the PyTorch parameters."""
+    F, nn = mnn.expr, mnn.nn
+    variables = F.load_as_dict(str(mnn_path))
+    for name in param_inits & set(variables):
+        if variables[name].op_type == "Const":
+            variables[name].fix_as_trainable()
+    module = nn.load_module([variables[INPUT]], [variables[OUTPUT]], True)
+    trainable = [p for p in module.parameters if p.op_type == "Trainable"]
+    values = [np.asarray(p.read()) for p in trainable]
+    extra, missing = match_parameters(values, torch_params)
+    # A bias the converter added to a bias-free convolution: zeros, one per output channel.
+    added = {i for i in extra if values[i].ndim == 1 and not values[i].any()}
+    unexplained = [i for i in extra if i not in added]
+    if missing or unexplained:
+        raise ArchitectureMismatch(
+            f"MNN's graph does not train the PyTorch parameters: {len(missing)} PyTorch parameter(s) without an MNN "
+            f"tensor ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''}), {len(unexplained)} MNN tensor(s) "
+            "that are no PyTorch parameter"
+        )
+    for index in added:
+        trainable[index].fix_as_const()
+    kept = [p for i, p in enumerate(trainable) if i not in added]
+    return TrainableGraph(module, kept, sum(int(np.prod(p.shape)) for p in kept), len(added))
