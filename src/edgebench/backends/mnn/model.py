@@ -88,20 +88,23 @@ def match_parameters(mnn_values: list[np.ndarray], torch_params: dict[str, np.nd
 
     Matching is by values (size and bytes): the converter copies the weights, only reshaping them (a linear layer
     becomes a 1x1 convolution, a batch norm's scale a ``1xCx1x1`` tensor).  Equal tensors (two zero biases of the
-    same size) are interchangeable for the count.
+    same size) are interchangeable for the count.  Tensors MNN keeps in a layer's own shape (a batch norm's
+    ``1xCx1x1``) are matched before flat ones, so that a zero batch-norm bias is not taken for a converter-added
+    zero convolution bias of the same size.
     """
     pool: dict[tuple[int, str], list[str]] = {}
     for name, values in torch_params.items():
         pool.setdefault(_key(values), []).append(name)
     extra = []
-    for index, values in enumerate(mnn_values):
+    for index in sorted(range(len(mnn_values)), key=lambda i: mnn_values[i].ndim == 1):
+        values = mnn_values[index]
         names = pool.get(_key(values))
         if names:
             names.pop(0)
         else:
             extra.append(index)
     missing = [name for names in pool.values() for name in names]
-    return extra, missing
+    return sorted(extra), missing
 
 
 def load_trainable(mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]) -> TrainableGraph:

@@ -51,8 +51,9 @@ def lr_at(settings: OptimizerSettings, step: int) -> float:
     return settings.lr * (1.0 + settings.gamma * step) ** -settings.power
 
 
-def torch_task(trial: Trial) -> tuple[Workload, Any]:
-    """The workload and its torch classification session at the trial's settings (model, weights and batch)."""
+def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
+    """The workload, its classes and its torch classification session at the trial's settings (model, weights,
+    batch)."""
     import torch
 
     torch.set_num_threads(trial.threads or 1)
@@ -61,14 +62,16 @@ def torch_task(trial: Trial) -> tuple[Workload, Any]:
     if reason:
         raise ValueError(reason)
     preset = workload.preset(trial.preset) if trial.preset else None
-    return workload, workload.session(
+    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
+    task = workload.session(
         trial.batch_size,
         input_shape=trial.input_shape or (preset.input_shape if preset else None),
-        num_classes=trial.num_classes or (preset.num_classes if preset else None),
+        num_classes=num_classes,
         seed=trial.seed,
         data=trial.data,
         backend="torch",
     )
+    return workload, getattr(task, "num_classes", None) or num_classes, task
 
 
 class MnnSession:
@@ -79,9 +82,8 @@ class MnnSession:
         self.mode = getattr(trial, "mode", "train")
         self.threads = trial.threads or 1
         self.mnn, device_line = runtime.load()
-        self.workload, task = torch_task(trial)
+        self.workload, self.num_classes, task = torch_task(trial)
         self.input_shape = tuple(getattr(task, "input_shape", None) or task.inputs.shape[1:])
-        self.num_classes = int(getattr(task, "num_classes", None) or self.workload.num_classes)
         self._dir = tempfile.TemporaryDirectory(prefix="edgebench-mnn-")
         folder = Path(self._dir.name)
         self._torch_model = task.model
@@ -154,8 +156,9 @@ class MnnSession:
         with stdout_to_stderr():
             self.optimizer.learning_rate = lr_at(self.workload.optimizer, self._step)
             loss = nn.loss.cross_entropy(F.softmax(self.module.forward(self._x)), self._onehot)
-            self.optimizer.step(loss)
+            # Read before the update: in lazy mode a read after ``step`` recomputes the loss on the new weights.
             value = float(np.asarray(loss.read()))
+            self.optimizer.step(loss)
         self._step += 1
         return value
 

@@ -1,0 +1,168 @@
+"""Which zoo models MNN accepts, for inference and for training, and MNN's reason where it refuses.
+
+Each model is probed in its own process (MNN aborts or segfaults on some graphs): convert for inference and run
+it, comparing the logits with torch's; convert ``--forTraining``, load it as a training module (its trainable
+tensors must be the PyTorch parameters, :mod:`.model`) and take one SGD step, which must change the weights and
+give a finite loss.  The result is recorded in ``support.json`` beside this file, with the MNN and torch versions
+it was probed with, by ``python -m edgebench.backends.mnn.support --write`` (minutes: every model at its default
+input); ``edgebench models`` reads the record without importing MNN, and ``tests/test_mnn_support.py`` probes a few
+models again and compares.
+
+Run: ``python -m edgebench.backends.mnn.support [--write] [MODEL...]``; ``--probe MODEL`` prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The recorded table (``{"mnn": version, "torch": version, "input": ..., "models": {name: entry}}``).
+RECORD = Path(__file__).with_name("support.json")
+#: Probe batch sizes: one sample for inference, two for training (batch norm needs more than one).
+INFER_BATCH, TRAIN_BATCH = 1, 2
+#: Inference logits of MNN and torch agree within this (absolute, relative to the logits' largest magnitude).
+AGREE_REL = 1e-3
+PROBE_TIMEOUT_S = 900.0
+_MARK = "edgebench-mnn-probe:"
+
+
+def probe(model: str) -> dict[str, Any]:
+    """Probe ``model`` in this process; MNN's own prints go to stderr."""
+    import numpy as np
+
+    from edgebench.backends.mnn.session import MnnSession, unsupported
+    from edgebench.trial import Trial
+    from edgebench.workloads import get_workload
+
+    workload = get_workload(model)
+    entry: dict[str, Any] = {"infer": None, "train": None}
+    reason = unsupported(workload)
+    if reason:
+        return {"infer": reason, "train": reason, "by": "edgebench"}
+    entry["by"] = "mnn"
+    try:
+        session = MnnSession(_infer_trial(Trial, model))
+        mnn_out = session.outputs()
+        torch_out = _torch_logits(session)
+        scale = float(np.abs(torch_out).max()) or 1.0
+        diff = float(np.abs(mnn_out - torch_out).max())
+        entry["infer_max_abs_diff"] = diff
+        if not diff <= AGREE_REL * scale:
+            entry["infer"] = f"MNN's logits differ from torch's by {diff:.3g} (largest logit {scale:.3g})"
+    except Exception as exc:
+        entry["infer"] = _one_line(exc)
+    try:
+        session = MnnSession(Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0))
+        entry["params"] = session.params
+        before = [np.array(p.read(), copy=True) for p in session.module.parameters]
+        loss = session.train_step()
+        after = [np.array(p.read(), copy=True) for p in session.module.parameters]
+        changed = sum(not np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+        if loss is None or not np.isfinite(loss):
+            entry["train"] = f"the first training step's loss is {loss}"
+        elif changed == 0:
+            entry["train"] = "MNN's optimizer step changed no weight: its autograd has no gradient for this graph"
+    except Exception as exc:
+        entry["train"] = _one_line(exc)
+    return entry
+
+
+def _infer_trial(trial_cls: Any, model: str) -> Any:
+    fields: dict[str, Any] = {"model": model, "backend": "mnn", "batch_size": INFER_BATCH, "threads": 1}
+    if "mode" in trial_cls.model_fields:
+        fields["mode"] = "infer"
+    else:  # before inference trials existed: the training module in eval mode is the runtime probed
+        fields["infer_steps"] = 0
+    return trial_cls(**fields)
+
+
+def _torch_logits(session: Any) -> Any:
+    import torch
+
+    model = session._torch_model
+    model.eval()
+    with torch.no_grad():
+        return model(torch.from_numpy(session.inputs)).numpy()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def probe_in_subprocess(model: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
+    """:func:`probe` in a child process, so a crash inside MNN is a refusal with its signal, not our crash."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "edgebench.backends.mnn.support", "--probe", model],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return {"infer": f"probe timed out after {timeout_s:g} s", "train": f"probe timed out after {timeout_s:g} s"}
+    for line in reversed(run.stdout.splitlines()):
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK) :])
+    tail = [line for line in run.stderr.splitlines() if line.strip()][-3:]
+    why = f"the probe process died (exit {run.returncode}{', a signal' if run.returncode < 0 else ''})"
+    reason = f"{why}: {' / '.join(tail)}" if tail else why
+    return {"infer": reason, "train": reason, "by": "mnn"}
+
+
+def recorded() -> dict[str, Any]:
+    """The recorded table; empty when none was written."""
+    try:
+        return json.loads(RECORD.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def refusals(record: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
+    """``(model, mode, reason)`` for every recorded refusal."""
+    record = recorded() if record is None else record
+    out = []
+    for model, entry in (record.get("models") or {}).items():
+        for mode in ("infer", "train"):
+            if entry.get(mode):
+                out.append((model, mode, entry[mode]))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--probe"]:
+        from edgebench.backends.mnn.quiet import stdout_to_stderr
+
+        with stdout_to_stderr():
+            entry = probe(argv[1])
+        print(_MARK + json.dumps(entry), flush=True)
+        return 0
+    write = "--write" in argv
+    from edgebench.registry import MODELS
+
+    names = [a for a in argv if not a.startswith("--")] or MODELS.names()
+    import importlib.metadata
+
+    record = recorded() if write else {}
+    record.update({"mnn": importlib.metadata.version("MNN"), "torch": importlib.metadata.version("torch")})
+    record.setdefault("models", {})
+    record["input"] = f"each model's default input; batch {INFER_BATCH} (inference), {TRAIN_BATCH} (training)"
+    for name in names:
+        entry = probe_in_subprocess(name)
+        record["models"][name] = entry
+        print(f"{name}: infer {entry.get('infer') or 'ok'}; train {entry.get('train') or 'ok'}", file=sys.stderr)
+        if write:
+            RECORD.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not write:
+        print(json.dumps(record, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
