@@ -80,7 +80,7 @@ def test_every_workload_names_a_known_task_and_a_model_builder():
 
 def test_torch_capabilities_cover_what_trials_may_ask():
     capabilities = BACKENDS.load("torch").capabilities
-    assert set(capabilities.precisions) == {"fp32", "bf16", "fp16"}
+    assert set(capabilities.precisions) == {"fp32", "bf16", "fp16", "int8"}
     assert set(capabilities.trace_kinds) == {"none", "layers", "ops"}
     assert set(capabilities.devices) == {"cpu", "cuda"} and set(capabilities.modes) == {"train", "infer"}
 
@@ -98,6 +98,7 @@ def limited(monkeypatch):
         ("trace", "layers", "--trace", "the limited backend cannot run trace 'layers'; it offers: none"),
         ("device", "cuda:1", "--backend", "the limited backend cannot run on device 'cuda'; it offers: cpu"),
         ("infer_steps", 10, "--backend", "the limited backend cannot run mode 'infer'; it offers: train"),
+        ("mode", "infer", "--backend", "the limited backend cannot run mode 'infer'; it offers: train"),
     ],
 )
 def test_a_trial_its_backend_cannot_run_is_a_usage_error(limited, option, value, flag, message):
@@ -109,8 +110,8 @@ def test_a_trial_its_backend_cannot_run_is_a_usage_error(limited, option, value,
 
 
 def test_an_unknown_backend_names_the_known_ones():
-    with pytest.raises(ValidationError, match="unknown backend 'mnn': must be 'torch'"):
-        Trial(backend="mnn")
+    with pytest.raises(ValidationError, match="unknown backend 'tflite': must be 'torch'"):
+        Trial(backend="tflite")
 
 
 def test_the_spec_builds_its_model_only_when_asked():

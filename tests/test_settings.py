@@ -17,6 +17,7 @@ from edgebench.trial import Trial
 #: settings it needs beside it. A Trial field added without a declaration, or a declaration without a sample, fails.
 SAMPLES = {
     "model": ("alexnet", "squeezenet", {}),
+    "mode": ("infer", None, {}),
     "batch_size": ("8", "16", {}),
     "steps": ("4", "6", {}),
     "warmup": ("1", "2", {}),
@@ -122,7 +123,8 @@ def test_each_setting_is_a_run_flag_a_sweep_constant_and_a_sweep_axis(field, run
         ("batch_size", "many"),
         ("warmup", "-1"),
         ("cores", "zz"),
-        ("precision", "int8"),
+        ("precision", "int4"),
+        ("mode", "eval"),
         ("sample_interval_ms", "0ms"),
         ("target_ci_pct", "0.02"),
         ("memory_budget_bytes", "lots"),

@@ -10,8 +10,10 @@ DNNTune (REFERENCE.md section 3) configures a run with three sections::
 Its keys are matched without regard to case (the paper writes ``CPU_threads``).  What maps onto a sweep becomes
 the native key (``model.name`` -> ``models``, ``CPU_affinity: big`` -> ``cores: [big]``, ``data_type`` ->
 ``precision``); what names TensorFlow graph nodes or vendor profilers is accepted and reported as not used,
-because edgebench builds its own registered model and samples its own counters.  A framework other than torch,
-or a data type edgebench cannot train in, is an error: measuring something else under that name would mislead.
+because edgebench builds its own registered model and samples its own counters.  ``framework`` names backends
+(``torch``/``pytorch``, ``onnxruntime``/``ort``, ``mnn``: whichever are registered); one edgebench has no backend
+for (TensorFlow, TFLite, MACE), or a data type it cannot run, is an error: measuring something else under that
+name would mislead.
 Errors name the key as written in the file (``processing.CPU_affinity``).
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.errors import UsageError
+from edgebench.trial import check_backend
 
 MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
 PROCESSING_KEYS = (
@@ -41,8 +44,10 @@ _PRECISION = {
     "fp16": "fp16",
     "bfloat16": "bf16",
     "bf16": "bf16",
+    "int8": "int8",
+    "qint8": "int8",
+    "quint8": "int8",
 }
-_TORCH = ("torch", "pytorch")
 
 
 def is_dnntune(raw: dict[str, Any]) -> bool:
@@ -123,7 +128,8 @@ def _model(
         if precision is None:
             raise UsageError(
                 f"{source}: {key}",
-                f"{data_type!r} cannot be trained here; use float (fp32), float16 or bfloat16 (mixed precision)",
+                f"{data_type!r} cannot be run here; use float (fp32), float16 or bfloat16 (mixed precision), or int8 "
+                "(static quantization, inference)",
             )
         _claim(native, "precision", [precision], key, origins, source)
 
@@ -172,13 +178,13 @@ def _processing(
             _claim(native, "device", devices[0], key, origins, source)
     if "framework" in section:
         key, frameworks = section["framework"]
-        names = [str(f).strip().lower() for f in _items(frameworks)]
-        if not any(n in _TORCH for n in names):
-            raise UsageError(
-                f"{source}: {key}",
-                f"{', '.join(names)} is not available; edgebench trains with torch (set framework: torch)",
-            )
-        _claim(native, "backend", ["torch"], key, origins, source)
+        backends = []
+        for name in _items(frameworks):
+            try:
+                backends.append(check_backend(str(name)))
+            except ValueError as exc:
+                raise UsageError(f"{source}: {key}", str(exc)) from None
+        _claim(native, "backend", list(dict.fromkeys(backends)), key, origins, source)
     for name in ("dnn_library", "profiling_tools", "profiling_events"):
         if name in section:
             key, value = section[name]

@@ -129,6 +129,8 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
         "mnn": "edgebench.backends.mnn:MNN_BACKEND",
     },
+    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
 )

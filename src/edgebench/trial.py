@@ -12,8 +12,11 @@ from edgebench.backends.base import Capabilities, device_kind, refusal
 from edgebench.registry import BACKENDS, DATASETS, MODELS
 
 PositiveInt = Annotated[int, Field(ge=1)]
-#: Numeric precision of training: ``fp32``, or autocast mixed precision with ``bf16`` / ``fp16`` compute.
-Precision = Literal["fp32", "bf16", "fp16"]
+#: Numeric precision: ``fp32``; autocast mixed precision with ``bf16`` / ``fp16`` compute; or ``int8``, post-training
+#: static quantization, which only inference runs (``mode="infer"``).
+Precision = Literal["fp32", "bf16", "fp16", "int8"]
+#: What the measured steps are: ``train`` (forward, loss, backward, update) or ``infer`` (forward passes only).
+Mode = Literal["train", "infer"]
 
 
 class Trial(BaseModel):
@@ -22,6 +25,8 @@ class Trial(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = "lenet"
+    #: ``train``: warm-up and measured steps train; ``infer``: they are forward passes in inference mode.
+    mode: Mode = "train"
     batch_size: PositiveInt = 32
     steps: PositiveInt = 20
     warmup: Annotated[int, Field(ge=0)] = 3
@@ -31,6 +36,8 @@ class Trial(BaseModel):
     cores: tuple[int, ...] | None = None
     input_shape: tuple[PositiveInt, ...] | None = None
     num_classes: PositiveInt | None = None
+    #: Inference passes timed after a training trial's measured steps; an inference trial's measured steps are
+    #: already inference (``steps``), so it runs none of these.
     infer_steps: Annotated[int, Field(ge=0)] = 10
     sample_interval_ms: Annotated[float, Field(gt=0)] = 10.0
     timeout_s: Annotated[float, Field(gt=0)] = 1800.0
@@ -40,7 +47,7 @@ class Trial(BaseModel):
     idle_s: Annotated[float, Field(ge=0)] | None = None
     #: Power model for ``estimated_*`` energy (``idle=2.7W,max=6.4W``); ``None``: no estimate.
     estimate_energy: str | None = None
-    #: Framework the worker trains with: a name in ``edgebench.registry.BACKENDS``.
+    #: Framework the worker runs the model with: a name in ``edgebench.registry.BACKENDS``.
     backend: str = "torch"
     precision: Precision = "fp32"
     #: CPU frequency the cpufreq policies of ``cores`` are pinned to; applied by the launcher that owns it (sweep).
@@ -110,6 +117,8 @@ class Trial(BaseModel):
     @field_validator("until_accuracy")
     @classmethod
     def _accuracy_needs_data(cls, target: float | None, info: ValidationInfo) -> float | None:
+        if target is not None and info.data.get("mode") == "infer":
+            raise ValueError("trains until an accuracy, which an inference trial (--mode infer) never does")
         if target is not None and info.data.get("data") is None:
             raise ValueError("needs real held-out data to measure accuracy on: add --data mnist or --data shakespeare")
         return target
@@ -133,14 +142,19 @@ class Trial(BaseModel):
         device = info.data.get("device")
         if device is not None:
             _refuse(backend, "on device", device_kind(device), lambda c: c.devices)
-        _refuse(backend, "mode", "train", lambda c: c.modes)  # every trial trains
-        if info.data.get("infer_steps"):
+        mode = info.data.get("mode", "train")
+        _refuse(backend, "mode", mode, lambda c: c.modes)
+        if mode == "train" and info.data.get("infer_steps"):  # inference passes after training
             _refuse(backend, "mode", "infer", lambda c: c.modes)
         return backend
 
     @field_validator("precision")
     @classmethod
     def _backend_precision(cls, precision: str, info: ValidationInfo) -> str:
+        if precision == "int8" and info.data.get("mode") != "infer":
+            raise ValueError("'int8' is post-training quantization, which only inference runs: add --mode infer")
+        if precision == "int8" and device_kind(info.data.get("device", "cpu")) != "cpu":
+            raise ValueError("'int8' (static quantization) runs on the CPU only: use --device cpu")
         if "backend" in info.data:
             _refuse(info.data["backend"], "at precision", precision, lambda c: c.precisions)
         return precision

@@ -21,7 +21,7 @@ import numpy as np
 
 from edgebench.measure.power import device_power_w, power_channels, power_series_w
 from edgebench.result import TraceSummary
-from edgebench.runner.events import EventsLike, as_events, steps_of
+from edgebench.runner.events import EventsLike, as_events, measured_steps
 from edgebench.sensors.samples import Samples
 from edgebench.tracing.spans import SpanTable
 
@@ -188,8 +188,8 @@ def power_from_samples(samples: Samples, channel: str | None = None) -> PowerSer
 
 
 def train_windows(events: EventsLike) -> list[tuple[int, int]]:
-    """``(start_ns, end_ns)`` of each measured training step."""
-    return [(s.start_ns, s.end_ns) for s in steps_of(as_events(events), "train")]
+    """``(start_ns, end_ns)`` of each measured step: training steps, or an inference trial's forward passes."""
+    return [(s.start_ns, s.end_ns) for s in measured_steps(as_events(events))]
 
 
 def trace_summary(spans: SpanTable, events: EventsLike) -> TraceSummary:

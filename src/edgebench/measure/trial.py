@@ -33,7 +33,18 @@ from edgebench.result import (
 )
 from edgebench.runner.budget import budget_outcome
 from edgebench.runner.bundle import TrialBundle
-from edgebench.runner.events import Done, Error, Event, EventsLike, Ready, Step, as_events, first, steps_of
+from edgebench.runner.events import (
+    Done,
+    Error,
+    Event,
+    EventsLike,
+    Ready,
+    Step,
+    as_events,
+    first,
+    measured_phase,
+    steps_of,
+)
 from edgebench.sensors.samples import Samples, parse_samples
 from edgebench.tracing.spans import SpanTable
 from edgebench.trial import Trial
@@ -73,6 +84,8 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "cores": list(trial.cores) if trial.cores else None,
         # Training to a target accuracy takes as many steps as it needs: record how many it took.
         "steps": trial.steps if trial.until_accuracy is None else len(steps_of(events, "train")),
+        "mode": trial.mode,
+        "quantization": ready.quantization,
         "warmup": trial.warmup,
         "device": trial.device,
         "input_shape": ready.input_shape,
@@ -126,7 +139,7 @@ def failed_result(
     """A trial that did not run to its end; ``stopped_by`` says what ended the measured phase and after how many
     of its steps, so no summary claims steps that were never measured."""
     events = as_events(events)
-    measured = len(steps_of(events, "train"))
+    measured = len(steps_of(events, measured_phase(trial.mode)))
     stopped_by = f"{status} after {measured} measured step{'' if measured == 1 else 's'}"
     return TrialResult(status=status, reason=reason, stopped_by=stopped_by, **_base(trial, trial_id, env, events))
 
@@ -158,10 +171,14 @@ def build_result(
 ) -> TrialResult:
     """The measurements of a trial that ran to its end, from its step events and its sensor samples.
 
+    An inference trial (``mode="infer"``) measured forward passes: ``step_time_ms`` and ``infer_time_ms`` are both
+    their times, ``throughput_sps`` inferred samples per second, and memory, CPU, energy (per step = per forward
+    pass) and predictability are over those passes, exactly as they are over training steps for a training trial.
+
     ``throttle_reference`` (the device's clocks and hot threshold at the trial's start) adds ``throttling``.
     """
     events = as_events(events)
-    train = steps_of(events, "train")
+    train = steps_of(events, measured_phase(trial.mode))
     done = first(events, Done)
     assert done is not None, "a trial that ran to its end has a done event"
     step_ms = durations_ms(train)

@@ -34,7 +34,7 @@ from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import ThrottleReference
 from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
-from edgebench.runner.events import Error, Idle, read_events, steps_of
+from edgebench.runner.events import Error, Idle, measured_phase, read_events, steps_of
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE, is_allocation_failure
@@ -165,7 +165,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:
             _kill(worker)
-            steps = len(steps_of(read_events(files.events), "train"))
+            steps = len(steps_of(read_events(files.events), measured_phase(trial.mode)))
             reason = f"exceeded the {trial.timeout_s:g} s timeout after {steps} measured steps"
             ended.failure = Failure(status="timeout", reason=reason)
         if sampler is not None:

@@ -34,6 +34,8 @@ class Ready(_Event):
     num_classes: int | None = None
     #: The backend's own environment (framework version, its thread pools, affinity).
     env: dict[str, Any] = {}
+    #: An int8 trial's :class:`edgebench.result.Quantization`, as the backend measured it while building the model.
+    quantization: dict[str, Any] | None = None
 
 
 class Idle(_Event):
@@ -152,6 +154,18 @@ def dump_events(events: Sequence[Event]) -> str:
 
 def steps_of(events: Iterable[Event], phase: Phase) -> list[Step]:
     return [e for e in events if isinstance(e, Step) and e.phase == phase]
+
+
+def measured_phase(mode: str) -> Phase:
+    """The phase of a trial's measured steps: ``train`` for a training trial, ``infer`` for an inference trial
+    (whose warm-up is ``infer_warmup``), so an inference trial's steps are never labelled training."""
+    return "infer" if mode == "infer" else "train"
+
+
+def measured_steps(events: Iterable[Event]) -> list[Step]:
+    """The measured steps, whichever the trial's mode: ``train`` steps, or ``infer`` steps where none trained."""
+    events = list(events)
+    return steps_of(events, "train") or steps_of(events, "infer")
 
 
 E = TypeVar("E", bound=_Event)

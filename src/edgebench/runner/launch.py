@@ -79,6 +79,8 @@ def check_device_present(trial: Trial, target: Target | None = None, field: str 
     """Refuse a trial whose device the target lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
     before anything starts; the target asks the trial's backend where the worker would run."""
     reason = (target or open_target()).missing_device(trial.backend, trial.device)
+    if reason is not None and trial.device == "cpu":  # every machine has a CPU: it is the backend's package missing
+        raise UsageError(field.replace("device", "backend"), f"{trial.backend}: {reason}")
     if reason is not None:
         raise UsageError(field, f"{trial.device}: {reason}")
 

@@ -5,6 +5,9 @@ prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on
 polling).  Every step is an event (:mod:`edgebench.runner.events`: phase, index, start_ns, end_ns, loss) on the
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
+With ``mode="infer"`` the warm-up (phase ``infer_warmup``) and the measured steps (phase ``infer``) are forward
+passes in inference mode, under the same stop rule, tracing and phase memory as training steps; no training runs.
+
 With ``trace`` set, the worker also records layer or op spans during the measured steps and writes them once,
 after measuring, to SPANS_JSON (the torch backend's :mod:`edgebench.backends.torch.tracing.record`).
 
@@ -131,20 +134,25 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         input_shape=list(session.input_shape),
         num_classes=session.num_classes,
         env=session.env,
+        quantization=getattr(session, "quantization", None),
     )
     rule = train_rule(trial, session.evaluate, lambda **e: emit("eval", **e))
+    infer_only = trial.mode == "infer"
+    if infer_only:  # before the tracer counts costs, so the counted step is the forward pass that is measured
+        session.to_inference()
     recorder = session.trace_recorder()
-    train_step, sync = session.train_step, session.sync
+    step, sync = (session.infer_step if infer_only else session.train_step), session.sync
+    warm_phase, phase = ("infer_warmup", "infer") if infer_only else ("warmup", "train")
     wait_for_go()
     memory = PhaseMemory()
-    timed(recorder.counting(train_step) if recorder else train_step, FixedSteps(trial.warmup), "warmup", emit, sync)
+    timed(recorder.counting(step) if recorder else step, FixedSteps(trial.warmup), warm_phase, emit, sync)
     if recorder:
-        recorder.ensure_costs(train_step)
+        recorder.ensure_costs(step)
         recorder.start()
     memory.reset()
     session.reset_device_peak_memory()
     cpu_clock = CpuClock()
-    _, stopped_by = timed(train_step, rule, "train", emit, sync)
+    _, stopped_by = timed(step, rule, phase, emit, sync)
     train_cpu_s, train_cpu_window_s = cpu_clock.read()
     if recorder:
         recorder.stop()
@@ -152,7 +160,9 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     train_peak = memory.peak_bytes()
     gpu_peak = session.device_peak_memory_bytes()
     infer_peak = infer_cpu_s = infer_cpu_window_s = None
-    if trial.infer_steps:
+    if infer_only:  # the measured steps were the inference: one phase, reported under both names
+        infer_peak, infer_cpu_s, infer_cpu_window_s = train_peak, train_cpu_s, train_cpu_window_s
+    elif trial.infer_steps:
         session.to_inference()
         timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()

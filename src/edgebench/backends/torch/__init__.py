@@ -11,7 +11,7 @@ TORCH = Backend(
     name="torch",
     capabilities=Capabilities(
         modes=("train", "infer"),
-        precisions=("fp32", "bf16", "fp16"),
+        precisions=("fp32", "bf16", "fp16", "int8"),
         devices=("cpu", "cuda"),
         trace_kinds=("none", "layers", "ops"),
     ),
