@@ -1,6 +1,6 @@
 """One zoo model in MNN, from the same PyTorch definition and weights: export, convert, load, check.
 
-PyTorch -> ONNX (the legacy TorchScript exporter, eval mode, no constant folding, dynamic batch) -> MNN.
+PyTorch -> ONNX (:mod:`edgebench.backends.onnx_export`, its ``training`` variant: no constant folding) -> MNN.
 Training loads the converted graph with ``MNN.expr.load_as_dict``; constants that are PyTorch parameters (by
 their ONNX initializer names) are marked trainable with ``fix_as_trainable``; ``MNN.nn.load_module(inputs,
 outputs, True)`` rebuilds convolutions and batch norms as modules with trainable weights.  Two side effects of the
@@ -14,9 +14,8 @@ Every trainable MNN tensor is then matched to a PyTorch parameter by its values 
 both); any PyTorch parameter left unmatched, or MNN tensor that is neither, raises :class:`ArchitectureMismatch`, so
 the parameter count and the layer structure agree by construction and by check.
 
-Training mode in ONNX (``TrainingMode.TRAINING``) keeps dropout, but MNN 3.6.1's trainer crashes (SIGSEGV) on the
-converted training-mode Dropout; the graph is exported in eval mode, so MNN trains without dropout (dropout has no
-parameters; batch norm trains on batch statistics in MNN as in PyTorch).
+MNN trains without dropout (the export's notes say why); dropout has no parameters, and MNN's rebuilt batch norm
+trains on batch statistics as PyTorch's does (its running averages use momentum 0.99 where PyTorch keeps 0.9).
 """
 
 from __future__ import annotations
@@ -28,42 +27,12 @@ from typing import Any
 
 import numpy as np
 
-INPUT, OUTPUT = "input", "output"
+from edgebench.backends.onnx_export import INPUT_NAME as INPUT
+from edgebench.backends.onnx_export import OUTPUT_NAME as OUTPUT
 
 
 class ArchitectureMismatch(RuntimeError):
     """The MNN graph's trainable tensors are not the PyTorch model's parameters."""
-
-
-def export_onnx(model: Any, example: Any, path: str | Path) -> set[str]:
-    """Export ``model`` (a torch module) at ``example``'s shape; returns the initializer names that are parameters.
-
-    The module is exported in eval mode and put back in the mode it was in.
-    """
-    import warnings
-
-    import onnx
-    import torch
-
-    was_training = model.training
-    model.eval()
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                model,
-                (example,),
-                str(path),
-                input_names=[INPUT],
-                output_names=[OUTPUT],
-                dynamic_axes={INPUT: {0: "batch"}, OUTPUT: {0: "batch"}},
-                do_constant_folding=False,
-                dynamo=False,
-            )
-    finally:
-        model.train(was_training)
-    parameters = {name for name, _ in model.named_parameters()}
-    return {init.name for init in onnx.load(str(path), load_external_data=False).graph.initializer} & parameters
 
 
 def _key(values: np.ndarray) -> tuple[int, str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.base import TraceRecording
+from edgebench.backends.onnx_export import export_module
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.convert import convert
-from edgebench.backends.mnn.model import export_onnx, load_trainable
+from edgebench.backends.mnn.model import load_trainable
 from edgebench.backends.mnn.quiet import stdout_to_stderr
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
@@ -32,14 +34,14 @@ from edgebench.workloads.spec import OptimizerSettings, Workload
 EVAL_BATCH = 500
 
 
-def unsupported(workload: Workload) -> str | None:
-    """Why the MNN backend cannot build ``workload``'s task, or None; framework-free."""
+def unsupported(workload: Workload, mode: str = "train") -> str | None:
+    """Why the MNN backend cannot run ``workload`` in ``mode``, or None; framework-free."""
     if workload.task != "classification":
         return (
             f"{workload.name} is a {workload.task} task; the mnn backend builds classification (one input tensor, "
             "cross-entropy on logits) only"
         )
-    if workload.optimizer.kind != "sgd":
+    if mode == "train" and workload.optimizer.kind != "sgd":
         return f"{workload.name} trains with {workload.optimizer.kind}; the mnn backend runs the suite's SGD only"
     return None
 
@@ -58,7 +60,7 @@ def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
 
     torch.set_num_threads(trial.threads or 1)
     workload = get_workload(trial.model)
-    reason = unsupported(workload)
+    reason = unsupported(workload, getattr(trial, "mode", "train"))
     if reason:
         raise ValueError(reason)
     preset = workload.preset(trial.preset) if trial.preset else None
@@ -89,7 +91,6 @@ class MnnSession:
         self._torch_model = task.model
         torch_params = {n: p.detach().cpu().numpy() for n, p in task.model.named_parameters()}
         self.torch_params = sum(v.size for v in torch_params.values())
-        self.param_inits = export_onnx(task.model, task.inputs[:1], folder / "model.onnx")
         self.inputs = task.inputs.cpu().numpy().astype(np.float32)
         self.targets = task.targets.cpu().numpy().astype(np.int32)
         self.data = None if task.data is None else [a.cpu().numpy() for a in task.data]
@@ -102,11 +103,15 @@ class MnnSession:
             "mnn_device_supports": device_line,
             "affinity": sorted(os.sched_getaffinity(0)),
             "mnn_precision_requested": trial.precision,
-            "mnn_conversion": "torch.onnx (TorchScript exporter, eval mode) -> MNN converter C++ binding",
+            "mnn_conversion": "torch.onnx (TorchScript exporter) -> ONNX -> MNN converter (C++ binding)",
         }
         self._step = 0
-        self._inference_ready = False
+        #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
+        self._traced_run: Callable[[], None] | None = None
+        self._phase_hook: Callable[[int, int, int], None] | None = None
         with stdout_to_stderr():
+            exported = export_module(task.model, task.inputs, folder / "model.onnx", training=self.mode == "train")
+            self.param_inits = set(exported["parameter_initializers"])
             if self.mode == "train":
                 self._build_training(folder, torch_params)
             else:
@@ -154,11 +159,15 @@ class MnnSession:
             index = self.sampler.next().numpy()
             self._x, self._onehot = self._batch(self.data[0][index], self.data[1][index])
         with stdout_to_stderr():
+            t0 = time.perf_counter_ns()
             self.optimizer.learning_rate = lr_at(self.workload.optimizer, self._step)
             loss = nn.loss.cross_entropy(F.softmax(self.module.forward(self._x)), self._onehot)
             # Read before the update: in lazy mode a read after ``step`` recomputes the loss on the new weights.
             value = float(np.asarray(loss.read()))
+            t_forward = time.perf_counter_ns()
             self.optimizer.step(loss)
+            if self._phase_hook is not None:
+                self._phase_hook(t0, t_forward, time.perf_counter_ns())
         self._step += 1
         return value
 
@@ -217,6 +226,8 @@ class MnnSession:
         with stdout_to_stderr():
             if self.mode == "train":  # the trained module, in eval mode (batch norm on running statistics)
                 np.asarray(self.module.forward(self._x).read())
+            elif self._traced_run is not None:
+                self._traced_run()
             else:
                 self.interpreter.runSession(self.session)
 

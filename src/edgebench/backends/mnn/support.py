@@ -40,8 +40,8 @@ def probe(model: str) -> dict[str, Any]:
 
     workload = get_workload(model)
     entry: dict[str, Any] = {"infer": None, "train": None}
-    reason = unsupported(workload)
-    if reason:
+    if unsupported(workload, "infer"):
+        reason = unsupported(workload, "infer")
         return {"infer": reason, "train": reason, "by": "edgebench"}
     entry["by"] = "mnn"
     try:
@@ -55,6 +55,9 @@ def probe(model: str) -> dict[str, Any]:
             entry["infer"] = f"MNN's logits differ from torch's by {diff:.3g} (largest logit {scale:.3g})"
     except Exception as exc:
         entry["infer"] = _one_line(exc)
+    if unsupported(workload, "train"):
+        entry["train"], entry["train_by"] = unsupported(workload, "train"), "edgebench"
+        return entry
     try:
         session = MnnSession(Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0))
         entry["params"] = session.params
