@@ -216,9 +216,19 @@ def module_of_node(node_name: str, modules: dict[str, str] | set[str]) -> str | 
     parts = node_name.strip("/").split("/")[:-1]
     qual = ""
     for part in parts:
-        candidate = part if (not qual or part.startswith(qual + ".")) else f"{qual}.{part}"
-        if candidate not in modules:
-            stripped = _SUFFIX.sub("", candidate)
-            candidate = stripped if stripped in modules else candidate
-        qual = candidate
+        # A scope is a name relative to some ancestor of the previous one (``conv.0`` under ``features.1.conv`` is
+        # ``features.1.conv.0``): try the longest ancestor first, and the part without a ``_N`` call suffix.
+        segments = qual.split(".") if qual else []
+        found = None
+        for name in (part, _SUFFIX.sub("", part)):
+            for k in range(len(segments), -1, -1):
+                candidate = ".".join([*segments[:k], name])
+                if candidate in modules:
+                    found = candidate
+                    break
+            if found:
+                break
+        if found is None:
+            return None
+        qual = found
     return qual if qual in modules else None
