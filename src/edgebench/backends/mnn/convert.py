@@ -60,13 +60,13 @@ def convert(
     onnx_path: str | Path, mnn_path: str | Path, *, for_training: bool, weight_quant_bits: int | None = None
 ) -> Conversion:
     """Convert ``onnx_path`` to ``mnn_path``; :class:`ConversionError` with MNN's reason when it refuses."""
-    import _tools  # MNN's C++ converter binding (shipped in the MNN wheel), not MNN.tools
-
     onnx_path, mnn_path = Path(onnx_path), Path(mnn_path)
     mnn_path.unlink(missing_ok=True)
     argv = converter_argv(onnx_path, mnn_path, for_training=for_training, weight_quant_bits=weight_quant_bits)
     with tempfile.NamedTemporaryFile("r", suffix=".log", encoding="utf-8", errors="replace") as log_file:
         with fd_output_to(log_file.name):
+            import _tools  # MNN's C++ converter binding (in the MNN wheel), not MNN.tools; importing it prints
+
             _tools.mnnconvert(argv)
         log = Path(log_file.name).read_text(encoding="utf-8", errors="replace")
     if _SUCCESS not in log or not mnn_path.is_file() or mnn_path.stat().st_size == 0:

@@ -14,6 +14,11 @@ Every trainable MNN tensor is then matched to a PyTorch parameter by its values 
 both); any PyTorch parameter left unmatched, or MNN tensor that is neither, raises :class:`ArchitectureMismatch`, so
 the parameter count and the layer structure agree by construction and by check.
 
+One more side effect is undone before converting: MNN 3.6.1's autograd has no gradient for its ``Flatten`` op, so
+behind ``torch.flatten``/``nn.Flatten`` (ONNX ``Flatten``, axis 1) every layer silently stops training (LeNet
+trained only its two linear layers); :func:`flatten_as_reshape` rewrites those nodes as ``Reshape(x, [0, -1])``,
+the same tensor, which MNN differentiates.
+
 MNN trains without dropout (the export's notes say why); dropout has no parameters, and MNN's rebuilt batch norm
 trains on batch statistics as PyTorch's does (its running averages use momentum 0.99 where PyTorch keeps 0.9).
 """
@@ -33,6 +38,28 @@ from edgebench.backends.onnx_export import OUTPUT_NAME as OUTPUT
 
 class ArchitectureMismatch(RuntimeError):
     """The MNN graph's trainable tensors are not the PyTorch model's parameters."""
+
+
+def flatten_as_reshape(onnx_path: str | Path) -> int:
+    """Rewrite ONNX ``Flatten(axis=1)`` nodes as ``Reshape(x, [0, -1])`` in place; returns how many."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(onnx_path))
+    graph = model.graph
+    count = 0
+    for index, node in enumerate(list(graph.node)):
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+        if node.op_type != "Flatten" or axis != 1:
+            continue
+        shape = f"{node.output[0]}__edgebench_flat_shape"
+        graph.initializer.append(numpy_helper.from_array(np.array([0, -1], dtype=np.int64), shape))
+        graph.node.remove(node)
+        graph.node.insert(index, helper.make_node("Reshape", [node.input[0], shape], list(node.output), name=node.name))
+        count += 1
+    if count:
+        onnx.save(model, str(onnx_path))
+    return count
 
 
 def _key(values: np.ndarray) -> tuple[int, str]:

@@ -24,7 +24,7 @@ from edgebench.backends.base import TraceRecording
 from edgebench.backends.onnx_export import export_module
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.convert import convert
-from edgebench.backends.mnn.model import load_trainable
+from edgebench.backends.mnn.model import flatten_as_reshape, load_trainable
 from edgebench.backends.mnn.quiet import stdout_to_stderr
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
@@ -86,8 +86,6 @@ class MnnSession:
         self.mnn, device_line = runtime.load()
         self.workload, self.num_classes, task = torch_task(trial)
         self.input_shape = tuple(getattr(task, "input_shape", None) or task.inputs.shape[1:])
-        self._dir = tempfile.TemporaryDirectory(prefix="edgebench-mnn-")
-        folder = Path(self._dir.name)
         self._torch_model = task.model
         torch_params = {n: p.detach().cpu().numpy() for n, p in task.model.named_parameters()}
         self.torch_params = sum(v.size for v in torch_params.values())
@@ -109,7 +107,9 @@ class MnnSession:
         #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
         self._traced_run: Callable[[], None] | None = None
         self._phase_hook: Callable[[int, int, int], None] | None = None
-        with stdout_to_stderr():
+        # The files are read into memory by MNN's loaders: the folder goes once the model is built.
+        with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp, stdout_to_stderr():
+            folder = Path(tmp)
             exported = export_module(task.model, task.inputs, folder / "model.onnx", training=self.mode == "train")
             self.param_inits = set(exported["parameter_initializers"])
             if self.mode == "train":
@@ -122,6 +122,7 @@ class MnnSession:
     # -- training ---------------------------------------------------------------------------------------------
     def _build_training(self, folder: Path, torch_params: dict[str, np.ndarray]) -> None:
         F, nn = self.mnn.expr, self.mnn.nn
+        self.env["mnn_flatten_rewritten"] = flatten_as_reshape(folder / "model.onnx")
         converted = convert(folder / "model.onnx", folder / "train.mnn", for_training=True)
         F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
         F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
