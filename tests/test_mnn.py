@@ -191,22 +191,22 @@ def test_without_lazy_eval_the_optimizer_does_nothing_with_it_every_layer_trains
     assert changed == 0 and len(set(losses)) == 1  # silently: no error, no update
     losses, changed = _steps(lenet_train, lazy=True)
     assert changed == 8 and losses[-1] < losses[0] - 0.05
-    assert lenet_train.env["mnn_flatten_rewritten"] == 1
+    assert lenet_train.env["mnn_ops_rewritten"] == {"Flatten": 1, "GlobalAveragePool": 0}
 
 
-def test_flatten_is_rewritten_as_reshape(tmp_path):
+def test_ops_without_mnn_gradient_are_rewritten(tmp_path):
     require_mnn()
     import onnx
     import torch
 
-    from edgebench.backends.mnn.model import flatten_as_reshape
+    from edgebench.backends.mnn.model import differentiable_ops
     from edgebench.backends.onnx_export import export_module
 
-    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten(), torch.nn.Linear(2 * 6 * 6, 3))
-    export_module(model, torch.zeros(2, 1, 8, 8), tmp_path / "m.onnx", training=True)
-    assert flatten_as_reshape(tmp_path / "m.onnx") == 1
+    layers = [torch.nn.Conv2d(1, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2, 3)]
+    export_module(torch.nn.Sequential(*layers), torch.zeros(2, 1, 8, 8), tmp_path / "m.onnx", training=True)
+    assert differentiable_ops(tmp_path / "m.onnx") == {"Flatten": 1, "GlobalAveragePool": 1}
     ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
-    assert "Flatten" not in ops and "Reshape" in ops
+    assert "Flatten" not in ops and "GlobalAveragePool" not in ops and {"Reshape", "ReduceMean"} <= set(ops)
 
 
 def test_lr_policy_is_the_torch_tasks():

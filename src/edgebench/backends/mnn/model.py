@@ -14,10 +14,10 @@ Every trainable MNN tensor is then matched to a PyTorch parameter by its values 
 both); any PyTorch parameter left unmatched, or MNN tensor that is neither, raises :class:`ArchitectureMismatch`, so
 the parameter count and the layer structure agree by construction and by check.
 
-One more side effect is undone before converting: MNN 3.6.1's autograd has no gradient for its ``Flatten`` op, so
-behind ``torch.flatten``/``nn.Flatten`` (ONNX ``Flatten``, axis 1) every layer silently stops training (LeNet
-trained only its two linear layers); :func:`flatten_as_reshape` rewrites those nodes as ``Reshape(x, [0, -1])``,
-the same tensor, which MNN differentiates.
+One more trap is undone before converting: MNN 3.6.1's autograd has no gradient for some ops (``Flatten``,
+``GlobalAveragePool``), and every layer before one silently stops training (LeNet trained only its linear layers,
+SqueezeNet nothing); :func:`differentiable_ops` rewrites them as equal ops MNN differentiates.  What still gets no
+gradient is caught by the support probe (:mod:`.support`), which checks that one step updates every tensor.
 
 MNN trains without dropout (the export's notes say why); dropout has no parameters, and MNN's rebuilt batch norm
 trains on batch statistics as PyTorch's does (its running averages use momentum 0.99 where PyTorch keeps 0.9).
@@ -40,26 +40,43 @@ class ArchitectureMismatch(RuntimeError):
     """The MNN graph's trainable tensors are not the PyTorch model's parameters."""
 
 
-def flatten_as_reshape(onnx_path: str | Path) -> int:
-    """Rewrite ONNX ``Flatten(axis=1)`` nodes as ``Reshape(x, [0, -1])`` in place; returns how many."""
+def differentiable_ops(onnx_path: str | Path) -> dict[str, int]:
+    """Rewrite, in place, the ONNX ops MNN 3.6.1's autograd has no gradient for into equal ones it has; returns how
+    many of each were rewritten.
+
+    ``Flatten(axis=1)`` becomes ``Reshape(x, [0, -1])``; ``GlobalAveragePool`` becomes ``ReduceMean`` over the
+    spatial axes (keeping them, as the pool does).  Without this, every layer before such an op silently stops
+    training: LeNet trained only its linear layers, SqueezeNet nothing.
+    """
     import onnx
     from onnx import helper, numpy_helper
 
     model = onnx.load(str(onnx_path))
     graph = model.graph
-    count = 0
+    counts = {"Flatten": 0, "GlobalAveragePool": 0}
+    ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in (*graph.input, *graph.value_info, *graph.output)}
+    if any(n.op_type == "GlobalAveragePool" for n in graph.node):
+        model = onnx.shape_inference.infer_shapes(model)
+        graph = model.graph
+        ranks = {v.name: len(v.type.tensor_type.shape.dim) for v in (*graph.input, *graph.value_info, *graph.output)}
     for index, node in enumerate(list(graph.node)):
-        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-        if node.op_type != "Flatten" or axis != 1:
-            continue
-        shape = f"{node.output[0]}__edgebench_flat_shape"
-        graph.initializer.append(numpy_helper.from_array(np.array([0, -1], dtype=np.int64), shape))
-        graph.node.remove(node)
-        graph.node.insert(index, helper.make_node("Reshape", [node.input[0], shape], list(node.output), name=node.name))
-        count += 1
-    if count:
+        replacement = None
+        if node.op_type == "Flatten" and next((a.i for a in node.attribute if a.name == "axis"), 1) == 1:
+            shape = f"{node.output[0]}__edgebench_flat_shape"
+            graph.initializer.append(numpy_helper.from_array(np.array([0, -1], dtype=np.int64), shape))
+            replacement = helper.make_node("Reshape", [node.input[0], shape], list(node.output), name=node.name)
+        elif node.op_type == "GlobalAveragePool" and ranks.get(node.input[0], 0) >= 3:
+            axes = list(range(2, ranks[node.input[0]]))
+            replacement = helper.make_node(
+                "ReduceMean", list(node.input), list(node.output), name=node.name, axes=axes, keepdims=1
+            )
+        if replacement is not None:
+            graph.node.remove(node)
+            graph.node.insert(index, replacement)
+            counts[node.op_type] += 1
+    if any(counts.values()):
         onnx.save(model, str(onnx_path))
-    return count
+    return counts
 
 
 def _key(values: np.ndarray) -> tuple[int, str]:

@@ -24,7 +24,7 @@ from edgebench.backends.base import TraceRecording
 from edgebench.backends.onnx_export import export_module
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.convert import convert
-from edgebench.backends.mnn.model import flatten_as_reshape, load_trainable
+from edgebench.backends.mnn.model import differentiable_ops, load_trainable
 from edgebench.backends.mnn.quiet import stdout_to_stderr
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
@@ -122,7 +122,7 @@ class MnnSession:
     # -- training ---------------------------------------------------------------------------------------------
     def _build_training(self, folder: Path, torch_params: dict[str, np.ndarray]) -> None:
         F, nn = self.mnn.expr, self.mnn.nn
-        self.env["mnn_flatten_rewritten"] = flatten_as_reshape(folder / "model.onnx")
+        self.env["mnn_ops_rewritten"] = differentiable_ops(folder / "model.onnx")
         converted = convert(folder / "model.onnx", folder / "train.mnn", for_training=True)
         F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
         F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
