@@ -65,6 +65,8 @@ class ExportedModel:
     parameter_initializers: dict[str, str] = field(default_factory=dict)
     #: Qualified names of the model's modules and their class names, for mapping node names back.
     modules: dict[str, str] = field(default_factory=dict)
+    #: The root module's class (``LeNet``), the name layer spans give the whole model.
+    root_class: str = "model"
 
     @property
     def input_dims(self) -> tuple[int, ...]:
@@ -149,6 +151,7 @@ def export_workload(
         exporter=exported["exporter"],
         parameter_initializers=exported["parameter_initializers"],
         modules={name: type(m).__name__ for name, m in module.named_modules() if name},
+        root_class=type(module).__name__,
     )
     tmp = meta_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(record)))
@@ -209,26 +212,20 @@ def module_of_node(node_name: str, modules: dict[str, str] | set[str]) -> str | 
     """The qualified module a TorchScript-exported node ran in, or None (a node outside any module, e.g. a
     functional ``Add`` at the root).
 
-    ``/stages/stages.0/stages.0.0/conv1/Conv`` -> ``stages.0.0.conv1``: each scope is either the full qualified
-    name (``stages.0.0``) or a child's attribute name relative to the previous one (``conv1``); a module called
-    twice gets ``_1``, ``_2`` appended to its scope (``relu_1`` -> ``relu``).
+    ``/stages/stages.0/stages.0.0/downsample/downsample.0/Conv`` -> ``stages.0.0.downsample.0``: each scope is a
+    child's attribute name (``conv1``), or, for a numbered child of a container, the container's scope and the
+    number (``stages.0`` under ``stages``, ``downsample.0`` under ``downsample``); a module called more than once
+    gets ``_1``, ``_2`` appended to its scope (``relu_1`` -> ``relu``).
     """
     parts = node_name.strip("/").split("/")[:-1]
-    qual = ""
+    qual, previous = "", ""
     for part in parts:
-        # A scope is a name relative to some ancestor of the previous one (``conv.0`` under ``features.1.conv`` is
-        # ``features.1.conv.0``): try the longest ancestor first, and the part without a ``_N`` call suffix.
-        segments = qual.split(".") if qual else []
-        found = None
-        for name in (part, _SUFFIX.sub("", part)):
-            for k in range(len(segments), -1, -1):
-                candidate = ".".join([*segments[:k], name])
-                if candidate in modules:
-                    found = candidate
-                    break
-            if found:
-                break
-        if found is None:
-            return None
-        qual = found
+        if previous and part.startswith(previous + "."):
+            candidate = qual + part[len(previous) :]
+        else:
+            candidate = f"{qual}.{part}" if qual else part
+        if candidate not in modules:
+            stripped = _SUFFIX.sub("", candidate)
+            candidate = stripped if stripped in modules else candidate
+        qual, previous = candidate, part
     return qual if qual in modules else None

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import frameworks as frameworks_cmd
 from edgebench.cli import importing as import_cmd
 from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
@@ -75,6 +76,7 @@ app.command("models")(interruptible(models_cmd.models))
 app.command("feasibility")(
     interruptible(feasibility_cmd.feasibility, "interrupted; the cells that finished are stored")
 )
+app.command("frameworks")(interruptible(frameworks_cmd.frameworks, "interrupted; the cells that finished are stored"))
 app.command("layers")(interruptible(layers_cmd.layers))
 app.command("trace")(interruptible(trace_cmd.trace, "interrupted; nothing was written"))
 app.command("peak")(interruptible(peak_cmd.peak))

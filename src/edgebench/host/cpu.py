@@ -84,3 +84,32 @@ def freq_policies(sysfs: SysFS) -> list[FreqPolicy]:
             )
         )
     return policies
+
+
+#: CPU flags (``/proc/cpuinfo``'s ``flags`` on x86, ``Features`` on Arm) that decide whether int8 inference is fast:
+#: the 8-bit dot-product / multiply-accumulate instructions int8 GEMM and convolution kernels are built on.
+INT8_FEATURES = (
+    "avx512_vnni",  # x86: AVX-512 VNNI (Cascade Lake and later server cores, Ice Lake, Zen 4)
+    "avx_vnni",  # x86: VEX-encoded VNNI (Alder Lake and later)
+    "avx512_bf16",
+    "amx_int8",  # x86: AMX tiles (Sapphire Rapids)
+    "asimddp",  # Arm: SDOT/UDOT (Armv8.2 dot product)
+    "i8mm",  # Arm: SMMLA int8 matrix multiply (Armv8.6)
+    "sve",
+    "sve2",
+)
+
+
+def int8_cpu_features(sysfs: SysFS) -> list[str]:
+    """The int8-relevant instructions of :data:`INT8_FEATURES` this CPU reports; empty when it has none (or no
+    ``/proc/cpuinfo``): int8 kernels then fall back to wider multiply-add sequences and may not beat fp32."""
+    try:
+        text = sysfs.read_text("/proc/cpuinfo")
+    except OSError:
+        return []
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return [f for f in INT8_FEATURES if f in flags]

@@ -13,8 +13,9 @@ _DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 
 
 def at_precision(fn: Callable[[], Any], precision: str, device: str) -> Callable[[], Any]:
-    """``fn`` itself for fp32; otherwise ``fn`` run under ``torch.autocast`` with the precision's dtype."""
-    if precision == "fp32":
+    """``fn`` itself for fp32 and int8 (the model itself is quantized, :mod:`.int8`); otherwise ``fn`` run under
+    ``torch.autocast`` with the precision's dtype."""
+    if precision in ("fp32", "int8"):
         return fn
     import torch
 

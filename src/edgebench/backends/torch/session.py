@@ -73,8 +73,24 @@ class TorchSession:
         self.num_classes = getattr(self.task, "num_classes", None) or num_classes or workload.num_classes
         self.env = torch_env()
         self.evaluate: Callable[[], float] | None = getattr(self.task, "evaluate", None)
+        self.quantization: dict[str, Any] | None = None
+        if trial.precision == "int8":
+            self._quantize(trial)
         self._train = at_precision(self.task.train_step, trial.precision, trial.device)
         self._infer = at_precision(self.task.infer_step, trial.precision, trial.device)
+
+    def _quantize(self, trial: Trial) -> None:
+        """Swap the task's model for its int8 static quantization (inference only; ``Trial`` refuses training)."""
+        from edgebench.backends.quantize import calibration
+        from edgebench.backends.torch.int8 import quantize
+
+        inputs = getattr(self.task, "inputs", None)
+        if not isinstance(inputs, torch.Tensor) or not inputs.is_floating_point():
+            raise ValueError(f"int8: {trial.model}'s task does not feed its model one float tensor; not quantized")
+        calib = calibration(trial.model, tuple(inputs.shape[1:]), preset=trial.preset, data=trial.data, seed=trial.seed)
+        quantized, self.quantization = quantize(self.model, inputs, calib, trial.batch_size)
+        self.task.model = self.model = quantized
+        self.env["quantized_engine"] = torch.backends.quantized.engine
 
     def train_step(self) -> float | None:
         out = self._train()

@@ -1,0 +1,175 @@
+"""``edgebench frameworks``: DNNTune's table 5 (frameworks x precisions per model) for this device."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from edgebench.cli.options import build, parse
+from edgebench.host.cpuset import parse_cores
+from edgebench.trial import Trial
+from edgebench.units import format_size, parse_duration_s, parse_shape
+
+if TYPE_CHECKING:
+    from edgebench.report.frameworks import Cell
+    from edgebench.result import TrialResult
+
+#: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
+DEFAULT_BACKENDS = "torch,onnxruntime,mnn"
+
+
+def _names(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise ValueError(f"{text!r} names nothing; give a comma-separated list")
+    return list(dict.fromkeys(names))
+
+
+def frameworks(
+    models: Annotated[str, typer.Option(help="Models, comma-separated.")] = "lenet,mobilenet_v2",
+    mode: Annotated[str, typer.Option(help="infer (forward passes) or train (training steps).")] = "infer",
+    backends: Annotated[str, typer.Option(help="Backends to compare, comma-separated.")] = DEFAULT_BACKENDS,
+    precisions: Annotated[
+        str | None, typer.Option(help="Precisions, comma-separated [default: fp32,int8 to infer, fp32 to train].")
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", "-b", help="Batch [default: 1 to infer, 32 to train].")
+    ] = None,
+    input_shape: Annotated[
+        str | None, typer.Option(help="Per-sample input for every model, e.g. 3x64x64 [default: each model's].")
+    ] = None,
+    steps: Annotated[int, typer.Option(help="Measured steps per cell.")] = 20,
+    warmup: Annotated[int, typer.Option(help="Warm-up steps per cell.")] = 3,
+    threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")] = None,
+    cores: Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")] = None,
+    timeout: Annotated[str, typer.Option(help="Give up on one cell after this long.")] = "10m",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
+    ] = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
+) -> int:
+    """Compare backends and precisions on each model: latency, energy, peak memory, accuracy change (DNNTune's
+    table 5), every cell a stored trial."""
+    from edgebench.report.frameworks import plan_cells, run_cells
+    from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.targets import open_target
+
+    model_names = parse("--models", models, _names) or []
+    names = [build(Trial, {"model": m}, {"model": "--models"}).model for m in model_names]
+    backend_names = parse("--backends", backends, _names) or []
+    default_precisions = "fp32,int8" if mode == "infer" else "fp32"
+    precision_names = parse("--precisions", precisions or default_precisions, _names) or []
+    base = build(
+        Trial,
+        {
+            "model": names[0],
+            "mode": mode,
+            "batch_size": batch_size or (1 if mode == "infer" else 32),
+            "input_shape": parse("--input-shape", input_shape, parse_shape),
+            "steps": steps,
+            "warmup": warmup,
+            "threads": threads,
+            "cores": parse("--cores", cores, parse_cores),
+            "infer_steps": 0,
+            "timeout_s": parse("--timeout", timeout, parse_duration_s),
+        },
+        {"timeout_s": "--timeout", "batch_size": "--batch-size"},
+    )
+    for precision in precision_names:  # a precision no backend knows is the user's typo, not a cell's reason
+        build(Trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
+    target = open_target()
+    resolve_placement(base, target)
+    cells = plan_cells(base, names, backend_names, precision_names)
+    db = None
+    if not no_store:
+        from edgebench.store import Store
+
+        db = Store(store)
+        db.verify()
+
+    def run(trial: Trial) -> TrialResult:
+        outcome = run_trial(trial, target=target)
+        if db is not None:
+            from edgebench.store.rescue import save_or_keep
+
+            save_or_keep(db, outcome.result, outcome.series())
+        return outcome.result
+
+    def progress(c: Cell) -> None:
+        status = c.result.status if c.result else "not run"
+        line = f"{c.model} {c.backend} {c.precision}: {status}"
+        print(line + (f" ({c.reason})" if c.reason else ""), file=sys.stderr, flush=True)
+
+    try:
+        run_cells(cells, run, progress)
+    finally:
+        if db is not None:
+            db.close()
+    if as_json:
+        from edgebench.report.frameworks import as_json as cells_json
+        from edgebench.report.frameworks import energy_reason
+
+        out = {"mode": mode, "batch_size": base.batch_size, "energy_note": energy_reason(cells),
+               "cells": cells_json(cells)}  # fmt: skip
+        typer.echo(json.dumps(out, indent=2))
+        return 0
+    print_table(cells, mode, base.batch_size)
+    return 0
+
+
+def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from edgebench.report.frameworks import energy_reason
+
+    what = "inference (forward pass)" if mode == "infer" else "training step"
+    table = Table(
+        title=f"Frameworks on this device: {what}, batch {batch_size} (best of each model's column in bold *)",
+        title_justify="left",
+    )
+    for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("latency ms", "right"),
+                            ("energy J", "right"), ("peak memory", "right"), ("top-1 agree", "right"),
+                            ("accuracy change", "right"), ("trial / reason", "left")):  # fmt: skip
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+
+    def mark(cell: Cell, column: str, text: str) -> str:
+        return f"[bold]*{text}[/bold]" if column in cell.best else text
+
+    for c in cells:
+        f = c.figures()
+        latency = "" if f["latency_ms"] is None else f"{f['latency_ms']:.2f}"
+        energy = "" if f["energy_j"] is None else f"{f['energy_j']:.4f}"
+        memory = "" if f["peak_memory_bytes"] is None else format_size(f["peak_memory_bytes"])
+        agree = "" if f["top1_agreement"] is None else f"{100 * f['top1_agreement']:.1f}%"
+        change = "" if f["accuracy_change"] is None else f"{100 * f['accuracy_change']:+.1f} pt"
+        if c.measured and c.precision == "fp32":
+            agree, change = "(reference)", "(reference)"
+        where = c.result.trial_id if c.measured and c.result else (c.reason or "")
+        table.add_row(
+            c.model,
+            c.backend,
+            c.precision,
+            mark(c, "latency_ms", latency),
+            mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
+            mark(c, "peak_memory_bytes", memory),
+            mark(c, "top1_agreement", agree),
+            mark(c, "accuracy_change", change),
+            where,
+        )
+    Console(width=200).print(table)
+    reason = energy_reason(cells)
+    if reason:
+        print(f"energy: {reason}")
+    notes = {q for c in cells if c.result and c.result.quantization for q in (c.result.quantization.notes or [])}
+    for c in cells:
+        q = c.result.quantization if c.result else None
+        if q is not None:
+            print(f"{c.model} {c.backend} int8: {q.method}; calibration: {q.calibration}")
+    for note in sorted(notes):
+        print(f"note: {note}")

@@ -1,0 +1,143 @@
+"""DNNTune's table 5 for this device: per model, each backend and precision's latency, energy, peak memory and
+accuracy change, the best of each column marked.
+
+DNNTune found that no framework wins on every metric; the table shows whether that holds for today's runtimes here.
+Every measured cell is a stored trial (its id is in the cell).  A combination that cannot run (a backend that is
+not registered or not installed, ``--mode train`` on an inference-only runtime, ``int8`` training) is a cell with
+the reason, decided before anything runs; a trial that ran and failed is a cell with its status and reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from edgebench.errors import explain
+from edgebench.result import TrialResult
+from edgebench.trial import Trial
+
+
+@dataclass
+class Cell:
+    """One model x backend x precision: a trial to run, or why there is none; then its result."""
+
+    model: str
+    backend: str
+    precision: str
+    trial: Trial | None = None
+    reason: str | None = None
+    result: TrialResult | None = None
+    #: Columns in which this cell is its model's best.
+    best: set[str] = field(default_factory=set)
+
+    @property
+    def measured(self) -> bool:
+        return self.result is not None and self.result.ok
+
+    def figures(self) -> dict[str, float | None]:
+        """The table's columns; lower is better for all but ``top1_agreement``."""
+        r = self.result
+        if r is None or not r.ok:
+            return dict.fromkeys(COLUMNS)
+        q = r.quantization
+        return {
+            "latency_ms": r.step_time_ms.mean if r.step_time_ms else None,
+            "energy_j": r.energy_per_step_j,
+            "peak_memory_bytes": r.peak_memory_bytes,
+            # fp32 is the reference the int8 cells are compared with, so it has no figure of its own here.
+            "top1_agreement": q.top1_agreement if q else None,
+            "accuracy_change": q.accuracy_change if q else None,
+        }
+
+
+#: Column -> whether higher is better.
+COLUMNS = {
+    "latency_ms": False,
+    "energy_j": False,
+    "peak_memory_bytes": False,
+    "top1_agreement": True,
+    "accuracy_change": True,
+}
+
+
+def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], precisions: Iterable[str]) -> list[Cell]:
+    """Every combination, each with its trial or the one-line reason it cannot run (nothing runs here)."""
+    from edgebench.targets import open_target
+    from edgebench.trial import check_backend
+
+    target = open_target()
+    cells = []
+    for model in models:
+        for backend in backends:
+            for precision in precisions:
+                cell = Cell(model, backend, precision)
+                cells.append(cell)
+                try:
+                    name = check_backend(backend)
+                except ValueError:
+                    cell.reason = f"{backend} is not a registered backend of this edgebench"
+                    continue
+                try:
+                    values = base.model_dump(exclude_defaults=True)
+                    cell.trial = Trial(**{**values, "model": model, "backend": name, "precision": precision})
+                except ValidationError as exc:
+                    cell.reason = explain(exc.errors()[0])
+                    continue
+                missing = target.missing_device(name, cell.trial.device)
+                if missing:
+                    cell.reason, cell.trial = missing, None
+    return cells
+
+
+def run_cells(cells: list[Cell], run: Callable[[Trial], TrialResult], progress: Callable[[Cell], None]) -> None:
+    """Run every cell that has a trial, in order, and mark each model's best per column."""
+    for cell in cells:
+        if cell.trial is not None:
+            cell.result = run(cell.trial)
+            if not cell.result.ok:
+                cell.reason = f"{cell.result.status}: {cell.result.reason}"
+        progress(cell)
+    mark_best(cells)
+
+
+def mark_best(cells: list[Cell]) -> None:
+    for model in dict.fromkeys(c.model for c in cells):
+        measured = [c for c in cells if c.model == model and c.measured]
+        for column, higher in COLUMNS.items():
+            values = [(c.figures()[column], c) for c in measured if c.figures()[column] is not None]
+            if len(values) < 2:
+                continue
+            best = max(v for v, _ in values) if higher else min(v for v, _ in values)
+            for value, cell in values:
+                if value == best:
+                    cell.best.add(column)
+
+
+def energy_reason(cells: list[Cell]) -> str | None:
+    """Why the energy column is empty where it is (no power sensor here), from the trials' own notes."""
+    for cell in cells:
+        r = cell.result
+        if r is not None and r.ok and r.energy_per_step_j is None:
+            notes = r.energy_notes or []
+            return notes[0] if notes else "no power sensor on this device: energy is not measured"
+    return None
+
+
+def as_json(cells: list[Cell]) -> list[dict[str, Any]]:
+    return [
+        {
+            "model": c.model,
+            "backend": c.backend,
+            "precision": c.precision,
+            "trial_id": c.result.trial_id if c.result else None,
+            "status": c.result.status if c.result else "not run",
+            "reason": c.reason,
+            **c.figures(),
+            "best": sorted(c.best),
+            "quantization": c.result.quantization.model_dump() if c.result and c.result.quantization else None,
+        }
+        for c in cells
+    ]
