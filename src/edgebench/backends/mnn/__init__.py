@@ -27,6 +27,7 @@ MNN_BACKEND = Backend(
     session="edgebench.backends.mnn.session:open_session",
     tasks="edgebench.backends.mnn.session:task_session",
     device_check="edgebench.backends.mnn:missing_package",
+    model_check="edgebench.backends.mnn.support:refusal",
 )
 
 

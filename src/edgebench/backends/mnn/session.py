@@ -26,24 +26,13 @@ from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.convert import convert
 from edgebench.backends.mnn.model import differentiable_ops, load_trainable
 from edgebench.backends.mnn.quiet import stdout_to_stderr
+from edgebench.backends.mnn.support import unsupported
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import OptimizerSettings, Workload
 
 #: Held-out digits evaluated per forward pass.
 EVAL_BATCH = 500
-
-
-def unsupported(workload: Workload, mode: str = "train") -> str | None:
-    """Why the MNN backend cannot run ``workload`` in ``mode``, or None; framework-free."""
-    if workload.task != "classification":
-        return (
-            f"{workload.name} is a {workload.task} task; the mnn backend builds classification (one input tensor, "
-            "cross-entropy on logits) only"
-        )
-    if mode == "train" and workload.optimizer.kind != "sgd":
-        return f"{workload.name} trains with {workload.optimizer.kind}; the mnn backend runs the suite's SGD only"
-    return None
 
 
 def lr_at(settings: OptimizerSettings, step: int) -> float:

@@ -18,7 +18,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from edgebench.workloads.spec import Workload
 
 #: The recorded table (``{"mnn": version, "torch": version, "input": ..., "models": {name: entry}}``).
 RECORD = Path(__file__).with_name("support.json")
@@ -30,11 +33,47 @@ PROBE_TIMEOUT_S = 900.0
 _MARK = "edgebench-mnn-probe:"
 
 
+def unsupported(workload: Workload, mode: str = "train") -> str | None:
+    """Why the MNN backend cannot run ``workload`` in ``mode``, or None; framework-free."""
+    if workload.task != "classification":
+        return (
+            f"{workload.name} is a {workload.task} task; the mnn backend builds classification (one input tensor, "
+            "cross-entropy on logits) only"
+        )
+    if mode == "train" and workload.optimizer.kind != "sgd":
+        return f"{workload.name} trains with {workload.optimizer.kind}; the mnn backend runs the suite's SGD only"
+    return None
+
+
+def refusal(model: str, mode: str) -> str | None:
+    """Why an MNN trial of ``model`` in ``mode`` cannot run, or None; framework-free (trial validation asks).
+
+    The task and optimiser decide first; then the recorded probe, where it was taken with the installed MNN.
+    """
+    import importlib.metadata
+
+    from edgebench.workloads import get_workload
+
+    workload = get_workload(model)
+    reason = unsupported(workload, mode)
+    if reason or not (isinstance(workload.model, str) and workload.model.startswith("edgebench.")):
+        return reason
+    record = recorded()
+    try:
+        installed = importlib.metadata.version("MNN")
+    except importlib.metadata.PackageNotFoundError:
+        return None  # the missing package is reported on its own
+    entry = (record.get("models") or {}).get(workload.name) or {}
+    if record.get("mnn") == installed and entry.get(mode):
+        return f"MNN {installed} refuses {workload.name} ({mode}): {entry[mode]}"
+    return None
+
+
 def probe(model: str) -> dict[str, Any]:
     """Probe ``model`` in this process; MNN's own prints go to stderr."""
     import numpy as np
 
-    from edgebench.backends.mnn.session import MnnSession, unsupported
+    from edgebench.backends.mnn.session import MnnSession
     from edgebench.trial import Trial
     from edgebench.workloads import get_workload
 
@@ -131,15 +170,34 @@ def recorded() -> dict[str, Any]:
         return {}
 
 
-def refusals(record: dict[str, Any] | None = None) -> list[tuple[str, str, str]]:
-    """``(model, mode, reason)`` for every recorded refusal."""
-    record = recorded() if record is None else record
-    out = []
-    for model, entry in (record.get("models") or {}).items():
+def mnn_support(models: list[str]) -> dict[str, dict[str, str | None]]:
+    """Per model, why MNN refuses it to infer and to train (None: accepted), for ``edgebench models``.
+
+    From the task and optimiser, then the recorded probe; a model the record does not hold says so.  Never
+    imports MNN or torch.
+    """
+    from edgebench.workloads import get_workload
+
+    entries = recorded().get("models") or {}
+    out: dict[str, dict[str, str | None]] = {}
+    for name in models:
+        workload = get_workload(name)
+        entry = entries.get(name)
+        reasons: dict[str, str | None] = {}
         for mode in ("infer", "train"):
-            if entry.get(mode):
-                out.append((model, mode, entry[mode]))
+            reasons[mode] = unsupported(workload, mode) or (
+                entry.get(mode) if entry is not None else "not probed (python -m edgebench.backends.mnn.support)"
+            )
+        out[name] = reasons
     return out
+
+
+def record_source() -> str:
+    """Which MNN the record was probed with, and how to probe again."""
+    record = recorded()
+    if not record:
+        return "no probe recorded: python -m edgebench.backends.mnn.support --write"
+    return f"MNN {record.get('mnn')}, probed at {record.get('input')}; python -m edgebench.backends.mnn.support --write"
 
 
 def main(argv: list[str]) -> int:
