@@ -100,6 +100,12 @@ def probe(model: str) -> dict[str, Any]:
     try:
         session = MnnSession(Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0))
         entry["params"] = session.params
+        # Gradient flow is the question, not the recipe: at mobilenet_v2's lr of 1e-5 some updates round away in
+        # float32, so the probe's step uses lr 0.01.
+        import dataclasses
+
+        settings = dataclasses.replace(session.workload.optimizer, lr=0.01, schedule="constant")
+        session.workload = dataclasses.replace(session.workload, optimizer=settings)
         before = [np.array(p.read(), copy=True) for p in session.module.parameters]
         loss = session.train_step()
         after = [np.array(p.read(), copy=True) for p in session.module.parameters]
