@@ -42,7 +42,13 @@ def main() -> None:
     for model, batch, shape in configs:
         memory: dict[str, list[float]] = {"mnn": [], "torch": []}
 
-        def trial_run(backend: str, model: str = model, batch: int = batch, shape: tuple | None = shape):
+        def trial_run(
+            backend: str,
+            model: str = model,
+            batch: int = batch,
+            shape: tuple | None = shape,
+            memory: dict[str, list[float]] = memory,
+        ):
             def run() -> float:
                 trial = Trial(
                     model=model,
@@ -65,9 +71,9 @@ def main() -> None:
         times = interleave(rounds, {"mnn": trial_run("mnn"), "torch": trial_run("torch")})
         what = f"{model} b{batch}"
         lines.append(ratio_line(f"{what} step time MNN/PyTorch", times["mnn"], times["torch"], "none (measured)"))
+        mnn_mib, torch_mib = statistics.median(memory["mnn"]), statistics.median(memory["torch"])
         lines.append(
-            f"{what} peak memory MNN/PyTorch: {statistics.median(memory['mnn']) / statistics.median(memory['torch']):.3f}"
-            f" (medians {statistics.median(memory['mnn']):.0f} / {statistics.median(memory['torch']):.0f} MiB)"
+            f"{what} peak memory MNN/PyTorch: {mnn_mib / torch_mib:.3f} (medians {mnn_mib:.0f} / {torch_mib:.0f} MiB)"
         )
     print("\n".join(lines))
 

@@ -310,8 +310,22 @@ def test_training_trace_says_what_mnn_cannot_measure(lenet_train, tmp_path):
 def test_run_json_is_not_corrupted_by_mnn_prints(cli):
     """MNN printf()s to fd 1 (``The device supports...``, converter progress); stdout must stay one JSON document."""
     require_mnn()
-    run = cli("run", "--backend", "mnn", "--model", "lenet", "--steps", "2", "--warmup", "1", "--batch-size", "4",
-              "--infer-steps", "2", "--json")
+    run = cli(
+        "run",
+        "--backend",
+        "mnn",
+        "--model",
+        "lenet",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--batch-size",
+        "4",
+        "--infer-steps",
+        "2",
+        "--json",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(run.stdout)
     assert result["status"] == "ok" and result["backend"] == "mnn" and result["params"] == 349_980
@@ -349,14 +363,39 @@ def test_mnn_prints_never_reach_stdout(tmp_path):
 
 def test_infer_mode_run_json(cli):
     require_mnn()
-    run = cli("run", "--backend", "mnn", "--model", "lenet", "--mode", "infer", "--steps", "2", "--warmup", "1",
-              "--batch-size", "2", "--json")
+    run = cli(
+        "run",
+        "--backend",
+        "mnn",
+        "--model",
+        "lenet",
+        "--mode",
+        "infer",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--batch-size",
+        "2",
+        "--json",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(run.stdout)
     assert result["status"] == "ok" and result["mode"] == "infer" and result["step_time_ms"]["n"] == 2
 
 
-def test_a_model_mnn_cannot_train_is_a_usage_error(cli):
+def test_a_model_mnn_cannot_run_is_a_usage_error(cli):
     run = cli("run", "--backend", "mnn", "--model", "char_cnn", "--json")
     assert run.returncode == 2
-    assert "classification" in run.stderr and run.stdout == ""
+    assert "classification" in run.stderr and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_int8_is_weight_only_with_the_accuracy_check():
+    require_mnn()
+    session = infer_session("lenet", batch_size=8, precision="int8")
+    record = session.quantization
+    assert record["kind"] == "weight_only" and "--weightQuantBits 8" in record["method"]
+    assert record["real_data"] and record["compared_samples"] == 256
+    assert record["top1_agreement"] > 0.9 and record["accuracy_change"] is not None
+    assert record["calibration"].startswith("none")
+    session.infer_step()

@@ -120,7 +120,9 @@ def match_parameters(mnn_values: list[np.ndarray], torch_params: dict[str, np.nd
     return sorted(extra), missing
 
 
-def load_trainable(mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]) -> TrainableGraph:
+def load_trainable(
+    mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]
+) -> TrainableGraph:
     """The converted graph as an MNN training module whose trainable tensors are exactly the PyTorch parameters."""
     F, nn = mnn.expr, mnn.nn
     variables = F.load_as_dict(str(mnn_path))

@@ -24,7 +24,10 @@ METHOD = "MNN converter --weightQuantBits 8 (int8 weights with per-channel scale
 def run_batch(mnn: Any, interpreter: Any, session: Any, batch: np.ndarray) -> np.ndarray:
     """``batch`` through an Interpreter session built for its shape; the output as a new array."""
     host = mnn.Tensor(
-        tuple(batch.shape), mnn.Halide_Type_Float, np.ascontiguousarray(batch, np.float32), mnn.Tensor_DimensionType_Caffe
+        tuple(batch.shape),
+        mnn.Halide_Type_Float,
+        np.ascontiguousarray(batch, np.float32),
+        mnn.Tensor_DimensionType_Caffe,
     )
     interpreter.getSessionInput(session).copyFrom(host)
     interpreter.runSession(session)

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.base import TraceRecording
-from edgebench.backends.onnx_export import export_module
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.convert import convert
 from edgebench.backends.mnn.model import differentiable_ops, load_trainable
 from edgebench.backends.mnn.quiet import stdout_to_stderr
 from edgebench.backends.mnn.support import unsupported
+from edgebench.backends.onnx_export import export_module
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import OptimizerSettings, Workload
@@ -110,7 +110,7 @@ class MnnSession:
 
     # -- training ---------------------------------------------------------------------------------------------
     def _build_training(self, folder: Path, torch_params: dict[str, np.ndarray]) -> None:
-        F, nn = self.mnn.expr, self.mnn.nn
+        F = self.mnn.expr
         self.env["mnn_ops_rewritten"] = differentiable_ops(folder / "model.onnx")
         converted = convert(folder / "model.onnx", folder / "train.mnn", for_training=True)
         F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
@@ -178,7 +178,9 @@ class MnnSession:
     # -- inference --------------------------------------------------------------------------------------------
     def _build_interpreter(self, folder: Path) -> None:
         quant_bits = 8 if self.trial.precision == "int8" else None
-        converted = convert(folder / "model.onnx", folder / "infer.mnn", for_training=False, weight_quant_bits=quant_bits)
+        converted = convert(
+            folder / "model.onnx", folder / "infer.mnn", for_training=False, weight_quant_bits=quant_bits
+        )
         self.interpreter = self.mnn.Interpreter(str(converted.mnn_path))
         self.session = self._interpreter_session(self.trial.precision, self.inputs)
         if self.trial.precision in ("fp16", "bf16"):
