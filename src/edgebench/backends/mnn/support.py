@@ -29,7 +29,7 @@ RECORD = Path(__file__).with_name("support.json")
 INFER_BATCH, TRAIN_BATCH = 1, 2
 #: Inference logits of MNN and torch agree within this (absolute, relative to the logits' largest magnitude).
 AGREE_REL = 1e-3
-PROBE_TIMEOUT_S = 900.0
+PROBE_TIMEOUT_S = float(os.environ.get("EDGEBENCH_MNN_PROBE_TIMEOUT_S", "900"))
 _MARK = "edgebench-mnn-probe:"
 
 
@@ -64,7 +64,7 @@ def refusal(model: str, mode: str) -> str | None:
     except importlib.metadata.PackageNotFoundError:
         return None  # the missing package is reported on its own
     entry = (record.get("models") or {}).get(workload.name) or {}
-    if record.get("mnn") == installed and entry.get(mode):
+    if record.get("mnn") == installed and entry.get("by") and entry.get(mode):  # a timed-out probe decides nothing
         return f"MNN {installed} refuses {workload.name} ({mode}): {entry[mode]}"
     return None
 
@@ -157,7 +157,7 @@ def probe_in_subprocess(model: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[
             timeout=timeout_s,
             env=env,
         )
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired:  # no "by": nobody refused, the probe did not finish
         return {"infer": f"probe timed out after {timeout_s:g} s", "train": f"probe timed out after {timeout_s:g} s"}
     for line in reversed(run.stdout.splitlines()):
         if line.startswith(_MARK):
@@ -191,9 +191,13 @@ def mnn_support(models: list[str]) -> dict[str, dict[str, str | None]]:
         entry = entries.get(name)
         reasons: dict[str, str | None] = {}
         for mode in ("infer", "train"):
-            reasons[mode] = unsupported(workload, mode) or (
-                entry.get(mode) if entry is not None else "not probed (python -m edgebench.backends.mnn.support)"
-            )
+            if entry is not None and not entry.get("by"):  # the probe itself did not finish: not MNN's refusal
+                unknown = f"unknown: {entry.get(mode)} on the machine that recorded it"
+            else:
+                unknown = "not probed (python -m edgebench.backends.mnn.support)"
+            reasons[mode] = unsupported(workload, mode) or (entry.get(mode) if entry and entry.get("by") else None)
+            if reasons[mode] is None and (entry is None or not entry.get("by")):
+                reasons[mode] = unknown
         out[name] = reasons
     return out
 
