@@ -8,7 +8,8 @@ bootstrap interval over the rounds.
 Batch: 32 for LeNet (1x28x28) as in the suite; the 224x224 models at ``--batch`` (default 8, what fits a 2-core,
 23 GiB development machine next to other work; the suite's 32 needs several GiB per model for PyTorch).
 
-Run: ``python benchmarks/mnn_vs_torch.py [--quick] [--rounds 3] [--steps 10] [--threads 2] [--batch 8]``.
+Run: ``python benchmarks/mnn_vs_torch.py [--quick] [--rounds 3] [--steps 10] [--threads 2] [--batch 8]
+[--models lenet,mobilenet_v2]``.
 ``--quick`` checks the script (LeNet at batch 8 and SqueezeNet at 3x64x64, batch 2, one round, 2 steps).
 """
 
@@ -31,12 +32,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8, help="batch of the 224x224 models")
+    parser.add_argument("--models", default=",".join(SUITE), help="a subset of the suite, comma-separated")
     args = parser.parse_args()
     if args.quick:
         configs = [("lenet", 8, None), ("squeezenet", 2, (3, 64, 64))]
         rounds, steps = 1, 2
     else:
-        configs = [(m, 32 if m == "lenet" else args.batch, None) for m in SUITE]
+        chosen = [m for m in SUITE if m in args.models.split(",")]
+        configs = [(m, 32 if m == "lenet" else args.batch, None) for m in chosen]
         rounds, steps = args.rounds, args.steps
     lines = []
     for model, batch, shape in configs:

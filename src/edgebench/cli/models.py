@@ -92,7 +92,10 @@ def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]]) 
         else:
             refused += [(name, mode, entry[mode]) for mode in ("train", "infer") if entry[mode]]
     print_ = console.print  # type: ignore[attr-defined]
-    print_(f"\nMNN backend ({record_source()}): " + ("accepts every model listed" if not refused else "refuses, or could not tell"))
+    print_(
+        f"\nMNN backend ({record_source()}): "
+        + ("accepts every model listed" if not refused else "refuses, or could not tell")
+    )
     for name, mode, reason in refused:
         print_(f"  {name} ({mode}): {reason}", highlight=False, markup=False)
 

@@ -90,6 +90,9 @@ class MnnSession:
             "mnn_device_supports": device_line,
             "affinity": sorted(os.sched_getaffinity(0)),
             "mnn_precision_requested": trial.precision,
+            # MNN's CPU-core hint belongs to a RuntimeManager, which neither the Interpreter nor the executor takes
+            # here: MNN's threads run where the worker is pinned (its affinity, set before MNN starts them).
+            "mnn_cores": "process affinity",
             "mnn_conversion": "torch.onnx (TorchScript exporter) -> ONNX -> MNN converter (C++ binding)",
         }
         self._step = 0
