@@ -53,3 +53,22 @@ def test_models_lists_mnn_refusals(cli):
     assert "lenet (" not in run.stdout
     listed = json.loads(cli("models", "--no-measure", "--json", "lenet").stdout)
     assert listed[0]["mnn"] == {"infer": None, "train": None}
+
+
+def test_a_timed_out_probe_is_not_a_refusal(monkeypatch):
+    from edgebench.backends.mnn import support
+
+    record = {
+        "mnn": importlib.metadata.version("MNN") if not missing_package() else "3.6.1",
+        "models": {
+            "vgg16": {"infer": "probe timed out after 900 s", "train": "probe timed out after 900 s"},
+            "squeezenet": {"by": "mnn", "infer": None, "train": "MNN's optimizer step updated 0 of 52"},
+        },
+    }
+    monkeypatch.setattr(support, "recorded", lambda: record)
+    assert support.refusal("vgg16", "train") is None  # let the user try
+    assert support.mnn_support(["vgg16"])["vgg16"]["train"].startswith("unknown: probe timed out")
+    if not missing_package():
+        assert "updated 0 of 52" in support.refusal("squeezenet", "train")
+    assert support.refusal("squeezenet", "infer") is None
+    assert support.mnn_support(["lenet"])["lenet"]["infer"].startswith("not probed")

@@ -49,7 +49,7 @@ def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
 
     torch.set_num_threads(trial.threads or 1)
     workload = get_workload(trial.model)
-    reason = unsupported(workload, getattr(trial, "mode", "train"))
+    reason = unsupported(workload, trial.mode)
     if reason:
         raise ValueError(reason)
     preset = workload.preset(trial.preset) if trial.preset else None
@@ -70,7 +70,7 @@ class MnnSession:
 
     def __init__(self, trial: Trial) -> None:
         self.trial = trial
-        self.mode = getattr(trial, "mode", "train")
+        self.mode = trial.mode
         self.threads = trial.threads or 1
         self.mnn, device_line = runtime.load()
         self.workload, self.num_classes, task = torch_task(trial)

@@ -84,7 +84,7 @@ def probe(model: str) -> dict[str, Any]:
         return {"infer": reason, "train": reason, "by": "edgebench"}
     entry["by"] = "mnn"
     try:
-        session = MnnSession(_infer_trial(Trial, model))
+        session = MnnSession(Trial(model=model, backend="mnn", mode="infer", batch_size=INFER_BATCH, threads=1))
         mnn_out = session.outputs()
         torch_out = _torch_logits(session)
         scale = float(np.abs(torch_out).max()) or 1.0
@@ -121,15 +121,6 @@ def probe(model: str) -> dict[str, Any]:
     except Exception as exc:
         entry["train"] = _one_line(exc)
     return entry
-
-
-def _infer_trial(trial_cls: Any, model: str) -> Any:
-    fields: dict[str, Any] = {"model": model, "backend": "mnn", "batch_size": INFER_BATCH, "threads": 1}
-    if "mode" in trial_cls.model_fields:
-        fields["mode"] = "infer"
-    else:  # before inference trials existed: the training module in eval mode is the runtime probed
-        fields["infer_steps"] = 0
-    return trial_cls(**fields)
 
 
 def _torch_logits(session: Any) -> Any:
