@@ -71,3 +71,27 @@ def cli(tmp_path, model_counts_cache):
 
 def json_out(proc: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory):
+    """One folder of exported ONNX models for the run (``$EDGEBENCH_CACHE_DIR``), shared by the tests and the
+    workers they start: an export is keyed by everything that decides its bytes, so sharing cannot serve a stale
+    model, and each model is exported once."""
+    folder = tmp_path_factory.mktemp("edgebench-cache")
+    previous = os.environ.get("EDGEBENCH_CACHE_DIR")
+    os.environ["EDGEBENCH_CACHE_DIR"] = str(folder)
+    yield folder / "onnx"
+    if previous is None:
+        os.environ.pop("EDGEBENCH_CACHE_DIR", None)
+    else:
+        os.environ["EDGEBENCH_CACHE_DIR"] = previous
+
+
+def require_onnxruntime():
+    """Fail (never skip) where the ONNX extra is missing, naming the install line."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as exc:
+        pytest.fail(f"{exc.name} is missing: pip install 'edgebench[onnx]'", pytrace=False)

@@ -60,6 +60,8 @@ def imports_torch(code: str) -> bool:
         "import edgebench.runner.launch, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
         "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.cli.stored",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('torch').capabilities",
+        "from edgebench.registry import BACKENDS\nBACKENDS.load('onnxruntime').capabilities\n"
+        "BACKENDS.load('onnxruntime').missing_device('cpu')",
     ],
 )
 def test_imports_no_torch(code):

@@ -133,10 +133,13 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     ended = _Supervised()
     try:
         deadline = time.monotonic() + trial.timeout_s
-        startup_s = min(_STARTUP_TIMEOUT_S, trial.timeout_s)
+        # Exporting, converting or quantizing a model (another backend, int8) happens before the ready line, and
+        # can take minutes on a small device: those trials may use their whole timeout to start.
+        prepares = trial.backend != "torch" or trial.precision == "int8"
+        startup_s = trial.timeout_s if prepares else min(_STARTUP_TIMEOUT_S, trial.timeout_s)
         started = _wait_ready(worker, startup_s)
         if started == "timeout":
-            reason = f"worker was not ready within {startup_s:g} s (importing torch, building model)"
+            reason = f"worker was not ready within {startup_s:g} s (importing the framework, preparing the model)"
             ended.failure = Failure(status="timeout", reason=reason)
             return ended
         if started == "exited":

@@ -8,7 +8,8 @@ wrote; the worker itself imports only onnxruntime and numpy, so peak memory is O
 
 int8 is ``onnxruntime.quantization.quantize_static`` in the QDQ format (QuantizeLinear/DequantizeLinear pairs,
 which ORT fuses into its integer kernels), per-channel int8 weights, uint8 activations, MinMax calibration on the
-inputs :mod:`edgebench.backends.quantize` chooses (real digits where the preset ships them).  Quantized files are
+inputs :mod:`edgebench.backends.quantize` chooses (real digits where the preset ships them), after ORT's own
+``quant_pre_process`` (shape inference, basic clean-up).  Quantized files are
 cached beside the fp32 export, keyed by it and the calibration.
 """
 
@@ -75,6 +76,7 @@ def quantize(exported: ExportedModel, trial: Trial) -> tuple[str, dict[str, Any]
     """The QDQ int8 model (cached) and its accuracy record against the fp32 export on the same inputs."""
     import onnxruntime as ort
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     from edgebench.backends.quantize import calibration, compare_run, quantization_record
 
@@ -93,10 +95,13 @@ def quantize(exported: ExportedModel, trial: Trial) -> tuple[str, dict[str, Any]
                 batch = next(self._batches, None)
                 return None if batch is None else {exported.input_name: batch}
 
-        tmp = out.with_suffix(".tmp.onnx")
+        tmp, pre = out.with_suffix(".tmp.onnx"), out.with_suffix(".pre.onnx")
         with contextlib.redirect_stdout(sys.stderr):  # the quantizer's progress prints
+            # ORT's own preparation: shape inference and basic graph clean-up (the exporter's Identity nodes that
+            # share a bias would otherwise leave those biases unquantized).
+            quant_pre_process(exported.path, str(pre), skip_symbolic_shape=True)
             quantize_static(
-                exported.path,
+                str(pre),
                 str(tmp),
                 Reader(),
                 quant_format=QuantFormat.QDQ,
@@ -105,6 +110,7 @@ def quantize(exported: ExportedModel, trial: Trial) -> tuple[str, dict[str, Any]
                 activation_type=QuantType.QUInt8,
             )
         tmp.replace(out)
+        pre.unlink()
     options = ort.SessionOptions()
     options.log_severity_level = 3
     fp32 = ort.InferenceSession(exported.path, options, providers=["CPUExecutionProvider"])

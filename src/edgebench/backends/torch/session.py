@@ -5,6 +5,7 @@ Everything the worker's loop once did with torch itself is here, behind :class:`
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,9 @@ from edgebench.backends.base import TraceRecording
 from edgebench.backends.torch.precision import at_precision
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
+
+#: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).
+CHECK_BATCH = 64
 
 
 def limit_gpu_memory(device: str, budget_bytes: int | None) -> None:
@@ -88,8 +92,13 @@ class TorchSession:
         if not isinstance(inputs, torch.Tensor) or not inputs.is_floating_point():
             raise ValueError(f"int8: {trial.model}'s task does not feed its model one float tensor; not quantized")
         calib = calibration(trial.model, tuple(inputs.shape[1:]), preset=trial.preset, data=trial.data, seed=trial.seed)
-        quantized, self.quantization = quantize(self.model, inputs, calib, trial.batch_size)
+        # A torch model takes any batch: calibrate and compare in batches of 64, not one input at a time.
+        quantized, self.quantization = quantize(self.model, inputs, calib, max(trial.batch_size, CHECK_BATCH))
         self.task.model = self.model = quantized
+        for unused in ("optimizer", "scheduler"):  # they hold the fp32 weights, which an int8 pass never reads
+            if hasattr(self.task, unused):
+                setattr(self.task, unused, None)
+        gc.collect()
         self.env["quantized_engine"] = torch.backends.quantized.engine
 
     def train_step(self) -> float | None:

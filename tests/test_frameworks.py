@@ -1,0 +1,91 @@
+"""``edgebench frameworks``: DNNTune's table 5, every cell a stored trial or a stated reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from edgebench.report.frameworks import Cell, mark_best
+from edgebench.result import Quantization, Stats, TrialResult
+from edgebench.store import Store
+from tests.conftest import require_onnxruntime
+
+require_onnxruntime()
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory, onnx_cache):
+    store = tmp_path_factory.mktemp("frameworks") / "store.sqlite"
+    env = dict(os.environ, EDGEBENCH_STORE=str(store))
+    args = ["frameworks", "--models", "lenet", "--backends", "torch,onnxruntime,tflite", "--precisions", "fp32,int8",
+            "-b", "2", "--steps", "2", "--warmup", "1", "--json"]  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
+                          timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return store, json.loads(proc.stdout)
+
+
+def test_every_measured_cell_is_a_stored_trial(table):
+    store, out = table
+    cells = {(c["backend"], c["precision"]): c for c in out["cells"]}
+    assert out["mode"] == "infer" and len(cells) == 6
+    measured = [c for c in out["cells"] if c["trial_id"]]
+    assert {(c["backend"], c["precision"]) for c in measured} == {(b, p) for b in ("torch", "onnxruntime")
+                                                                  for p in ("fp32", "int8")}  # fmt: skip
+    with Store(store) as db:
+        stored = {r.trial_id: r for r in db.trials()}
+    for cell in measured:
+        result = stored[cell["trial_id"]]
+        assert result.backend == cell["backend"] and result.precision == cell["precision"] and result.mode == "infer"
+        assert cell["latency_ms"] == pytest.approx(result.step_time_ms.mean)
+        assert cell["peak_memory_bytes"] == result.peak_memory_bytes
+    assert cells[("torch", "int8")]["top1_agreement"] is not None and cells[("torch", "fp32")]["top1_agreement"] is None
+    torch_int8 = stored[cells[("torch", "int8")]["trial_id"]]
+    assert "torch.ao.quantization" in torch_int8.quantization.method and torch_int8.quantization.real_data
+    assert torch_int8.env["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
+    assert "QDQ" in stored[cells[("onnxruntime", "int8")]["trial_id"]].quantization.method
+    assert cells[("tflite", "fp32")]["reason"] == "tflite is not a registered backend of this edgebench"
+    assert out["energy_note"]  # no power sensor here: the table says why the column is empty
+    assert any("latency_ms" in c["best"] for c in measured) and any("peak_memory_bytes" in c["best"] for c in measured)
+
+
+def test_a_combination_that_cannot_run_is_a_reason_not_a_crash(tmp_path):
+    env = dict(os.environ, EDGEBENCH_STORE=str(tmp_path / "store.sqlite"))
+    args = ["frameworks", "--models", "lenet", "--mode", "train", "--backends", "torch,onnxruntime,tflite",
+            "--precisions", "int8", "--json"]  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    reasons = {(c["backend"], c["precision"]): c["reason"] for c in json.loads(proc.stdout)["cells"]}
+    assert reasons == {
+        ("torch", "int8"): "'int8' is post-training quantization, which only inference runs: add --mode infer",
+        ("onnxruntime", "int8"): "the onnxruntime backend cannot run mode 'train'; it offers: infer",
+        ("tflite", "int8"): "tflite is not a registered backend of this edgebench",
+    }
+
+
+def _result(trial_id, latency, memory, agreement=None):
+    q = None
+    if agreement is not None:
+        q = Quantization(method="m", kind="full", calibration="c", real_data=False, compared_samples=4,
+                         top1_agreement=agreement)  # fmt: skip
+    stats = Stats(mean=latency, median=latency, p5=latency, p95=latency, std=0, ci95=0, n=2, cv=0)
+    return TrialResult(trial_id=trial_id, status="ok", model="lenet", batch_size=1, threads=1, cores=[0], steps=2,
+                       warmup=1, step_time_ms=stats, peak_memory_bytes=memory, quantization=q,
+                       precision="int8" if q else "fp32")  # fmt: skip
+
+
+def test_the_best_of_each_column_is_marked_per_model():
+    cells = [
+        Cell("lenet", "torch", "fp32", result=_result("a", 5.0, 300)),
+        Cell("lenet", "onnxruntime", "fp32", result=_result("b", 2.0, 80)),
+        Cell("lenet", "onnxruntime", "int8", result=_result("c", 1.0, 90, agreement=0.9)),
+        Cell("lenet", "torch", "int8", result=_result("d", 4.0, 350, agreement=0.95)),
+        Cell("lenet", "mnn", "fp32", reason="not registered"),
+    ]
+    mark_best(cells)
+    assert [sorted(c.best) for c in cells] == [[], ["peak_memory_bytes"], ["latency_ms"], ["top1_agreement"], []]

@@ -1,0 +1,73 @@
+"""``--mode infer`` and ``--precision int8`` on the torch backend, and how both are declared and refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from edgebench.config import load_config
+from edgebench.host.sysfs import SysFS
+from edgebench.runner.events import measured_steps, parse_events, steps_of
+from edgebench.store import Store
+from edgebench.sweep.plan import plan
+from edgebench.trial import Trial
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return tmp_path_factory.mktemp("infer-store") / "store.sqlite"
+
+
+def run_json(store, *args):
+    env = dict(os.environ, EDGEBENCH_STORE=str(store))
+    proc = subprocess.run([sys.executable, "-m", "edgebench", "run", "--json", *args], capture_output=True,
+                          text=True, env=env, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def inferred(store):
+    return run_json(store, "-m", "lenet", "-b", "4", "--mode", "infer", "--steps", "4", "--warmup", "2")
+
+
+def test_an_inference_trial_times_forward_passes_only(store, inferred):
+    assert inferred["status"] == "ok" and inferred["mode"] == "infer"
+    assert inferred["step_time_ms"] == inferred["infer_time_ms"] and inferred["step_time_ms"]["n"] == 4
+    assert inferred["loss"] is None  # no training step ran
+    assert inferred["peak_memory_bytes"] == inferred["infer_peak_memory_bytes"]
+    with Store(store) as db:
+        events = parse_events(db.series(inferred["trial_id"], "events"))
+    assert len(steps_of(events, "infer_warmup")) == 2 and len(steps_of(events, "infer")) == 4
+    assert not steps_of(events, "train") and not steps_of(events, "warmup")
+    assert measured_steps(events) == steps_of(events, "infer")
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"precision": "int8"}, "only inference runs: add --mode infer"),
+        ({"mode": "infer", "until_accuracy": 0.9, "data": "mnist"}, "an inference trial (--mode infer) never does"),
+        ({"mode": "infer", "precision": "int8", "device": "cuda"}, "runs on the CPU only"),
+    ],
+)
+def test_what_an_inference_or_int8_trial_cannot_be(values, words):
+    with pytest.raises(ValidationError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        Trial(**values)
+
+
+def test_mode_is_a_sweep_axis_and_dnntune_names_backends(tmp_path):
+    config = load_config(None, ["batch_sizes=2", "mode=[train, infer]"]).config
+    trials = [p.trial for p in plan(config, source=None, sysfs=SysFS("/nonexistent"), allowed=(0,)).trials]
+    assert {t.mode for t in trials} == {"train", "infer"}
+    path = tmp_path / "dnntune.yaml"
+    path.write_text("model: {name: lenet, data_type: int8}\nprocessing: {framework: 'PyTorch, ORT'}\nmode: infer\n")
+    config = load_config(path).config
+    trials = [p.trial for p in plan(config, source=None, sysfs=SysFS("/nonexistent"), allowed=(0,)).trials]
+    assert {(t.backend, t.precision, t.mode) for t in trials} == {("torch", "int8", "infer"),
+                                                                  ("onnxruntime", "int8", "infer")}  # fmt: skip

@@ -1,0 +1,213 @@
+"""The ONNX Runtime backend end to end (real onnxruntime, real worker, store and `layers`), its ONNX export, its
+profiler spans, and its refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import require_onnxruntime
+
+require_onnxruntime()
+
+from edgebench.backends.onnx_export import export_workload, module_of_node  # noqa: E402
+from edgebench.backends.onnxruntime.profile import ClockPair, Graph, profile_table  # noqa: E402
+from edgebench.backends.onnxruntime.session import thread_affinities  # noqa: E402
+from edgebench.cli import main  # noqa: E402
+from edgebench.host.cpu import int8_cpu_features  # noqa: E402
+from edgebench.host.sysfs import SysFS  # noqa: E402
+from edgebench.store import Store  # noqa: E402
+from edgebench.tracing.spans import SpanTable  # noqa: E402
+
+
+class Cli:
+    def __init__(self, store):
+        self.store = store
+
+    def __call__(self, *args, timeout=600):
+        env = dict(os.environ, EDGEBENCH_STORE=str(self.store), COLUMNS="200")
+        return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
+                              timeout=timeout)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory, onnx_cache):
+    return Cli(tmp_path_factory.mktemp("ort-store") / "store.sqlite")
+
+
+def run_json(cli, *args):
+    proc = cli("run", "--backend", "onnxruntime", "--mode", "infer", "--steps", "3", "--warmup", "1", "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def traced(cli):
+    """mobilenet_v2 at a small input, fp32, profiled by ORT."""
+    return run_json(cli, "--model", "mobilenet_v2", "--input-shape", "3x32x32", "-b", "2", "--trace", "layers")
+
+
+@pytest.fixture(scope="module")
+def lenet_int8(cli):
+    return run_json(cli, "--model", "lenet", "-b", "4", "--precision", "int8", "--threads", "1", "--cores", "0x1")
+
+
+def test_an_inference_trial_records_mode_threads_and_optimisation_level(traced):
+    assert traced["status"] == "ok" and traced["mode"] == "infer" and traced["backend"] == "onnxruntime"
+    assert traced["step_time_ms"] == traced["infer_time_ms"] and traced["step_time_ms"]["n"] == 3
+    assert traced["throughput_sps"] == pytest.approx(2 * 1e3 / traced["step_time_ms"]["mean"], rel=1e-6)
+    assert traced["params"] == export_workload("mobilenet_v2", batch_size=2, input_shape=(3, 32, 32)).params
+    env = traced["env"]
+    assert env["ort_graph_optimization_level"] == "ORT_ENABLE_ALL"
+    assert env["ort_intra_op_threads"] == traced["threads"]
+    assert "torch" not in env  # the worker ran ORT alone; torch exported in a child process
+    assert traced["loss"] is None and traced["quantization"] is None
+
+
+def test_the_profile_is_a_layer_table_that_layers_reads(cli, traced):
+    with Store(cli.store) as db:
+        spans = SpanTable.from_json(db.series(traced["trial_id"], "spans"))
+    assert spans.granularity == "layers" and spans.names[0] == "MobileNetV2"
+    modules = {n for n, t in zip(spans.names, spans.types, strict=True) if t in ("Conv2d", "Sequential", "Linear")}
+    assert "features" in modules and "classifier" in modules
+    fused = [t for t in spans.types if t.endswith("(fused)")]
+    assert fused  # ORT fused Conv + ReLU6 (named after the activation), labelled as such
+    assert traced["trace"]["covered_pct"] > 50
+    proc = cli("layers", traced["trial_id"], "--depth", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["rows"]
+    assert {"features", "classifier"} <= {r["name"] for r in rows}
+    assert sum(r["forward_ms"] for r in rows) > 0 and all(r["backward_ms"] == 0 for r in rows)
+
+
+def test_the_trace_and_the_partition_analyzer_read_the_profile(cli, traced, tmp_path):
+    out = tmp_path / "trace.json"
+    proc = cli("trace", traced["trial_id"], "-o", str(out), "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "structural check: ok" in proc.stdout + proc.stderr
+    slices = [e for e in json.loads(out.read_text())["traceEvents"] if e.get("ph") == "X"]
+    assert any(e["name"].startswith("features.") for e in slices)
+    proc = cli("partition", "--model", "mobilenet_v2", "--trial", traced["trial_id"], "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)
+
+
+def test_int8_carries_its_accuracy_check_and_the_cpu_features(lenet_int8):
+    q = lenet_int8["quantization"]
+    assert lenet_int8["precision"] == "int8" and q["kind"] == "full" and "QDQ" in q["method"]
+    assert q["real_data"] is True and q["calibration"].startswith("mnist:")
+    assert 0.5 <= q["top1_agreement"] <= 1 and q["accuracy_change"] == pytest.approx(
+        q["int8_accuracy"] - q["fp32_accuracy"]
+    )
+    assert q["cpu_int8_features"] == int8_cpu_features(SysFS("/"))
+    assert lenet_int8["env"]["ort_thread_affinities"] is None  # one thread: no pool to pin
+
+
+def test_train_on_onnxruntime_is_one_usage_line(capsys):
+    assert main(["run", "--backend", "onnxruntime", "--no-store"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "edgebench: error: --backend: the onnxruntime backend cannot run mode 'train'; it offers: infer"
+
+
+def test_without_the_package_choosing_the_backend_names_the_install(monkeypatch, capsys):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    assert main(["run", "--backend", "onnxruntime", "--mode", "infer", "--no-store"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "pip install 'edgebench[onnx]'" in err and err.startswith("edgebench: error: --backend")
+
+
+def test_exports_are_cached_and_training_exports_keep_every_parameter(onnx_cache):
+    import onnx
+
+    first = export_workload("lenet", batch_size=2)
+    mtime = os.stat(first.path).st_mtime_ns
+    again = export_workload("lenet", batch_size=2)
+    assert again == first and os.stat(first.path).st_mtime_ns == mtime
+    training = export_workload("lenet", batch_size=2, training=True)
+    assert training.path != first.path and training.params == 349_980
+    graph = onnx.load(training.path).graph
+    names = {init.name for init in graph.initializer}
+    assert set(training.parameter_initializers) <= names
+    assert sorted(training.parameter_initializers) == sorted(
+        f"{layer}.{kind}" for layer in ("features.0", "features.3", "classifier.1", "classifier.4")
+        for kind in ("weight", "bias")
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="does not take one input tensor"):
+        export_workload("dcgan", batch_size=2)
+
+
+def test_node_names_map_back_to_modules():
+    modules = {"stages", "stages.0", "stages.0.0", "stages.0.0.conv1", "stages.0.0.relu", "stages.0.0.downsample",
+               "stages.0.0.downsample.0", "fc"}  # fmt: skip
+    assert module_of_node("/stages/stages.0/stages.0.0/conv1/Conv", modules) == "stages.0.0.conv1"
+    assert module_of_node("/stages/stages.0/stages.0.0/relu_1/Relu", modules) == "stages.0.0.relu"
+    assert module_of_node("/stages/stages.0/stages.0.0/downsample/downsample.0/Conv", modules) == (
+        "stages.0.0.downsample.0"
+    )
+    assert module_of_node("/fc/Gemm", modules) == "fc"
+    assert module_of_node("/Flatten", modules) is None
+
+
+def test_profile_events_become_nested_spans_inside_the_window():
+    """Two runs; only the second is inside the measured window. A fused Conv named after a Relu sits under the
+    Conv's module; module spans are the stretches of their nodes."""
+    graph = Graph(
+        ops={"/a/conv/Conv": "Conv", "/a/relu/Relu": "Relu", "/fc/Gemm": "Gemm"},
+        inputs={"/a/conv/Conv": [], "/a/relu/Relu": ["/a/conv/Conv"], "/fc/Gemm": ["/a/relu/Relu"]},
+        consumers={"/a/conv/Conv": ["/a/relu/Relu"], "/a/relu/Relu": ["/fc/Gemm"]},
+    )
+    modules = {"a": "Sequential", "a.conv": "Conv2d", "a.relu": "ReLU", "fc": "Linear"}
+
+    def run(ts):
+        return [
+            {"cat": "Session", "name": "model_run", "ts": ts, "dur": 100},
+            {"cat": "Node", "name": "/a/relu/Relu_output_0_nchwc_kernel_time", "ts": ts + 10, "dur": 40,
+             "args": {"op_name": "Conv"}},
+            {"cat": "Node", "name": "/fc/Gemm_kernel_time", "ts": ts + 60, "dur": 30, "args": {"op_name": "Gemm"}},
+        ]  # fmt: skip
+
+    clock = ClockPair(epoch_ns=1_000_000_000, perf_ns=5_000)
+    start_epoch = 1_000_000_000  # profiler started at the clock pair's reading
+    window = (clock.to_perf(start_epoch + 500_000), clock.to_perf(start_epoch + 900_000))
+    table = profile_table(run(100) + run(600), start_epoch, clock, window, graph, modules, "Net", tid=7)
+    by_label = dict(zip(table.names, table.types, strict=True))
+    assert table.names[0] == "Net"
+    assert by_label["a.conv/Relu_output_0_nchwc"] == "Conv (fused)"
+    assert by_label["fc/Gemm"] == "Gemm"
+    assert len(table) == 6  # one run: root, a, a.conv, the fused node, fc, its node
+    starts = sorted(table.start_ns.tolist())
+    assert starts[0] == clock.to_perf(start_epoch + 600_000)
+    parent = {table.names[i]: table.names[p] if p >= 0 else None for i, p in enumerate(table.parents)}
+    assert parent["a.conv"] == "a" and parent["a"] == "Net" and parent["fc/Gemm"] == "fc"
+    spans = dict(zip([table.names[i] for i in table.label], zip(table.start_ns, table.end_ns, strict=True),
+                     strict=True))  # fmt: skip
+    assert spans["a"] == spans["a.conv"] == spans["a.conv/Relu_output_0_nchwc"]
+
+
+def test_pool_threads_are_pinned_to_the_trials_cores_in_turn():
+    assert thread_affinities((0,), 1) is None
+    assert thread_affinities((2, 3), 2) == "4"  # the calling thread is the first; ORT counts processors from 1
+    assert thread_affinities((0, 1), 4) == "2;1;2"
+
+
+def test_int8_cpu_features_come_from_cpuinfo(sysfs_tree):
+    assert "asimddp" in int8_cpu_features(SysFS(sysfs_tree("android_phone")))
+    assert int8_cpu_features(SysFS(sysfs_tree("rpi4"))) == []  # Cortex-A72: no dot product
+    assert int8_cpu_features(SysFS("/nonexistent")) == []
+
+
+def test_a_synthetic_calibration_is_said_to_be_synthetic():
+    from edgebench.backends.quantize import calibration, compare
+
+    calib = calibration("squeezenet", (3, 32, 32), preset=None, data=None, seed=0)
+    assert not calib.real and calib.description.startswith("synthetic:")
+    fp32 = np.eye(4, dtype=np.float32)
+    out = compare(fp32, fp32[[0, 1, 3, 2]], None)
+    assert out["top1_agreement"] == 0.5 and "fp32_accuracy" not in out
