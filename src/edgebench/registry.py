@@ -137,6 +137,7 @@ BACKENDS = Registry(
     {
         "torch": "edgebench.backends.torch:TORCH",
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
+        "mnn": "edgebench.backends.mnn:MNN_BACKEND",
         "command": "edgebench.backends.command:COMMAND",
     },
     aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},

@@ -207,6 +207,10 @@ class Trial(BaseModel):
         _refuse(backend, "mode", mode, lambda c: c.modes)
         if mode == "train" and info.data.get("infer_steps"):  # inference passes after training
             _refuse(backend, "mode", "infer", lambda c: c.modes)
+        if info.data.get("model") is not None:  # a model the backend refuses (MNN: its task, its recorded probe)
+            reason = BACKENDS.load(backend).model_refusal(info.data["model"], mode)
+            if reason:
+                raise ValueError(reason)
         return backend
 
     @field_validator("precision")

@@ -124,6 +124,12 @@ class Backend:
     #: ``(device) -> why it is missing, or None``: whether the machine that runs the worker has the trial's device,
     #: answered without importing the framework (the CLI asks before anything runs); None: assume it has.
     device_check: str | None = None
+    #: ``(model, mode) -> why this backend cannot run it, or None``, framework-free (trial validation asks, so a
+    #: model the backend refuses is a usage error before anything runs); None: every model.
+    model_check: str | None = None
+
+    def model_refusal(self, model: str, mode: str) -> str | None:
+        return import_target(self.model_check)(model, mode) if self.model_check else None
 
     def missing_device(self, device: str) -> str | None:
         return import_target(self.device_check)(device) if self.device_check else None

@@ -11,9 +11,13 @@ Two variants:
 
 * ``training=False`` (inference): eval mode and constant folding, so batch norm is folded into the convolution
   before it (as every inference runtime does anyway); folded weights get new names (``onnx::Conv_497``).
-* ``training=True`` (for MNN's ``--forTraining`` conversion): train mode, ``TrainingMode.TRAINING`` and no constant
-  folding, so every PyTorch parameter is its own initializer under its ``named_parameters()`` name.  Only those
-  become trainable (:attr:`ExportedModel.parameter_initializers`); batch-norm running statistics are buffers.
+* ``training=True`` (for MNN's ``--forTraining`` conversion): no constant folding, so batch norm stays its own node
+  and every PyTorch parameter keeps its own values (initializers under their ``named_parameters()`` names, except
+  that the exporter merges initializers with equal values, such as fresh batch norms' ones and zeros).  Only
+  those become trainable (:attr:`ExportedModel.parameter_initializers`); batch-norm running statistics are
+  buffers.  The graph is exported in eval mode (``TrainingMode.EVAL``) all the same: MNN 3.6.1's trainer crashes
+  (SIGSEGV) on the converted train-mode graph (its Dropout and train-mode BatchNormalization nodes), so MNN trains
+  without dropout; its trainer rebuilds batch norm to use batch statistics, as PyTorch's train mode does.
 
 Files are cached under ``$EDGEBENCH_CACHE_DIR/onnx`` (default ``~/.cache/edgebench/onnx``), keyed by everything that
 decides their bytes: workload, input, classes, batch, seed, variant, opset and a fingerprint of the torch
@@ -190,7 +194,7 @@ def export_module(module: Any, example: Any, path: Path, *, training: bool = Fal
             input_names=[INPUT_NAME],
             output_names=[OUTPUT_NAME],
             opset_version=OPSET,
-            training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
+            training=torch.onnx.TrainingMode.EVAL,  # also for MNN's training conversion: see the module's notes
             do_constant_folding=not training,
         )
     graph = onnx.load(str(tmp), load_external_data=False).graph

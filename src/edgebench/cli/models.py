@@ -58,8 +58,11 @@ def models(
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
     if catalog.counts is not None:
         catalog.counts.save()  # the next listing reads them instead of building every model again
+    from edgebench.backends.mnn.support import mnn_support
+
+    mnn = mnn_support([i.name for i in infos])
     if as_json:
-        typer.echo(json.dumps([i.model_dump() for i in infos], indent=2))
+        typer.echo(json.dumps([{**i.model_dump(), "mnn": mnn.get(i.name)} for i in infos], indent=2))
         return 0
     from rich.console import Console
 
@@ -74,7 +77,27 @@ def models(
     console.print(keep_whole(references, "model", "figure", "at", "ours", "deviation", "tol.", "src"))
     for number, source in enumerate(sources, start=1):
         console.print(f"[{number}] {source}", highlight=False, markup=False)
+    _print_mnn_refusals(console, mnn)
     return 0
+
+
+def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]]) -> None:
+    """The models ``--backend mnn`` refuses, per mode, with MNN's (or the backend's) reason."""
+    from edgebench.backends.mnn.support import record_source
+
+    refused = []
+    for name, entry in mnn.items():
+        if entry["train"] and entry["train"] == entry["infer"]:
+            refused.append((name, "train, infer", entry["train"]))
+        else:
+            refused += [(name, mode, entry[mode]) for mode in ("train", "infer") if entry[mode]]
+    print_ = console.print  # type: ignore[attr-defined]
+    print_(
+        f"\nMNN backend ({record_source()}): "
+        + ("accepts every model listed" if not refused else "refuses, or could not tell")
+    )
+    for name, mode, reason in refused:
+        print_(f"  {name} ({mode}): {reason}", highlight=False, markup=False)
 
 
 #: Narrower than this (a normal terminal, piped output), the published figures are shown once, in the references

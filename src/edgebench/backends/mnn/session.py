@@ -1,0 +1,274 @@
+"""A trial's MNN session as the worker drives it: the converted model, MNN's optimizer, runtime and precision.
+
+The torch classification task at the trial's seed supplies the model definition, its initial weights and the
+batch (synthetic, or the real digits with ``--data mnist``), so an MNN trial and a torch trial of the same settings
+start from the same weights on the same inputs.  Training runs the converted graph as an ``MNN.nn`` module in
+lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing) with ``MNN.optim.SGD``
+at the workload's settings and lr policy; inference runs the inference conversion through an ``Interpreter``
+session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print runs with file
+descriptor 1 sent to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebench.backends.base import TraceRecording
+from edgebench.backends.mnn import runtime
+from edgebench.backends.mnn.convert import convert
+from edgebench.backends.mnn.model import differentiable_ops, load_trainable
+from edgebench.backends.mnn.quiet import stdout_to_stderr
+from edgebench.backends.mnn.support import unsupported
+from edgebench.backends.onnx_export import export_module
+from edgebench.trial import Trial
+from edgebench.workloads import get_workload
+from edgebench.workloads.spec import OptimizerSettings, Workload
+
+#: Held-out digits evaluated per forward pass.
+EVAL_BATCH = 500
+
+
+def lr_at(settings: OptimizerSettings, step: int) -> float:
+    """The learning rate of ``step`` (0-based), the same policy the torch task's scheduler applies."""
+    if settings.schedule == "constant":
+        return settings.lr
+    return settings.lr * (1.0 + settings.gamma * step) ** -settings.power
+
+
+def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
+    """The workload, its classes and its torch classification session at the trial's settings (model, weights,
+    batch)."""
+    import torch
+
+    torch.set_num_threads(trial.threads or 1)
+    workload = get_workload(trial.model)
+    reason = unsupported(workload, trial.mode)
+    if reason:
+        raise ValueError(reason)
+    preset = workload.preset(trial.preset) if trial.preset else None
+    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
+    task = workload.session(
+        trial.batch_size,
+        input_shape=trial.input_shape or (preset.input_shape if preset else None),
+        num_classes=num_classes,
+        seed=trial.seed,
+        data=trial.data,
+        backend="torch",
+    )
+    return workload, getattr(task, "num_classes", None) or num_classes, task
+
+
+class MnnSession:
+    """One trial in MNN; ``mode`` decides whether the training module is built at all."""
+
+    def __init__(self, trial: Trial) -> None:
+        self.trial = trial
+        self.mode = trial.mode
+        self.threads = trial.threads or 1
+        self.mnn, device_line = runtime.load()
+        self.workload, self.num_classes, task = torch_task(trial)
+        self.input_shape = tuple(getattr(task, "input_shape", None) or task.inputs.shape[1:])
+        self._torch_model = task.model
+        torch_params = {n: p.detach().cpu().numpy() for n, p in task.model.named_parameters()}
+        self.torch_params = sum(v.size for v in torch_params.values())
+        self.inputs = task.inputs.cpu().numpy().astype(np.float32)
+        self.targets = task.targets.cpu().numpy().astype(np.int32)
+        self.data = None if task.data is None else [a.cpu().numpy() for a in task.data]
+        self.sampler = task.sampler
+        self.evaluate: Callable[[], float] | None = self._evaluate if self.data is not None else None
+        self.quantization: dict[str, Any] | None = None
+        self.env: dict[str, Any] = {
+            "mnn": runtime.version(),
+            "mnn_threads": self.threads,
+            "mnn_device_supports": device_line,
+            "affinity": sorted(os.sched_getaffinity(0)),
+            "mnn_precision_requested": trial.precision,
+            # MNN's CPU-core hint belongs to a RuntimeManager, which neither the Interpreter nor the executor takes
+            # here: MNN's threads run where the worker is pinned (its affinity, set before MNN starts them).
+            "mnn_cores": "process affinity",
+            "mnn_conversion": "torch.onnx (TorchScript exporter) -> ONNX -> MNN converter (C++ binding)",
+        }
+        self._step = 0
+        #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
+        self._traced_run: Callable[[], None] | None = None
+        self._phase_hook: Callable[[int, int, int], None] | None = None
+        # The files are read into memory by MNN's loaders: the folder goes once the model is built.
+        with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp, stdout_to_stderr():
+            folder = Path(tmp)
+            exported = export_module(task.model, task.inputs, folder / "model.onnx", training=self.mode == "train")
+            self.param_inits = set(exported["parameter_initializers"])
+            if self.mode == "train":
+                self._build_training(folder, torch_params)
+            else:
+                self._build_interpreter(folder)
+                self.params = self.torch_params
+        self.env["mnn_params"] = self.params
+
+    # -- training ---------------------------------------------------------------------------------------------
+    def _build_training(self, folder: Path, torch_params: dict[str, np.ndarray]) -> None:
+        F = self.mnn.expr
+        self.env["mnn_ops_rewritten"] = differentiable_ops(folder / "model.onnx")
+        converted = convert(folder / "model.onnx", folder / "train.mnn", for_training=True)
+        F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
+        F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
+        graph = load_trainable(self.mnn, converted.mnn_path, torch_params, self.param_inits)
+        self.module, self.params = graph.module, graph.params
+        self.env["mnn_converter_biases_frozen"] = graph.converter_biases_frozen
+        settings = self.workload.optimizer
+        self.optimizer = self.mnn.optim.SGD(self.module, settings.lr, settings.momentum, settings.weight_decay)
+        self.module.train(True)
+        self._x, self._onehot = self._batch(self.inputs, self.targets)
+        self.env["mnn_precision_applied"] = self._training_precision_applied()
+
+    def _batch(self, inputs: np.ndarray, targets: np.ndarray) -> tuple[Any, Any]:
+        F = self.mnn.expr
+        x = F.const(np.ascontiguousarray(inputs, dtype=np.float32), list(inputs.shape), F.NCHW)
+        labels = F.const(np.ascontiguousarray(targets, dtype=np.int32), [len(targets)], F.NCHW, F.int)
+        return x, F.one_hot(labels, self.num_classes)
+
+    def _training_precision_applied(self) -> bool | None:
+        """Whether the low precision changes the forward pass (None at fp32); the module's weights are untouched."""
+        if self.trial.precision in ("fp32", "int8"):
+            return None
+        F = self.mnn.expr
+        self.module.train(False)
+        low = np.array(self.module.forward(self._x).read(), copy=True)
+        F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION["fp32"], self.threads)
+        high = np.array(self.module.forward(self._x).read(), copy=True)
+        F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
+        self.module.train(True)
+        return not np.array_equal(low, high)
+
+    def train_step(self) -> float | None:
+        F, nn = self.mnn.expr, self.mnn.nn
+        if self.sampler is not None and self.data is not None:
+            index = self.sampler.next().numpy()
+            self._x, self._onehot = self._batch(self.data[0][index], self.data[1][index])
+        with stdout_to_stderr():
+            t0 = time.perf_counter_ns()
+            self.optimizer.learning_rate = lr_at(self.workload.optimizer, self._step)
+            loss = nn.loss.cross_entropy(F.softmax(self.module.forward(self._x)), self._onehot)
+            # Read before the update: in lazy mode a read after ``step`` recomputes the loss on the new weights.
+            value = float(np.asarray(loss.read()))
+            t_forward = time.perf_counter_ns()
+            self.optimizer.step(loss)
+            if self._phase_hook is not None:
+                self._phase_hook(t0, t_forward, time.perf_counter_ns())
+        self._step += 1
+        return value
+
+    def _evaluate(self) -> float:
+        assert self.data is not None
+        _, _, test_x, test_y = self.data
+        F = self.mnn.expr
+        self.module.train(False)
+        correct = 0
+        with stdout_to_stderr():
+            for start in range(0, len(test_y), EVAL_BATCH):
+                chunk = np.ascontiguousarray(test_x[start : start + EVAL_BATCH], dtype=np.float32)
+                logits = np.asarray(self.module.forward(F.const(chunk, list(chunk.shape), F.NCHW)).read())
+                correct += int((logits.argmax(axis=1) == test_y[start : start + EVAL_BATCH]).sum())
+        self.module.train(True)
+        return correct / len(test_y)
+
+    # -- inference --------------------------------------------------------------------------------------------
+    def _build_interpreter(self, folder: Path) -> None:
+        quant_bits = 8 if self.trial.precision == "int8" else None
+        converted = convert(
+            folder / "model.onnx", folder / "infer.mnn", for_training=False, weight_quant_bits=quant_bits
+        )
+        self.interpreter = self.mnn.Interpreter(str(converted.mnn_path))
+        self.session = self._interpreter_session(self.trial.precision, self.inputs)
+        if self.trial.precision in ("fp16", "bf16"):
+            reference = self._interpreter_session("fp32", self.inputs)
+            self.env["mnn_precision_applied"] = not np.array_equal(self._run(self.session), self._run(reference))
+        elif self.trial.precision == "int8":
+            from edgebench.backends.mnn.quantize import weight_only_record
+
+            reference_path = convert(folder / "model.onnx", folder / "fp32.mnn", for_training=False).mnn_path
+            self.quantization = weight_only_record(self.mnn, reference_path, converted.mnn_path, self)
+            self.env["mnn_precision_applied"] = True
+
+    def _interpreter_session(self, precision: str, inputs: np.ndarray, interpreter: Any = None) -> Any:
+        interpreter = interpreter or self.interpreter
+        config = {"backend": "CPU", "numThread": self.threads, "precision": runtime.SESSION_PRECISION[precision]}
+        session = interpreter.createSession(config)
+        tensor = interpreter.getSessionInput(session)
+        interpreter.resizeTensor(tensor, tuple(inputs.shape))
+        interpreter.resizeSession(session)
+        host = self.mnn.Tensor(
+            tuple(inputs.shape),
+            self.mnn.Halide_Type_Float,
+            np.ascontiguousarray(inputs, dtype=np.float32),
+            self.mnn.Tensor_DimensionType_Caffe,
+        )
+        tensor.copyFrom(host)
+        return session
+
+    def _run(self, session: Any, interpreter: Any = None) -> np.ndarray:
+        interpreter = interpreter or self.interpreter
+        interpreter.runSession(session)
+        return np.array(interpreter.getSessionOutput(session).getNumpyData(), copy=True)
+
+    def infer_step(self) -> None:
+        with stdout_to_stderr():
+            if self.mode == "train":  # the trained module, in eval mode (batch norm on running statistics)
+                np.asarray(self.module.forward(self._x).read())
+            elif self._traced_run is not None:
+                self._traced_run()
+            else:
+                self.interpreter.runSession(self.session)
+
+    def outputs(self) -> np.ndarray:
+        """The logits of the trial's batch through the inference runtime (cross-checks against torch)."""
+        with stdout_to_stderr():
+            if self.mode == "train":
+                self.module.train(False)
+                return np.array(self.module.forward(self._x).read(), copy=True)
+            return self._run(self.session)
+
+    def sync(self) -> None:
+        """MNN's CPU runs synchronously: a step has finished when its call (and the read of its output) returns."""
+
+    def to_inference(self) -> None:
+        if self.mode == "train":
+            self.module.train(False)
+
+    def reset_device_peak_memory(self) -> None:
+        """CPU only: the worker's VmHWM is the peak."""
+
+    def device_peak_memory_bytes(self) -> int | None:
+        return None
+
+    def trace_recorder(self) -> TraceRecording | None:
+        if self.trial.trace == "none":
+            return None
+        from edgebench.backends.mnn.trace import recorder_for
+
+        return recorder_for(self)
+
+
+def open_session(trial: Trial) -> MnnSession:
+    return MnnSession(trial)
+
+
+def task_session(workload: Workload, batch_size: int, **options: Any) -> MnnSession:
+    """``workload.session(..., backend="mnn")``: an MNN training session at these settings (tests and scripts)."""
+    trial = Trial(
+        model=workload.name,
+        batch_size=batch_size,
+        backend="mnn",
+        input_shape=options.get("input_shape"),
+        num_classes=options.get("num_classes"),
+        seed=options.get("seed", 0),
+        data=options.get("data"),
+        infer_steps=0,
+    )
+    return MnnSession(trial)

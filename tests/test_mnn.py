@@ -1,0 +1,401 @@
+"""The MNN backend for real (MNN 3.6.1): conversion without network or pip, training, inference, cross-checks,
+precision, traces and the ``--json`` contract.  Without MNN these fail with the install line (never skip).
+
+Sessions are module-scoped and small (LeNet at batch 4, mobilenet_v2 at 3x32x32): converting is the expensive part.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.backends.mnn import INSTALL, missing_package
+
+MISSING = missing_package()
+
+
+def require_mnn() -> None:
+    if MISSING:
+        pytest.fail(MISSING)
+
+
+@pytest.fixture(scope="module")
+def lenet_train():
+    require_mnn()
+    from edgebench.backends.mnn.session import MnnSession
+    from edgebench.trial import Trial
+
+    return MnnSession(Trial(model="lenet", backend="mnn", batch_size=4, threads=1))
+
+
+@pytest.fixture(scope="module")
+def mobilenet_train():
+    require_mnn()
+    from edgebench.backends.mnn.session import MnnSession
+    from edgebench.trial import Trial
+
+    trial = Trial(model="mobilenet_v2", backend="mnn", batch_size=2, threads=1, input_shape=(3, 32, 32), num_classes=10)
+    return MnnSession(trial)
+
+
+def infer_session(model: str, **fields):
+    from edgebench.backends.mnn.session import MnnSession
+    from edgebench.trial import Trial
+
+    return MnnSession(Trial(model=model, backend="mnn", mode="infer", threads=1, **fields))
+
+
+def test_missing_package_names_the_install_line(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "MNN" else real(name, *a))
+    reason = missing_package()
+    assert reason is not None and INSTALL in reason and "\n" not in reason
+    assert INSTALL == "pip install 'edgebench[mnn]'"
+
+
+_AUDITED_CONVERSION = textwrap.dedent(
+    """
+    import json, os, socket, subprocess, sys
+    events = []
+    REFUSED = ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.__new__", "subprocess.Popen",
+               "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork")
+
+    def hook(event, args):
+        if event.startswith(REFUSED):
+            events.append(event)
+            raise RuntimeError(f"refused {event}")
+
+    from edgebench.backends.mnn.convert import convert  # imported before the hook: nothing of MNN's yet
+    sys.addaudithook(hook)
+    onnx_path, folder = sys.argv[1], sys.argv[2]
+    convert(onnx_path, os.path.join(folder, "train.mnn"), for_training=True)
+    convert(onnx_path, os.path.join(folder, "int8.mnn"), for_training=False, weight_quant_bits=8)
+    def target(fd):
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed by now
+            return ""
+    sockets = [t for t in map(target, os.listdir("/proc/self/fd")) if t.startswith("socket:")]
+    forbidden = [m for m in ("MNN.tools", "MNN.tools.mnnconvert", "MNN.tools.utils.log", "aliyun") if m in sys.modules]
+    print(json.dumps({"events": events, "sockets": sockets, "forbidden": forbidden}))
+    """
+)
+
+
+def test_conversion_opens_no_socket_starts_no_pip_and_imports_no_logger(tmp_path):
+    """The converter binding, run under an audit hook that refuses (and records) any socket or process start."""
+    require_mnn()
+    import torch
+
+    from edgebench.backends.onnx_export import export_module
+    from edgebench.workloads import get_workload
+
+    model = get_workload("lenet").build_model(10, (1, 28, 28))
+    export_module(model, torch.zeros(2, 1, 28, 28), tmp_path / "lenet.onnx", training=True)
+    script = tmp_path / "audited.py"
+    script.write_text(_AUDITED_CONVERSION)
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "lenet.onnx"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {"events": [], "sockets": [], "forbidden": []}
+    assert (tmp_path / "train.mnn").stat().st_size > 0
+    assert (tmp_path / "int8.mnn").stat().st_size < (tmp_path / "train.mnn").stat().st_size / 2
+
+
+def test_converter_arguments_are_ours():
+    from edgebench.backends.mnn.convert import converter_argv
+
+    argv = converter_argv(Path("m.onnx"), Path("m.mnn"), for_training=True, weight_quant_bits=8)
+    assert argv == [
+        "mnnconvert",
+        "-f",
+        "ONNX",
+        "--modelFile",
+        "m.onnx",
+        "--MNNModel",
+        "m.mnn",
+        "--bizCode",
+        "edgebench",
+        "--forTraining",
+        "--weightQuantBits",
+        "8",
+    ]
+
+
+def test_a_refused_conversion_carries_mnns_reason(tmp_path):
+    require_mnn()
+    from edgebench.backends.mnn.convert import ConversionError, convert
+
+    (tmp_path / "bad.onnx").write_bytes(b"not a model")
+    with pytest.raises(ConversionError, match="not onnx model"):
+        convert(tmp_path / "bad.onnx", tmp_path / "bad.mnn", for_training=False)
+
+
+@pytest.mark.parametrize("fixture", ["lenet_train", "mobilenet_train"])
+def test_trainable_tensors_are_the_torch_parameters(fixture, request):
+    """Parameter count equal by construction and by check; mobilenet_v2's 52 bias-free convolutions got a zero bias
+    from the converter, which is frozen again."""
+    session = request.getfixturevalue(fixture)
+    assert session.params == session.torch_params
+    assert sum(int(np.prod(p.shape)) for p in session.module.parameters if p.op_type == "Trainable") == session.params
+    assert session.env["mnn_converter_biases_frozen"] == (52 if fixture == "mobilenet_train" else 0)
+
+
+def test_a_tensor_that_is_no_torch_parameter_is_caught():
+    from edgebench.backends.mnn.model import match_parameters
+
+    torch_params = {"w": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.zeros(2, dtype=np.float32)}
+    mnn = [np.arange(6, dtype=np.float32).reshape(2, 3, 1, 1), np.zeros((1, 2, 1, 1), np.float32), np.zeros(2)]
+    assert match_parameters(mnn, torch_params) == ([2], [])  # the flat zero bias is the extra one
+    assert match_parameters(mnn[:1], torch_params) == ([], ["b"])
+    assert match_parameters([*mnn, np.ones(3)], torch_params) == ([2, 3], [])
+
+
+def _steps(session, lazy: bool) -> tuple[list[float], int]:
+    """Eight steps with ``lazy_eval(lazy)``: the losses, and how many parameter tensors changed."""
+    F, nn = session.mnn.expr, session.mnn.nn
+    from edgebench.backends.mnn.quiet import stdout_to_stderr
+
+    with stdout_to_stderr():
+        F.lazy_eval(lazy)
+        try:
+            before = [np.array(p.read(), copy=True) for p in session.module.parameters]
+            losses = []
+            for _ in range(8):
+                loss = nn.loss.cross_entropy(F.softmax(session.module.forward(session._x)), session._onehot)
+                losses.append(float(loss.read()))
+                session.optimizer.step(loss)
+            after = [np.array(p.read(), copy=True) for p in session.module.parameters]
+            return losses, sum(not np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+        finally:
+            F.lazy_eval(True)
+
+
+def test_without_lazy_eval_the_optimizer_does_nothing_with_it_every_layer_trains(lenet_train):
+    """Every one of LeNet's 8 parameter tensors changes: with MNN's Flatten in the graph only the 4 of the linear
+    layers would (MNN has no gradient for Flatten; the conversion rewrites it as a Reshape)."""
+    losses, changed = _steps(lenet_train, lazy=False)
+    assert changed == 0 and len(set(losses)) == 1  # silently: no error, no update
+    losses, changed = _steps(lenet_train, lazy=True)
+    assert changed == 8 and losses[-1] < losses[0] - 0.05
+    assert lenet_train.env["mnn_ops_rewritten"] == {"Flatten": 1, "GlobalAveragePool": 0}
+
+
+def test_ops_without_mnn_gradient_are_rewritten(tmp_path):
+    require_mnn()
+    import onnx
+    import torch
+
+    from edgebench.backends.mnn.model import differentiable_ops
+    from edgebench.backends.onnx_export import export_module
+
+    layers = [torch.nn.Conv2d(1, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2, 3)]
+    export_module(torch.nn.Sequential(*layers), torch.zeros(2, 1, 8, 8), tmp_path / "m.onnx", training=True)
+    assert differentiable_ops(tmp_path / "m.onnx") == {"Flatten": 1, "GlobalAveragePool": 1}
+    ops = [n.op_type for n in onnx.load(str(tmp_path / "m.onnx")).graph.node]
+    assert "Flatten" not in ops and "GlobalAveragePool" not in ops and {"Reshape", "ReduceMean"} <= set(ops)
+
+
+def test_lr_policy_is_the_torch_tasks():
+    from edgebench.backends.mnn.session import lr_at
+    from edgebench.workloads import get_workload
+
+    lenet, mobilenet = get_workload("lenet").optimizer, get_workload("mobilenet_v2").optimizer
+    assert lr_at(lenet, 0) == lenet.lr and lr_at(lenet, 100) == pytest.approx(0.01 * (1 + 1e-4 * 100) ** -0.75)
+    assert lr_at(mobilenet, 1000) == mobilenet.lr == 1e-5
+
+
+@pytest.mark.parametrize(
+    ("model", "fields"),
+    [
+        ("lenet", {}),
+        ("mobilenet_v2", {"input_shape": (3, 32, 32), "num_classes": 10}),
+        ("resnet50", {"input_shape": (3, 32, 32), "num_classes": 10}),
+        ("shufflenet_v2_0.5x", {"input_shape": (3, 32, 32), "num_classes": 10}),
+    ],
+)
+def test_mnn_and_torch_inference_agree(model, fields):
+    """Same weights, same inputs: logits agree within 1e-4 of the largest logit (fp32; MNN reorders sums)."""
+    require_mnn()
+    import torch
+
+    session = infer_session(model, batch_size=2, **fields)
+    session._torch_model.eval()
+    with torch.no_grad():
+        expected = session._torch_model(torch.from_numpy(session.inputs)).numpy()
+    got = session.outputs()
+    assert got.shape == expected.shape
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
+
+
+def test_trained_module_in_eval_mode_agrees_with_torch_before_training(mobilenet_train):
+    import torch
+
+    model = mobilenet_train._torch_model.eval()
+    with torch.no_grad():
+        expected = model(torch.from_numpy(mobilenet_train.inputs)).numpy()
+    got = mobilenet_train.outputs()
+    mobilenet_train.module.train(True)
+    assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
+
+
+def test_low_precision_is_reported_as_applied_only_where_it_changes_the_result():
+    """fp16 needs the CPU's fp16 arithmetic (MNN prints fp16:0/1); where it has none MNN runs fp32."""
+    require_mnn()
+    from edgebench.backends.mnn.runtime import supported_features
+
+    session = infer_session("lenet", batch_size=2, precision="fp16")
+    features = supported_features(session.env["mnn_device_supports"])
+    assert "fp16" in features
+    if not features["fp16"]:
+        assert session.env["mnn_precision_applied"] is False
+    assert isinstance(session.env["mnn_precision_applied"], bool)
+
+
+def test_supported_features_parse():
+    from edgebench.backends.mnn.runtime import supported_features
+
+    line = "The device supports: i8sdot:1, fp16:0, i8mm: 0, sve2: 0, sme2: 0"
+    assert supported_features(line) == {"i8sdot": True, "fp16": False, "i8mm": False, "sve2": False, "sme2": False}
+
+
+def test_inference_trace_has_ops_under_their_torch_modules_with_flops(tmp_path):
+    require_mnn()
+    from edgebench.tracing.spans import SpanTable
+
+    session = infer_session("mobilenet_v2", batch_size=1, input_shape=(3, 32, 32), num_classes=10, trace="layers")
+    recorder = session.trace_recorder()
+    recorder.ensure_costs(session.infer_step)
+    recorder.start()
+    session.infer_step()
+    session.infer_step()
+    recorder.stop()
+    recorder.remove()
+    assert recorder.save(tmp_path / "spans.json") > 0
+    table = SpanTable.from_json((tmp_path / "spans.json").read_text())
+    # Ops named after an ONNX node's scope (the graph's own output keeps its bare name ``output``)
+    ops = [i for i, t in enumerate(table.types) if t.startswith("Convolution") and table.names[i].startswith("/")]
+    assert len(ops) >= 50 and all(table.names[table.parents[i]].startswith(("features.", "classifier")) for i in ops)
+    assert table.costs is not None and table.costs["forward_flops"][ops].sum() > 1e6
+    for label in set(table.label.tolist()):  # spans of a label never overlap; children lie inside parents
+        spans = np.sort(np.stack([table.start_ns, table.end_ns], 1)[table.label == label], axis=0)
+        assert (spans[1:, 0] >= spans[:-1, 1]).all()
+
+
+def test_training_trace_says_what_mnn_cannot_measure(lenet_train, tmp_path):
+    from edgebench.backends.mnn.trace import TrainingTraceRecorder
+
+    recorder = TrainingTraceRecorder(lenet_train).install()
+    recorder.start()
+    lenet_train.train_step()
+    recorder.stop()
+    recorder.remove()
+    table = recorder.table()
+    assert len(table) == 2 and "no per-op callback" in table.notes["spans"]
+
+
+def test_run_json_is_not_corrupted_by_mnn_prints(cli):
+    """MNN printf()s to fd 1 (``The device supports...``, converter progress); stdout must stay one JSON document."""
+    require_mnn()
+    run = cli(
+        "run",
+        "--backend",
+        "mnn",
+        "--model",
+        "lenet",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--batch-size",
+        "4",
+        "--infer-steps",
+        "2",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout)
+    assert result["status"] == "ok" and result["backend"] == "mnn" and result["params"] == 349_980
+    assert result["env"]["mnn"] == "3.6.1" and result["loss"]["finite"]
+    assert not any(line.startswith("The device supports") for line in run.stdout.splitlines())
+
+
+def test_mnn_prints_never_reach_stdout(tmp_path):
+    """Importing MNN and converting print to fd 1 from C++; inside the backend only our own line reaches stdout."""
+    require_mnn()
+    import torch
+
+    from edgebench.backends.onnx_export import export_module
+    from edgebench.workloads import get_workload
+
+    export_module(get_workload("lenet").build_model(10, (1, 28, 28)), torch.zeros(1, 1, 28, 28), tmp_path / "m.onnx")
+    code = textwrap.dedent(
+        f"""
+        from edgebench.backends.mnn.runtime import load
+        from edgebench.backends.mnn.convert import convert
+        mnn, line = load()
+        convert({str(tmp_path / "m.onnx")!r}, {str(tmp_path / "m.mnn")!r}, for_training=False)
+        print("ours:", line)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == [f"ours: {run.stdout.split('ours: ', 1)[1].strip()}"]
+    assert "device supports" in run.stdout  # captured, and printed only by us
+    unguarded = subprocess.run(
+        [sys.executable, "-c", "import MNN"], capture_output=True, text=True, timeout=60
+    )  # the trap itself: MNN's own import prints on stdout
+    assert "device supports" in unguarded.stdout
+
+
+def test_infer_mode_run_json(cli):
+    require_mnn()
+    run = cli(
+        "run",
+        "--backend",
+        "mnn",
+        "--model",
+        "lenet",
+        "--mode",
+        "infer",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--batch-size",
+        "2",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout)
+    assert result["status"] == "ok" and result["mode"] == "infer" and result["step_time_ms"]["n"] == 2
+
+
+def test_a_model_mnn_cannot_run_is_a_usage_error(cli):
+    run = cli("run", "--backend", "mnn", "--model", "char_cnn", "--json")
+    assert run.returncode == 2
+    assert "classification" in run.stderr and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_int8_is_weight_only_with_the_accuracy_check():
+    require_mnn()
+    session = infer_session("lenet", batch_size=8, precision="int8")
+    record = session.quantization
+    assert record["kind"] == "weight_only" and "--weightQuantBits 8" in record["method"]
+    assert record["real_data"] and record["compared_samples"] == 256
+    assert record["top1_agreement"] > 0.9 and record["accuracy_change"] is not None
+    assert record["calibration"].startswith("none")
+    session.infer_step()

@@ -1,0 +1,74 @@
+"""The recorded MNN support table (``src/edgebench/backends/mnn/support.json``): it covers the zoo, a few entries
+probed again agree with it, and ``edgebench models`` and trial validation read it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+
+import pytest
+
+from edgebench.backends.mnn import missing_package
+from edgebench.backends.mnn.support import mnn_support, probe_in_subprocess, recorded, refusal
+from edgebench.registry import MODELS
+
+
+def test_the_record_covers_every_zoo_model_with_the_installed_mnn():
+    record = recorded()
+    assert set(record["models"]) == set(MODELS.names())
+    if not missing_package():
+        assert record["mnn"] == importlib.metadata.version("MNN")
+    for name, entry in record["models"].items():
+        assert set(entry) >= {"infer", "train"}, name
+        if entry.get("by") == "mnn" and entry["train"] is None:
+            assert entry["params"] > 0  # trained, with every tensor a PyTorch parameter
+
+
+@pytest.mark.parametrize("model", ["lenet", "char_cnn"])
+def test_probing_again_agrees_with_the_record(model):
+    """LeNet (accepted both ways) and char_cnn (refused by the backend, no MNN needed) probed again now."""
+    if model == "lenet" and missing_package():
+        pytest.fail(missing_package())
+    entry = probe_in_subprocess(model, timeout_s=300)
+    expected = recorded()["models"][model]
+    assert (entry["infer"], entry["train"]) == (expected["infer"], expected["train"])
+    if model == "lenet":
+        assert entry["params"] == expected["params"] == 349_980
+        assert entry["infer_max_abs_diff"] < 1e-3
+
+
+def test_refusal_reads_the_task_and_the_record():
+    assert "language_model" in refusal("char_cnn", "infer")
+    assert "rmsprop" in refusal("inception_v3", "train") and refusal("inception_v3", "infer") is None
+    assert refusal("lenet", "train") is None
+    support = mnn_support(["lenet", "dcgan"])
+    assert support["lenet"] == {"infer": None, "train": None}
+    assert "gan" in support["dcgan"]["train"]
+
+
+def test_models_lists_mnn_refusals(cli):
+    run = cli("models", "--no-measure", "lenet", "char_cnn")
+    assert run.returncode == 0, run.stderr
+    assert "MNN backend" in run.stdout and "char_cnn (train, infer)" in run.stdout
+    assert "lenet (" not in run.stdout
+    listed = json.loads(cli("models", "--no-measure", "--json", "lenet").stdout)
+    assert listed[0]["mnn"] == {"infer": None, "train": None}
+
+
+def test_a_timed_out_probe_is_not_a_refusal(monkeypatch):
+    from edgebench.backends.mnn import support
+
+    record = {
+        "mnn": importlib.metadata.version("MNN") if not missing_package() else "3.6.1",
+        "models": {
+            "vgg16": {"infer": "probe timed out after 900 s", "train": "probe timed out after 900 s"},
+            "squeezenet": {"by": "mnn", "infer": None, "train": "MNN's optimizer step updated 0 of 52"},
+        },
+    }
+    monkeypatch.setattr(support, "recorded", lambda: record)
+    assert support.refusal("vgg16", "train") is None  # let the user try
+    assert support.mnn_support(["vgg16"])["vgg16"]["train"].startswith("unknown: probe timed out")
+    if not missing_package():
+        assert "updated 0 of 52" in support.refusal("squeezenet", "train")
+    assert support.refusal("squeezenet", "infer") is None
+    assert support.mnn_support(["lenet"])["lenet"]["infer"].startswith("not probed")
