@@ -154,6 +154,39 @@ def test_closing_the_connection_leaves_no_device_process(name: str, tmp_path: Pa
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("name", list(SHELLS))
+def test_a_script_killed_outright_leaves_no_device_process(name: str, tmp_path: Path):
+    """A SIGKILL runs no trap (a Ray node or an adb server killed with the script): the sampler loop, seeing its
+    script gone, stops the workload and itself, and the watchdog does so once the connection closes."""
+    shell = shell_for(name)
+    plan = plan_sampler(SysFS("/"), 10)
+    sources = [(s.path, s.max_bytes, 1) for s in plan.sources]
+    script = script_for(command="sleep 300", sources=sources, period_ms=10, workdir=str(tmp_path / "run"))
+    proc = shell.start(script)
+    assert proc.stdout is not None and proc.stdin is not None
+    line = ""
+    while not line.startswith("P "):
+        line = proc.stdout.readline().decode()
+    pid = int(line[2:])
+    proc.kill()
+    proc.wait(20)
+    deadline = time.monotonic() + 10
+
+    def leftover() -> list[str]:
+        found = subprocess.run(["ps", "-o", "pid=,args=", "-s", str(proc.pid)], capture_output=True, text=True)
+        return [row for row in found.stdout.strip().splitlines() if "<defunct>" not in row]
+
+    while (_running(pid) or len(leftover()) > 1) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(pid)
+    assert len(leftover()) <= 1  # at most the watchdog, blocked on the still open connection
+    proc.stdin.close()
+    while leftover() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leftover() == []
+    assert not (tmp_path / "run").exists()
+
+
 def test_parse_device_output_keeps_failed_and_skipped_sources():
     text = "C uptime\nG 1.00\nP 42\nO 1.50 step\nX 2.00 0\n@samples\nT 1.01\n0|a\n1!\nT 1.02\n1|b\nL 3 1.01 1.02\n"
     run = parse_device_output(text)

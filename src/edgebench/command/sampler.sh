@@ -118,6 +118,12 @@ sample_loop() {
   _start=$T
   while :; do
     poll
+    # The script that started this loop was killed outright (SIGKILL: no trap ran): stop, with its workload.
+    if ! kill -0 $$ 2>/dev/null; then
+      [ -n "$_wpid" ] && killtree "$_wpid"
+      rm -rf "$EB_WORK"
+      exit 0
+    fi
     if [ "$_last" = 1 ]; then
       # the loop's own cost: its CPU ticks with those of the sleeps it reaped (fields 14-17 of proc(5))
       read -r _stat < /proc/self/stat
@@ -143,7 +149,9 @@ cd "$EB_WORK" || exit 2
 out "C $EB_CLOCK"
 exec 3<&0
 # The watchdog: stdin reaches end of file when the workstation closes it or the connection drops.
-( trap - EXIT; while read -r _ <&3; do :; done; kill -TERM $$ 2>/dev/null ) &
+# If the script itself is already gone (killed outright), the watchdog stops the workload in its place.
+( trap - EXIT; while read -r _ <&3; do :; done
+  kill -TERM $$ 2>/dev/null || { [ -s wpid ] && read -r _w < wpid && killtree "$_w"; } ) &
 EB_DOG=$!
 rm -f go wpid status
 mkfifo go || exit 2
