@@ -115,6 +115,15 @@ MODELS = Registry(
 #: Where a trial runs, by the scheme of its name (``local``; ``ssh://host``, ``adb://SERIAL`` add transports).
 TARGETS = Registry("target", {"local": "edgebench.targets.local:LocalTarget"})
 
+#: How a sweep's trials reach devices (``--executor``): this machine one by one, or a Ray cluster's fleet.
+EXECUTORS = Registry(
+    "executor",
+    {
+        "local": "edgebench.fleet.local:LocalExecutor",
+        "ray": "edgebench.fleet.raycluster:RayExecutor",
+    },
+)
+
 DATASETS = Registry(
     "dataset",
     {

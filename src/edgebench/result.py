@@ -218,6 +218,9 @@ class TrialResult(BaseModel):
     mode: Literal["train", "infer"] = "train"
     #: Where the trial ran, as the user named it: ``local``, ``ssh://host``, ``adb://SERIAL`` or a configured name.
     target: str = "local"
+    #: The host that ran it: this machine's hostname on the local executor, the fleet host's name on Ray
+    #: (``edgebench fleet join --name``); None for a trial run outside a sweep.
+    host: str | None = None
     #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
     freq_khz: int | None = None
     #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import fleet as fleet_cmd
 from edgebench.cli import importing as import_cmd
 from edgebench.cli import layers as layers_cmd
 from edgebench.cli import models as models_cmd
@@ -80,6 +81,9 @@ app.command("trace")(interruptible(trace_cmd.trace, "interrupted; nothing was wr
 app.command("peak")(interruptible(peak_cmd.peak))
 app.command("partition")(interruptible(partition_cmd.partition))
 app.command("import")(interruptible(import_cmd.import_trials, "interrupted; the files not yet stored are kept"))
+fleet_cmd.app.command("join")(interruptible(fleet_cmd.join))
+fleet_cmd.app.command("status")(interruptible(fleet_cmd.status))
+app.add_typer(fleet_cmd.app, name="fleet")
 
 
 @app.callback(invoke_without_command=True)

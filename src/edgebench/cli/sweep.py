@@ -44,15 +44,24 @@ def sweep(
     sysfs_root: Annotated[
         Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
     ] = None,
+    executor: Annotated[
+        str, typer.Option(help="Where trials run: local (this machine, one by one) or ray (a fleet, see `fleet join`).")
+    ] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="With --executor ray: the cluster, auto (this host's) or HOST:PORT.")
+    ] = None,
 ) -> int:
     """Sweep models x batch sizes x threads x core masks x CPU frequencies x precision; results land as trials end."""
     from rich.console import Console
 
     from edgebench.cli import fail
     from edgebench.config import load_config
+    from edgebench.registry import EXECUTORS
     from edgebench.sweep.plan import plan
     from edgebench.targets import open_target
 
+    if executor not in EXECUTORS:
+        raise UsageError("--executor", f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS.names())}")
     overrides = list(set_ or [])
     if target_ci is not None:
         overrides.append(f"target_ci={target_ci}")
@@ -82,30 +91,33 @@ def sweep(
         except UsageError as exc:
             raise loaded.relabel(exc) from None
 
+    from edgebench.fleet import SweepJob, open_executor
     from edgebench.report.sweep_summary import best_per_model, sweep_table
     from edgebench.store import Store
-    from edgebench.sweep.cooldown import Cooler
-    from edgebench.sweep.execute import run_sweep
     from edgebench.sweep.progress import RichReporter
 
+    runner = open_executor(executor, address=address)  # a missing extra or a stray --address is refused first
     with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
         db.verify()  # a damaged store is refused before the first trial, not after it
-        outcome = run_sweep(
-            planned,
-            db,
-            config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
-            cooler=Cooler(loaded.config.cooldown, target.sysfs()),
-            resume=resume,
-            retry_failed=retry_failed,
-            target=target,
-            reporter=reporter,
-            journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+        outcome = runner.run(  # type: ignore[attr-defined]
+            SweepJob(
+                plan=planned,
+                store=db,
+                config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
+                cooldown=loaded.config.cooldown,
+                reporter=reporter,
+                resume=resume,
+                retry_failed=retry_failed,
+                target=target.name,
+                sysfs_root=str(sysfs_root or "/"),
+                journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+            )
         )
         reporter.progress.stop()
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root)
+        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root, executor, address)
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -127,7 +139,13 @@ def sweep(
 
 
 def resume_command(
-    config: Path | None, overrides: list[str], target_ci: str | None, store: Path | None, sysfs_root: Path | None
+    config: Path | None,
+    overrides: list[str],
+    target_ci: str | None,
+    store: Path | None,
+    sysfs_root: Path | None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> str:
     """The exact command that resumes this sweep: the same file, every ``--set``, the same store, quoted for a shell.
 
@@ -136,7 +154,9 @@ def resume_command(
     words = ["edgebench", "sweep"] + ([str(config)] if config else [])
     for item in overrides:
         words += ["--set", item]
-    for flag, value in (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)):
+    options = [("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)]
+    options += [("--executor", executor if executor != "local" else None), ("--address", address)]
+    for flag, value in options:
         if value is not None:
             words += [flag, str(value)]
     return shlex.join([*words, "--resume"])
