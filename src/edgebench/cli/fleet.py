@@ -141,6 +141,4 @@ def status(
         shown = ", ".join(q["queued"][:5]) + (" ..." if len(q["queued"]) > 5 else "")
         more = f": {shown}" if shown else ""
         console.print(f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued{more}")
-            f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued" + (f": {shown}" if shown else "")
-        )
     return 0
