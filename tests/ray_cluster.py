@@ -7,6 +7,7 @@ pid, never by name, so no other Ray on the machine is touched.  Usage statistics
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -110,7 +111,5 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

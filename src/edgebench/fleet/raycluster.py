@@ -69,6 +69,7 @@ def connect(address: str | None, field: str = "--address") -> Any:
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    _messages_to_stderr()
     try:
         with contextlib.redirect_stdout(sys.stderr):
             ray.init(
@@ -85,6 +86,23 @@ def connect(address: str | None, field: str = "--address") -> Any:
             "--address HOST:PORT",
         ) from None
     return ray
+
+
+def _messages_to_stderr() -> None:
+    """Ray prints the cluster's messages to a driver (a node marked dead...) on stdout from a thread of its own;
+    edgebench's stdout carries tables and ``--json`` only, so those messages go to stderr."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from ray._private import worker
+
+        original = worker.print_to_stdstream
+        if getattr(original, "_edgebench", False):
+            return
+
+        def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+            original({**data, "is_err": True}, ignore_prefix)
+
+        to_stderr._edgebench = True  # type: ignore[attr-defined]
+        worker.print_to_stdstream = to_stderr
 
 
 def fleet_devices(ray: Any) -> list[Device]:
@@ -177,6 +195,7 @@ class _Dispatch:
             ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=_POLL_S)
             for ref in ready:
                 self._finish(ref)
+            self._reap_lost()
 
     def _free_devices(self) -> list[Device]:
         busy = {r.device.name for r in self.running.values()}
@@ -216,15 +235,34 @@ class _Dispatch:
     def _finish(self, ref: Any) -> None:
         entry = self.running.pop(ref)
         device, planned = entry.device, entry.planned
-        previous = self.previous.get(device.name)
         try:
             reply: DeviceReply = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            result, series, reply = self._lost(planned, device, exc), {}, None
+            self._store(entry, self._lost(planned, device, exc), {}, None)
         else:
-            result = TrialResult.model_validate_json(reply.result_json)
-            series = reply.series
             self.idle_c[device.name] = reply.idle_c
+            self._store(entry, TrialResult.model_validate_json(reply.result_json), reply.series, reply)
+
+    def _reap_lost(self) -> None:
+        """Trials whose host left the cluster: Ray may never fail a task leased on a dead node, so the driver
+        watches the nodes itself and stores such a trial ``crashed`` (its task is cancelled should it linger)."""
+        now = fleet_devices(self.ray)
+        for device in now:  # a host that joins mid-sweep takes trials too
+            if device.name not in self.devices:
+                self.devices[device.name] = device
+                self.free_since.setdefault(device.name, 0.0)
+        alive = {d.name for d in now}
+        for ref, entry in list(self.running.items()):
+            if entry.device.name in alive:
+                continue
+            del self.running[ref]
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref, force=True)
+            self._store(entry, self._lost(entry.planned, entry.device, None), {}, None)
+
+    def _store(self, entry: _Running, result: TrialResult, series: dict[str, str], reply: DeviceReply | None) -> None:
+        device, planned = entry.device, entry.planned
+        previous = self.previous.get(device.name)
         info = SweepInfo(
             sweep_id=self.job.plan.sweep_id,
             trial_key=planned.key,
@@ -240,15 +278,16 @@ class _Dispatch:
         self.previous[device.name] = planned.trial
         self.free_since[device.name] = time.monotonic()
 
-    def _lost(self, planned: PlannedTrial, device: Device, exc: Exception) -> TrialResult:
+    def _lost(self, planned: PlannedTrial, device: Device, exc: Exception | None) -> TrialResult:
         """A task that did not come back: its host left (node died), or the task failed outside the trial."""
         alive = {d.name for d in fleet_devices(self.ray)}
         for name in [n for n in self.devices if n not in alive]:  # a host that left takes its devices with it
             del self.devices[name]
             self.job.reporter.note(f"device {name} left the fleet")
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        if device.name not in alive:
-            reason = f"host {device.host} (device {device.name}) left the fleet mid-trial: {type(exc).__name__}"
+        first = (str(exc or "").strip().splitlines() or [""])[0][:300]
+        if device.name not in alive or exc is None:
+            how = f": {type(exc).__name__}" if exc is not None else " (its Ray node is gone)"
+            reason = f"host {device.host} (device {device.name}) left the fleet mid-trial{how}"
         else:
             reason = f"the trial's task on {device.host} failed: {type(exc).__name__}: {first}".rstrip(": ")
         return failed_result(planned.trial, new_trial_id(), "crashed", reason, [], {})
