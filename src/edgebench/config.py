@@ -150,6 +150,9 @@ class SweepConfig(TrialSettings):  # type: ignore[valid-type,misc]
     cooldown: Annotated[CooldownConfig, BeforeValidator(_cooldown)] = Field(default_factory=CooldownConfig)
     #: DNNTune's analysis objective: which trial the sweep's summary calls best.
     objective: Literal["latency-first", "energy-first"] = "latency-first"
+    #: Devices to sweep, each one trial at a time, all of them in parallel: names or URLs (``[pixel, orin]``), or
+    #: a mapping defining them as the configuration file's ``targets:`` does (``{pixel: "adb://SERIAL"}``).
+    targets: list[str] | dict[str, Any] | None = None
 
     @field_validator("name")
     @classmethod

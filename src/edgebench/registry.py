@@ -113,7 +113,14 @@ MODELS = Registry(
 )
 
 #: Where a trial runs, by the scheme of its name (``local``; ``ssh://host``, ``adb://SERIAL`` add transports).
-TARGETS = Registry("target", {"local": "edgebench.targets.local:LocalTarget"})
+TARGETS = Registry(
+    "target",
+    {
+        "local": "edgebench.targets.local:LocalTarget",
+        "ssh": "edgebench.targets.ssh:SshTarget",
+        "adb": "edgebench.targets.adb:AdbTarget",
+    },
+)
 
 #: How a sweep's trials reach devices (``--executor``): this machine one by one, or a Ray cluster's fleet.
 EXECUTORS = Registry(
@@ -138,5 +145,6 @@ BACKENDS = Registry(
     "backend",
     {
         "torch": "edgebench.backends.torch:TORCH",
+        "command": "edgebench.backends.command:COMMAND",
     },
 )

@@ -115,6 +115,13 @@ def frequency(value: Any) -> int | str:
     return parse_freq_khz(value)
 
 
+def push_list(value: Any) -> Any:
+    """``--push a.bin,model.mnn:models/m.mnn``: comma-separated ``LOCAL[:REMOTE]``; a YAML list is the same."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
 def shape(value: Any) -> Any:
     """``3x32x32``, ``[3, 32, 32]`` or ``(3, 32, 32)`` as text."""
     return parse_shape(value.strip("[]() ")) if isinstance(value, str) else value
@@ -161,6 +168,9 @@ class Setting:
     #: Left out of a sweep, the key reads None and the plan decides (``frequencies``: none pinned; ``steps``: 20,
     #: or 5 with ``target_ci``) rather than the Trial's default.
     absent_is_none: bool = False
+    #: Left off the command line, the flag passes nothing and the Trial decides (``--backend``: ``command`` with
+    #: ``--command``, else torch), so an explicit value can be told from the default.
+    flag_absent_is_none: bool = False
     #: Whether a YAML list of these values can be one value (a shape) rather than an axis.
     is_one_value: Callable[[list[Any]], bool] | None = None
 
@@ -184,6 +194,11 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
+    Setting("command", "Run your own workload with sh -c on the target (the model is then its label)."),
+    Setting("push", "Copy LOCAL[:REMOTE] to the target's work directory before --command (several: a,b:dir/b).",
+            parse=push_list, shown_default="nothing", absent_is_none=True),
+    Setting("step_pattern", "Regex ending each step in --command's output (named groups kept), or "
+            "mnn-train-demo / tflite-benchmark-model."),
     Setting("model", "Workload name (see `edgebench models`).", yaml_key="models", short="-m", plural_axis=True),
     Setting("batch_size", "Samples per training step.", yaml_key="batch_sizes", short="-b", plural_axis=True,
             sweep_default=(1, 2, 4, 8, 16, 32)),
@@ -208,7 +223,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout_s", "Give up on the worker after this long, e.g. 30m.", yaml_key="timeout",
             parse=quantity(parse_duration_s), shown_default="30m"),
     Setting("device", "cpu or cuda[:N].", check=check_device),
-    Setting("backend", "Framework that trains the model.", plural_axis=True, check=check_backend),
+    Setting("backend", "Framework that trains the model.", plural_axis=True, check=check_backend,
+            shown_default="torch; command with --command", flag_absent_is_none=True),
     Setting("precision", "fp32, or autocast mixed precision bf16 / fp16.", plural_axis=True),
     Setting("target_ci_pct", "Step until the 95% CI of the mean step time is within this much of it, e.g. 2%.",
             yaml_key="target_ci", parse=quantity(parse_percent, bare_numbers=False)),

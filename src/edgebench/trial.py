@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from edgebench.backends.base import Capabilities, device_kind, refusal
 from edgebench.registry import BACKENDS, DATASETS, MODELS
@@ -21,6 +21,12 @@ class Trial(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    #: The user's own workload, run with ``sh -c`` on the target (backend ``command``); ``model`` is then a label.
+    command: str | None = None
+    #: Files copied to the target before a command runs: ``LOCAL[:REMOTE]`` (REMOTE relative to its work directory).
+    push: tuple[str, ...] = ()
+    #: Where a command's steps end: a regex over its output lines (named groups kept) or a shipped pattern's name.
+    step_pattern: str | None = None
     model: str = "lenet"
     batch_size: PositiveInt = 32
     steps: PositiveInt = 20
@@ -66,7 +72,11 @@ class Trial(BaseModel):
 
     @field_validator("model")
     @classmethod
-    def _known_model(cls, name: str) -> str:
+    def _known_model(cls, name: str, info: ValidationInfo) -> str:
+        if info.data.get("command") is not None:  # the user's own workload: the model is only its label
+            if not name.strip():
+                raise ValueError("a command trial's label cannot be empty")
+            return name.strip()
         if ":" in name:  # the user's own model: it must import now, not fail later in the worker
             from edgebench.backends.torch.models.custom import resolve
 
@@ -74,9 +84,57 @@ class Trial(BaseModel):
             return name.strip()
         return MODELS.canonical(name)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _command_backend(cls, values: Any) -> Any:
+        """``--command`` picks the ``command`` backend and times no inference passes of its own; any other backend
+        with a command, or the command backend without one, is refused in one line."""
+        if not isinstance(values, dict):
+            return values
+        command, backend = values.get("command"), values.get("backend")
+        if command is not None:
+            if not str(command).strip():
+                raise ValueError("command: is empty; give the workload to run, e.g. --command './bench --steps 20'")
+            if backend is not None and backend != "command":
+                raise ValueError(
+                    f"backend: --command runs your own workload, not the {backend} backend; drop --backend {backend}"
+                )
+            # edgebench times no inference passes of its own after a command: the workload is all there is
+            values = {**values, "infer_steps": 0, "backend": "command"}
+            if values.get("step_pattern") is None:
+                raise ValueError(
+                    "step_pattern: a command trial needs --step-pattern: a regex matching the line that ends each "
+                    "step, or a shipped pattern (mnn-train-demo, tflite-benchmark-model)"
+                )
+        else:
+            if backend == "command":
+                raise ValueError("backend: the command backend runs a --command; give one, or another backend")
+            for key in ("push", "step_pattern"):
+                if values.get(key):
+                    raise ValueError(f"{key}: only a --command trial uses it; add --command or drop it")
+        return values
+
+    @field_validator("step_pattern")
+    @classmethod
+    def _step_pattern(cls, text: str | None) -> str | None:
+        from edgebench.command.patterns import check_step_pattern
+
+        return None if text is None else check_step_pattern(text)
+
+    @field_validator("push")
+    @classmethod
+    def _push_specs(cls, specs: tuple[str, ...]) -> tuple[str, ...]:
+        from edgebench.command.push import parse_push
+
+        for spec in specs:
+            parse_push(spec)
+        return specs
+
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, preset: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("command") is not None and preset is not None:
+            raise ValueError("a command trial runs its own inputs; drop --preset")
         if preset is None or "model" not in info.data:
             return preset
         from edgebench.workloads import get_workload

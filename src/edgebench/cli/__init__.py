@@ -27,6 +27,7 @@ from edgebench.cli import partition as partition_cmd
 from edgebench.cli import peak as peak_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
+from edgebench.cli import snapshot as snapshot_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
@@ -68,6 +69,7 @@ def interruptible(command: Callable[..., int], line: str = "interrupted") -> Cal
 
 app.command("run")(interruptible(run_cmd.run, "interrupted; nothing was stored"))
 app.command("sensors")(interruptible(sensors_cmd.sensors))
+app.command("snapshot")(interruptible(snapshot_cmd.snapshot, "interrupted; nothing was written"))
 app.command("monitor")(interruptible(monitor_cmd.monitor))
 app.command("sweep")(interruptible(sweep_cmd.sweep, "interrupted before the first trial; nothing was stored"))
 app.command("export")(interruptible(export_cmd.export, "interrupted; nothing was written"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,8 +45,6 @@ def export(
     ] = None,
 ) -> int:
     """Write stored trials in the MNN suite's layout and columns, or as a CSV / Parquet table of every measurement."""
-    if format_ is Format.mnn_suite and not device:
-        raise UsageError("--device", "name the device for the suite's folder and file names, e.g. --device MEIZU")
     if format_ is Format.mnn_suite:
         if out is None:  # a dozen files and folders: never dropped silently into wherever the shell stands
             raise UsageError("--out", "give the folder for the suite's files, e.g. --out mnn-results")
@@ -68,7 +66,8 @@ def export(
         if format_ is Format.mnn_suite:
             from edgebench.report.mnn_suite import write_mnn_suite
 
-            assert device is not None and out is not None
+            device = device or _target_device_name(results)
+            assert out is not None
             written = write_mnn_suite(results, out, device, db.series)
             for path in written:
                 typer.echo(str(path))
@@ -109,3 +108,12 @@ def _select(db: Store, sweeps: list[str], host: str | None) -> list[TrialResult]
     if not results:
         raise UsageError("--host" if host else "--store", f"no trials to export from {db.path}")
     return results
+
+
+def _target_device_name(results: list[Any]) -> str:
+    """``--device`` when not given: the ``device_name`` of the target the trials ran on (the configuration file's
+    ``targets:``), when they all share one."""
+    names = {(r.env or {}).get("device_name") for r in results}
+    if len(names) == 1 and None not in names:
+        return str(names.pop()).replace(" ", "_")
+    raise UsageError("--device", "name the device for the suite's folder and file names, e.g. --device MEIZU")

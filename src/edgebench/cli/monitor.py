@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import parse, sysfs_root
+from edgebench.cli.options import RootOption, TargetOption, parse, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_folder
 from edgebench.settings import sample_interval
@@ -45,6 +45,8 @@ def monitor(
         typer.Option(help=THROTTLE_HELP),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON at the end.")] = False,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> int:
     """Sample all available sensors to disk (constant memory), survive Ctrl-C, and report thermal throttling."""
     from edgebench.monitor.session import FILES, MonitorConfig, run_monitor
@@ -58,12 +60,14 @@ def monitor(
     if duration_s is not None and duration_s <= 0:
         raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")
     names = parse("--sensors", sensors, _sensor_names) or DEFAULT_SENSORS
-    root = sysfs_root(sysfs_root_dir)
+    tree = sysfs_root(sysfs_root_dir)
     check_output_folder("--out", out)  # a file, or a place nobody may write (/proc): refused before sampling
     taken = [f for f in FILES if (out / f).exists()]
     if taken:
         raise UsageError("--out", f"{out} already holds a monitor run ({', '.join(taken)}); choose another folder")
-    config = MonitorConfig(out, interval_ms, duration_s, root, pid, names, throttle_temp)
+    if target_spec not in (None, "local"):
+        return _remote_monitor(target_spec, root, out, interval_ms, duration_s, sensors, throttle_temp, as_json)
+    config = MonitorConfig(out, interval_ms, duration_s, tree, pid, names, throttle_temp)
 
     def started(summary) -> None:  # type: ignore[no-untyped-def]
         until = f" for {duration}" if duration else " until Ctrl-C"
@@ -98,3 +102,52 @@ def monitor(
             f"{t['min_freq_khz'] / 1e3:.0f} of {t['max_khz'] / 1e3:.0f} MHz, up to {t['max_temp_c']:.1f} °C"
         )
     return 0
+
+
+def _remote_monitor(
+    spec: str,
+    root: bool,
+    out: Path,
+    interval_ms: float,
+    duration_s: float | None,
+    sensors: str | None,
+    throttle_temp: float | None,
+    as_json: bool,
+) -> int:
+    """``monitor --target``: the device's own edgebench samples there, on its clock; its files are copied into
+    ``out`` when it ends.  A remote monitor needs ``--duration``: it is stopped on the device, not by Ctrl-C here."""
+    import os
+    import shlex
+
+    from edgebench.monitor.session import FILES
+    from edgebench.targets import open_target
+    from edgebench.targets.remote_sysfs import sh_text
+
+    if duration_s is None:
+        raise UsageError("--duration", "a monitor on a remote target needs one, e.g. --duration 10m")
+    target = open_target(spec, root=root or None)
+    remote_out = f"{target.workdir}/monitor-{os.urandom(6).hex()}"  # type: ignore[attr-defined]
+    args = ["monitor", "--out", remote_out, "--interval", f"{interval_ms:g}ms", "--duration", f"{duration_s:g}s"]
+    if target.config.sysfs_root != "/":  # type: ignore[attr-defined]
+        args += ["--sysfs-root", target.config.sysfs_root]  # type: ignore[attr-defined]
+    if sensors:
+        args += ["--sensors", sensors]
+    if throttle_temp is not None:
+        args += ["--throttle-temp", f"{throttle_temp:g}"]
+    if as_json:
+        args.append("--json")
+    print(f"monitoring {target.name} for {duration_s:g} s on the device", file=sys.stderr)
+    done = target.run_edgebench(args, duration_s + 300)  # type: ignore[attr-defined]
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        for name in FILES:
+            try:
+                target.shell.pull(f"{remote_out}/{name}", out / name)  # type: ignore[attr-defined]
+            except OSError:
+                continue  # a file this run did not write
+    finally:
+        sh_text(target.shell, f"rm -rf {shlex.quote(remote_out)}", 30, None)  # type: ignore[attr-defined]
+        target.close()  # type: ignore[attr-defined]
+    sys.stderr.write(done.stderr)
+    typer.echo(done.stdout.replace(remote_out, str(out)).rstrip("\n"))
+    return done.returncode

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
+import typer
 from pydantic import BaseModel, ValidationError
 
 from edgebench.errors import UsageError, explain
@@ -31,8 +32,11 @@ def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
+        message = explain(error)
+        if not field and ": " in message:  # a check across fields names the field its message starts with
+            field, message = message.split(": ", 1)
         flag = flags.get(field, "--" + field.replace("_", "-"))
-        raise UsageError(flag, explain(error)) from None
+        raise UsageError(flag, message) from None
 
 
 def sysfs_root(path: Path | None) -> str:
@@ -46,3 +50,18 @@ def sysfs_root(path: Path | None) -> str:
             "--sysfs-root", f"{path} holds neither sys/ nor proc/; give the folder a capture was written to"
         )
     return str(path)
+
+
+#: ``--target``: where the trial runs or the sensors are read (``local``, ``ssh://HOST``, ``adb://SERIAL`` or a name).
+TargetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        help="Device to use: local, ssh://[user@]host[:port], adb://SERIAL (adb:// for the only one), or a name "
+        "from the targets: of ~/.config/edgebench/config.yaml.  [default: local]",
+    ),
+]
+#: ``--root``: use root on a remote target (``adb root``, then the su form).
+RootOption = Annotated[
+    bool, typer.Option("--root", help="Use root on the remote target (adb root or su) for frequencies and sensors.")
+]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from edgebench.cli.options import build, sysfs_root
+from edgebench.cli.options import RootOption, TargetOption, build, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
@@ -31,7 +31,7 @@ def _flag(setting: Setting) -> inspect.Parameter:
     the device or on other flags is only shown (``one per core used``).
     """
     names = (setting.flag, setting.short) if setting.short else (setting.flag,)
-    if setting.absent_is_none or setting.trial_default is None:
+    if setting.absent_is_none or setting.flag_absent_is_none or setting.trial_default is None:
         default, shown = None, setting.shown_default or False
     else:
         default, shown = setting.shown_default or str(setting.trial_default), True
@@ -71,19 +71,23 @@ def _own_options(
     sysfs_root_dir: Annotated[
         Path | None, typer.Option("--sysfs-root", help="Read sensors from a tree copied from a device, not /.")
     ] = None,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> None:
     """The options of ``run`` that are not settings of the Trial (those come from :data:`SETTINGS`)."""
 
 
 def run(**options: Any) -> int:
-    """Train a model on this device: step latency, throughput, CPU use, memory, inference latency."""
+    """Train a model on this device (or on --target): step latency, throughput, CPU use, memory, inference latency."""
     from edgebench.cli import fail
 
     given = {s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None}
     from edgebench.runner.launch import resolve_placement, run_trial
     from edgebench.targets import open_target
 
-    target = open_target(sysfs_root=sysfs_root(options["sysfs_root_dir"]))
+    target = open_target(
+        options["target_spec"], sysfs_root=sysfs_root(options["sysfs_root_dir"]), root=options["root"] or None
+    )
     if isinstance(given.get("cores"), str):  # big, little, all: this device's cpufreq clusters say which
         given["cores"] = _role_cores(given["cores"], target)
     if given.get("freq_khz") == "all":

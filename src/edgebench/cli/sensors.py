@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import sysfs_root
+from edgebench.cli.options import RootOption, TargetOption, sysfs_root
 
 #: column suffix -> (display unit, factor from the stored unit)
 _DISPLAY = {
@@ -51,24 +51,35 @@ def sensors(
     pid: Annotated[
         int | None, typer.Option(help="Process for the process sensors [default: this one on a live device].")
     ] = None,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> int:
     """List the sensors this device has, a live reading of each, and what is missing and why."""
     from edgebench.sensors.inventory import inventory
     from edgebench.targets import open_target
 
-    fs = open_target(sysfs_root=sysfs_root(sysfs_root_dir)).sysfs()
+    target = open_target(target_spec, sysfs_root=sysfs_root(sysfs_root_dir), root=root or None)
+    fs = target.sysfs()
     if pid is None and fs.is_live:
         pid = os.getpid()
     reports = inventory(fs, pid)
     if as_json:
         typer.echo(
-            json.dumps({"sysfs_root": str(fs.root), "pid": pid, "sensors": [asdict(r) for r in reports]}, indent=2)
+            json.dumps(
+                {
+                    "target": target.name,
+                    "sysfs_root": str(fs.root),
+                    "pid": pid,
+                    "sensors": [asdict(r) for r in reports],
+                },
+                indent=2,
+            )
         )
         return 0
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sensors on {fs.root}", title_justify="left")
+    table = Table(title=f"sensors on {fs.root if target.name == 'local' else target.name}", title_justify="left")
     table.add_column("sensor", style="bold")
     table.add_column("status")
     table.add_column("reading")

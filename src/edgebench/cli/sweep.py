@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from edgebench.cli.options import RootOption, TargetOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ def sweep(
     address: Annotated[
         str | None, typer.Option(help="With --executor ray: the cluster, auto (this host's) or HOST:PORT.")
     ] = None,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
 ) -> int:
     """Sweep models x batch sizes x threads x core masks x CPU frequencies x precision; results land as trials end."""
     from rich.console import Console
@@ -66,7 +69,20 @@ def sweep(
     if target_ci is not None:
         overrides.append(f"target_ci={target_ci}")
     loaded = load_config(config, overrides)
-    target = open_target(sysfs_root=str(sysfs_root or "/"))
+    from edgebench.targets.named import parse_targets
+
+    axis = loaded.config.targets
+    named = parse_targets(axis, "targets") if isinstance(axis, dict) else None
+    fleet = executor != "local"  # the fleet's hosts open its devices; the driver plans on its own
+    if axis and target_spec is None and fleet:
+        raise UsageError(
+            "targets", "an axis of targets runs on the local executor; on a fleet give --target NAME or class:CLASS"
+        )
+    if axis and target_spec is None and not dry_run:
+        return _sweep_each_target(list(axis), loaded, config, overrides, store, resume, retry_failed, root)
+    target = open_target(
+        None if fleet else target_spec, sysfs_root=str(sysfs_root or "/"), root=root or None, named=named
+    )
     try:
         planned = plan(
             loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
@@ -85,7 +101,9 @@ def sweep(
     from edgebench.runner.launch import check_device_present
 
     first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(planned.trials)}
-    for trial in first_of_each.values():  # a device this machine lacks is refused before the first trial
+    for trial in (
+        first_of_each.values() if not fleet else ()
+    ):  # a device this machine lacks is refused before the first trial
         try:
             check_device_present(trial, target, field="device")
         except UsageError as exc:
@@ -108,7 +126,8 @@ def sweep(
                 reporter=reporter,
                 resume=resume,
                 retry_failed=retry_failed,
-                target=target.name,
+                target=target_spec or "local",
+                device=None if fleet else target,
                 sysfs_root=str(sysfs_root or "/"),
                 journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
             )
@@ -117,7 +136,9 @@ def sweep(
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root, executor, address)
+        again = resume_command(
+            config, list(set_ or []), target_ci, store, sysfs_root, target_spec, root, executor, address
+        )
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -144,6 +165,8 @@ def resume_command(
     target_ci: str | None,
     store: Path | None,
     sysfs_root: Path | None,
+    target: str | None = None,
+    root: bool = False,
     executor: str = "local",
     address: str | None = None,
 ) -> str:
@@ -154,12 +177,12 @@ def resume_command(
     words = ["edgebench", "sweep"] + ([str(config)] if config else [])
     for item in overrides:
         words += ["--set", item]
-    options = [("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root)]
-    options += [("--executor", executor if executor != "local" else None), ("--address", address)]
-    for flag, value in options:
+    given = [("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root), ("--target", target)]
+    given += [("--executor", executor if executor != "local" else None), ("--address", address)]
+    for flag, value in given:
         if value is not None:
             words += [flag, str(value)]
-    return shlex.join([*words, "--resume"])
+    return shlex.join([*words, *(["--root"] if root else []), "--resume"])
 
 
 def _config(r: object) -> str:
@@ -177,3 +200,58 @@ def _relabelled(loaded: LoadedConfig) -> Iterator[None]:
         yield
     except UsageError as exc:
         raise loaded.relabel(exc) from None
+
+
+def _sweep_each_target(
+    targets: list[str],
+    loaded: LoadedConfig,
+    config: Path | None,
+    overrides: list[str],
+    store: Path | None,
+    resume: bool,
+    retry_failed: bool,
+    root: bool,
+) -> int:
+    """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, all at once, each running its
+    trials one at a time on its device and storing them as the sweep ``<name>-<target>``.  Each has its own
+    process (its own signals, store connection and frequency restore); their lines are prefixed with the target.
+    """
+    import re
+    import subprocess
+    import sys
+    import threading
+
+    base = loaded.config.name or (config.stem if config else "sweep")
+    children = {}
+    for spec in targets:
+        name = f"{base}-{re.sub(r'[^A-Za-z0-9._-]+', '_', spec)}".strip("_")
+        args = [sys.executable, "-m", "edgebench", "sweep", *([str(config)] if config else [])]
+        for item in [*overrides, f"name={name}"]:
+            args += ["--set", item]
+        args += ["--target", spec, *(["--store", str(store)] if store else [])]
+        args += [*(["--resume"] if resume else []), *(["--retry-failed"] if retry_failed else [])]
+        args += ["--root"] if root else []
+        children[spec] = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def relay(spec: str, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            typer.echo(f"[{spec}] {line.rstrip()}")
+
+    relays = [threading.Thread(target=relay, args=item, daemon=True) for item in children.items()]
+    for thread in relays:
+        thread.start()
+    try:
+        codes = {spec: proc.wait() for spec, proc in children.items()}
+    finally:
+        for proc in children.values():  # Ctrl-C here reached them too (same process group); wait for cleanup
+            proc.wait()
+        for thread in relays:
+            thread.join(5)
+    failed = {spec: code for spec, code in codes.items() if code}
+    if failed:
+        from edgebench.cli import fail
+
+        listed = ", ".join(f"{spec} (exit {code})" for spec, code in failed.items())
+        return fail(f"the sweep failed on {listed}; see its lines above", max(failed.values()))
+    return 0

@@ -10,6 +10,7 @@ from edgebench.config import CooldownConfig
 from edgebench.store import Store
 from edgebench.sweep.execute import Reporter, SweepOutcome
 from edgebench.sweep.plan import Plan
+from edgebench.targets import Target
 
 
 @dataclass
@@ -22,8 +23,11 @@ class SweepJob:
     reporter: Reporter
     resume: bool = False
     retry_failed: bool = False
-    #: The target the sweep names for its trials (``local`` unless ``--target`` says otherwise).
+    #: The target the sweep names for its trials (``local`` unless ``--target`` says otherwise); on a fleet a
+    #: device's name or ``class:CLASS`` (:mod:`edgebench.fleet.placement`).
     target: str = "local"
+    #: The target the local executor runs on, opened by the command (a fleet's hosts open their own devices).
+    device: Target | None = None
     sysfs_root: str = "/"
     #: Where the local executor journals frequencies to restore after a crash.
     journal: Path | None = None

@@ -18,7 +18,7 @@ class LocalExecutor:
             raise UsageError("--address", "the local executor runs on this machine; give --executor ray with it")
 
     def run(self, job: SweepJob) -> SweepOutcome:
-        target = open_target(job.target, sysfs_root=job.sysfs_root)
+        target = job.device or open_target(job.target, sysfs_root=job.sysfs_root)
         return run_sweep(
             job.plan,
             job.store,

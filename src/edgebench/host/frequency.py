@@ -148,16 +148,13 @@ class FrequencyControl:
                 "(a virtual machine or container); leave frequencies out",
             )
         if not self.is_root():
-            raise UsageError(
-                FIELD,
-                f"setting CPU frequencies needs root (running as uid {os.geteuid()}); run the sweep with sudo, "
-                "or leave frequencies out",
-            )
+            how = self.sysfs.root_hint or f"running as uid {os.geteuid()}; run the sweep with sudo"
+            raise UsageError(FIELD, f"setting CPU frequencies needs root ({how}), or leave frequencies out")
         for policy in self.policies:
             path = policy_dir(self.sysfs, policy)
             for name in ("scaling_governor", "scaling_min_freq", "scaling_max_freq"):
-                target = self.sysfs.path(f"{path}/{name}")
-                if not os.access(target, os.W_OK):
+                if not self.sysfs.writable(f"{path}/{name}"):
+                    target = self.sysfs.path(f"{path}/{name}")
                     raise UsageError(
                         FIELD, f"{target} is missing or not writable; leave frequencies out on this device"
                     )
@@ -222,6 +219,7 @@ class FrequencyControl:
             raise OSError("could not restore cpufreq settings: " + "; ".join(failures))
         self._saved = {}
         self._touched = set()
+        self.sysfs.restored()
         if self.journal is not None:
             self.journal.unlink(missing_ok=True)
 

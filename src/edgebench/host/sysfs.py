@@ -19,6 +19,9 @@ _DIGITS = re.compile(r"(\d+)")
 class SysFS:
     """Read-only (plus the few deliberate writes placement needs) view of a device's pseudo-files."""
 
+    #: How to get the root that writing controls needs, where it is not ``sudo`` on this machine (a remote device).
+    root_hint: str | None = None
+
     def __init__(self, root: str | os.PathLike[str] = "/") -> None:
         self.root = Path(root)
 
@@ -65,6 +68,13 @@ class SysFS:
     def open(self, rel: str) -> PseudoFile:
         """Keep ``rel`` open for repeated reads: re-reading an open descriptor is what keeps a 10 ms sampler cheap."""
         return PseudoFile(self.path(rel))
+
+    def writable(self, rel: str) -> bool:
+        """Whether :meth:`write_text` may write ``rel`` (a remote device answers through its root wrapper)."""
+        return os.access(self.path(rel), os.W_OK)
+
+    def restored(self) -> None:
+        """Every control written is back to its old value; a remote device drops its own restore record."""
 
     def write_text(self, rel: str, value: str) -> None:
         """Write a control file (governor, clear_refs); raises ``PermissionError`` when not allowed."""

@@ -260,11 +260,13 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m edgebench.runner.agent TRIAL_JSON|- [SYSFS_ROOT]``: run one trial here (the trial as a JSON file,
-    or on stdin for ``-``) and print its bundle as one JSON document on stdout."""
-    source, *rest = argv or sys.argv[1:]
-    spec = sys.stdin.read() if source == "-" else Path(source).read_text()
-    bundle = run_agent(Trial.model_validate_json(spec), sysfs_root=rest[0] if rest else "/")
+    """``python -m edgebench.runner.agent TRIAL_JSON|- [SYSFS_ROOT] [--no-sample]``: run one trial here (the trial
+    as a JSON file, or its one line on stdin for ``-``) and print its bundle as one JSON document on stdout."""
+    args = argv or sys.argv[1:]
+    sample = "--no-sample" not in args
+    source, *rest = [a for a in args if a != "--no-sample"]
+    spec = sys.stdin.readline() if source == "-" else Path(source).read_text()
+    bundle = run_agent(Trial.model_validate_json(spec), sysfs_root=rest[0] if rest else "/", sample=sample)
     sys.stdout.write(bundle.model_dump_json() + "\n")
     return 0
 

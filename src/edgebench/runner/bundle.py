@@ -8,6 +8,9 @@ instead of misreading it.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -68,3 +71,11 @@ class TrialBundle(BaseModel):
                 f"{BUNDLE_VERSION}: install the same edgebench version on the device and here"
             )
         return version
+
+
+@cache
+def schema_fingerprint() -> str:
+    """A short hash of the bundle's JSON schema (the trial and the events inside it): two installs whose bundles
+    would read differently have different fingerprints even where nobody bumped :data:`BUNDLE_VERSION`."""
+    schema = json.dumps(TrialBundle.model_json_schema(), sort_keys=True)
+    return hashlib.sha256(schema.encode()).hexdigest()[:12]

@@ -89,6 +89,6 @@ def run_trial(trial: Trial, *, target: Target | None = None, sysfs_root: str = "
     target = target or open_target(sysfs_root=sysfs_root)
     check_device_present(trial, target)  # before the target starts anything: a missing device is a usage error
     bundle = target.run(resolve_placement(trial, target), sample=sample)
-    result = measure(bundle, new_trial_id())
+    result = measure(bundle, new_trial_id()).model_copy(update={"target": target.name})
     spans = bundle.spans_json if bundle.failure is None else None
     return TrialRun(result, bundle.events, bundle.samples_csv, spans, bundle.sampler_meta)

@@ -28,7 +28,7 @@ from typing import IO, Any
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import PseudoFile, SysFS
 from edgebench.registry import SENSORS
-from edgebench.sensors.base import PolledSource, Sensor, open_source
+from edgebench.sensors.base import PolledSource, Sensor, Source, open_source
 
 DEFAULT_SENSORS = ("cpu_time", "process", "memory", "cpu_freq", "thermal", "process_memory", "rapl", "jetson_power",
                    "jetson_gpu", "power_supply", "nvml")  # fmt: skip
@@ -104,10 +104,15 @@ class Sampler:
     Usable in-process (tests, ``monitor``) or as the sampler process.
     """
 
-    def __init__(self, config: SamplerConfig) -> None:
+    def __init__(self, config: SamplerConfig, *, sysfs: SysFS | None = None, open_files: bool = True) -> None:
+        """``sysfs`` discovers the sensors (default: a tree at ``config.sysfs_root``); ``open_files=False`` plans
+        the records without opening anything, for a sampler that reads the files elsewhere (the device-side ``sh``
+        sampler of ``--command`` trials), whose records :meth:`decode_record` then decodes with the same parsers."""
         self.config = config
         self.interval_ns = int(config.interval_ms * 1e6)
-        sysfs = SysFS(config.sysfs_root)
+        sysfs = sysfs if sysfs is not None else SysFS(config.sysfs_root)
+        #: The sources in record order, for a sampler that reads them elsewhere.
+        self.sources: list[Source] = []
         self.sensors, unavailable = build_sensors(sysfs, config.sensors, config.pid)
         columns: list[str] = []
         labels: dict[str, str] = {}
@@ -129,6 +134,10 @@ class Sampler:
             self._layout.append((sensor, first, first + len(sensor.sources()), len(sensor_columns)))
             every = max(1, round(sensor.min_period_ms / config.interval_ms))
             for source in sensor.sources():
+                self.sources.append(source)
+                if not open_files:
+                    self._files.append((None, source.max_bytes, every))
+                    continue
                 try:
                     self._files.append((open_source(sysfs, source), source.max_bytes, every))
                 except OSError:

@@ -45,4 +45,11 @@ class LocalTarget:
         return BACKENDS.load(backend).missing_device(device)  # the backend reads this machine, framework unloaded
 
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        if trial.command is not None:  # the user's own workload: through /bin/sh and the device-side sh sampler
+            from edgebench.command.run import run_command_trial
+            from edgebench.targets.shell import LocalShell
+
+            root = "" if self.sysfs().is_live else self.sysfs_root
+            return run_command_trial(trial, LocalShell(), sysfs=self.sysfs(), root=root, env=self.environment(),
+                                     sample=sample)  # fmt: skip
         return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)

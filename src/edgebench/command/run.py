@@ -1,0 +1,314 @@
+"""Run a ``--command`` trial through a device's :class:`~edgebench.targets.shell.Shell` and bundle it.
+
+The device side is one POSIX ``sh`` script (``sampler.sh``): it starts the workload, samples the files the local
+sensors read at the trial's period, and stamps every sample and every line the workload prints on one clock of
+the device.  The workstation side plans which files to read with the very sensors a local trial uses (a
+:class:`~edgebench.sensors.sampler.Sampler` built without opening anything), and decodes the recorded file
+contents with the same :meth:`Sensor.decode` parsers, so a command trial's samples mean what a local trial's do.
+Steps come from the output through the trial's step pattern; the result is the same
+:class:`~edgebench.runner.bundle.TrialBundle` the Python agent gives.
+
+Clock: where the shell has ``EPOCHREALTIME`` (mksh, busybox ash) stamps have microsecond resolution (wall
+clock: a step of the system time during a trial would shift later stamps); elsewhere (dash) ``/proc/uptime``,
+monotonic but 10 ms resolution.  The bundle's environment names the clock used (``command_clock``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from typing import Any
+
+from edgebench.command.patterns import StepPattern, Summary, step_pattern
+from edgebench.command.push import parse_push, remote_path
+from edgebench.host.sysfs import SysFS
+from edgebench.runner.bundle import Failure, TrialBundle
+from edgebench.runner.events import Done, Event, Ready, Step
+from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig, SamplerMeta
+from edgebench.targets.shell import Shell
+from edgebench.trial import Trial
+
+#: The pid the sensors of the workload are planned with: the script puts the workload's pid in its place.
+WORKLOAD_PID = "self"
+#: USER_HZ, the unit of /proc/stat and /proc/<pid>/stat times: 100 on every Linux ABI (Android included).
+CLK_TCK = 100
+#: Sensors ``sh`` cannot read: NVML is a library, not a file.
+SH_UNREADABLE = {"nvml": "NVML is a C library, not a file a device-side sh can read"}
+
+
+def sampler_script() -> str:
+    return resources.files("edgebench.command").joinpath("sampler.sh").read_text()
+
+
+def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
+    """The sensors a local trial would use on ``sysfs``, planned (nothing opened) for the device-side script."""
+    names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE)
+    # The process sensors are planned on /proc/self; the script reads the workload's /proc/<pid> in its place.
+    config = SamplerConfig(
+        out_csv="", interval_ms=interval_ms, sysfs_root=str(sysfs.root), sensors=names,
+        pid=WORKLOAD_PID,  # type: ignore[arg-type]
+    )  # fmt: skip
+    sampler = Sampler(config, sysfs=sysfs, open_files=False)
+    sampler.meta.unavailable.update({n: r for n, r in SH_UNREADABLE.items() if n in DEFAULT_SENSORS})
+    return sampler
+
+
+def script_for(
+    *, command: str, cwd: str | None = None, sources: list[tuple[str, int, int]], period_ms: float, workdir: str, root: str = "",
+    clock: str = "auto", sample: bool = True, stamp_file: str | None = None,
+) -> str:  # fmt: skip
+    """The device-side script: its settings as shell assignments, then ``sampler.sh``."""
+    settings = {
+        "EB_ROOT": root.rstrip("/"),
+        "EB_PERIOD_MS": str(max(1, round(period_ms))),
+        "EB_WORK": workdir,
+        "EB_CWD": cwd or workdir,
+        "EB_CMD": command,
+        "EB_SOURCES": " ".join(f"{path}:{size}:{every}" for path, size, every in sources),
+        "EB_CLOCK": clock,
+        "EB_SAMPLE": "1" if sample else "0",
+        "EB_STAMP": stamp_file or "",
+    }
+    head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in settings.items())
+    return head + sampler_script()
+
+
+def stamp_ns(text: str) -> int:
+    """``12345.678901`` (seconds, any number of decimals) as integer nanoseconds, exactly."""
+    seconds, _, frac = text.partition(".")
+    return int(seconds) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+@dataclass
+class DeviceRun:
+    """What the device-side script printed, parsed: clock, workload pid and exit, stamped lines, raw records."""
+
+    clock: str = ""
+    pid: int | None = None
+    go_ns: int | None = None
+    exit_ns: int | None = None
+    status: int | None = None
+    lines: list[tuple[int, str]] = field(default_factory=list)
+    records: list[tuple[int, dict[int, list[str] | None]]] = field(default_factory=list)
+    stamp_text: str | None = None
+    loop_cpu_ticks: int | None = None
+    loop_start_ns: int | None = None
+    loop_end_ns: int | None = None
+
+
+def parse_device_output(text: str) -> DeviceRun:
+    """Read the script's stdout (see ``sampler.sh`` for the line format); a torn last record is kept as read."""
+    run = DeviceRun()
+    section = "main"
+    stamp: list[str] = []
+    current: dict[int, list[str] | None] | None = None
+    for line in text.split("\n"):
+        if section == "main":
+            kind, _, rest = line.partition(" ")
+            if kind == "O":
+                t, _, body = rest.partition(" ")
+                run.lines.append((stamp_ns(t), body))
+            elif kind == "C":
+                run.clock = rest
+            elif kind == "P":
+                run.pid = int(rest)
+            elif kind == "G":
+                run.go_ns = stamp_ns(rest)
+            elif kind == "X":
+                t, _, code = rest.partition(" ")
+                run.exit_ns, run.status = stamp_ns(t), int(code)
+            elif line == "@stamp":
+                section = "stamp"
+            elif line == "@samples":
+                section = "samples"
+        elif section == "stamp":
+            if line == "@samples":
+                section = "samples"
+            elif line == "@endstamp":
+                section = "main"
+            else:
+                stamp.append(line)
+        else:
+            if line.startswith("T "):
+                current = {}
+                run.records.append((stamp_ns(line[2:]), current))
+            elif line.startswith("L "):
+                ticks, start, end = line[2:].split()
+                run.loop_cpu_ticks, run.loop_start_ns, run.loop_end_ns = int(ticks), stamp_ns(start), stamp_ns(end)
+            elif current is not None and line:
+                head, bar, body = line.partition("|")
+                if bar:
+                    lines = current.setdefault(int(head), [])
+                    if lines is not None:
+                        lines.append(body)
+                elif head.endswith("!"):
+                    current[int(head[:-1])] = None
+    run.stamp_text = "\n".join(stamp) if stamp else None
+    return run
+
+
+def decode_samples(sampler: Sampler, run: DeviceRun) -> str:
+    """The CSV a local sampler would have written, from the device's records, through the same decoders."""
+    n = len(sampler.sources)
+    rows = [",".join(["t_ns", *sampler.meta.columns])]
+    for t_ns, sources in run.records:
+        blobs: list[bytes | None] = []
+        for i in range(n):
+            if i not in sources:
+                blobs.append(SKIPPED)
+                continue
+            lines = sources[i]
+            blobs.append(None if lines is None else "".join(f"{x}\n" for x in lines).encode())
+        values = sampler.decode_record(blobs)
+        rows.append(",".join([str(t_ns), *("" if v is None else str(v) for v in values)]))
+    return "\n".join(rows) + "\n"
+
+
+def steps_from_output(
+    trial: Trial, pattern: StepPattern, run: DeviceRun
+) -> tuple[list[Step], dict[str, Any], str | None]:
+    """Warm-up and measured steps from the stamped output, extra fields for the environment, or why none."""
+    start = run.go_ns or 0
+    if pattern.regex is None:
+        summary = pattern.read_summary([body for _, body in run.lines], run.stamp_text)
+        if summary is None:
+            return [], {}, f"its output has no {pattern.name} summary line ({pattern.description})"
+        return _summary_steps(trial, summary, run), {"step_times": "mean only", **summary.extra}, None
+    steps: list[Step] = []
+    groups: dict[str, list[float | str]] = {}
+    for t_ns, body in run.lines:
+        found = pattern.step_fields(body)
+        if found is None:
+            continue
+        index = len(steps)
+        if index >= trial.warmup + trial.steps:
+            break
+        loss = found.pop("loss", None)
+        for name, value in found.items():
+            groups.setdefault(name, []).append(value)
+        phase = "warmup" if index < trial.warmup else "train"
+        steps.append(
+            Step(phase=phase, index=index if phase == "warmup" else index - trial.warmup, start_ns=start,
+                 end_ns=t_ns, loss=loss if isinstance(loss, float) else None)
+        )  # fmt: skip
+        start = t_ns
+    measured = len(steps) - trial.warmup
+    if measured < 1:
+        return (
+            steps,
+            {},
+            (
+                f"its output has {len(steps)} line(s) matching --step-pattern {trial.step_pattern!r}; "
+                f"{trial.warmup} warm-up + at least 1 measured step needed"
+            ),
+        )
+    return steps, ({"step_groups": groups} if groups else {}), None
+
+
+def _summary_steps(trial: Trial, summary: Summary, run: DeviceRun) -> list[Step]:
+    """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer."""
+    count = summary.count or trial.steps
+    step_ns = round(summary.mean_step_ms * 1e6)
+    end = next((t for t, body in run.lines if str(summary.mean_step_ms) in body or "latency" in body), None)
+    end = end or run.exit_ns or 0
+    first = end - count * step_ns
+    return [Step(phase="train", index=i, start_ns=first + i * step_ns, end_ns=first + (i + 1) * step_ns)
+            for i in range(count)]  # fmt: skip
+
+
+def _read_all(proc: Any, chunks: list[bytes]) -> threading.Thread:
+    def pump() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read1(65536), b""):
+            chunks.append(chunk)
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return thread
+
+
+def run_command_trial(
+    trial: Trial, shell: Shell, *, sysfs: SysFS, root: str = "", env: dict[str, Any] | None = None,
+    sample: bool = True, clock: str = "auto",
+) -> TrialBundle:  # fmt: skip
+    """Push the trial's files, run its command with the device-side sampler, and bundle what was measured.
+
+    ``sysfs`` is the device's ``/proc`` and ``/sys`` as the workstation sees it (to plan the sensors); ``root``
+    prefixes every sampled path on the device (a fixture tree under ``--sysfs-root``).
+    """
+    assert trial.command is not None and trial.step_pattern is not None
+    pattern = step_pattern(trial.step_pattern)
+    workdir = shell.workdir()
+    for spec in trial.push:
+        local, remote = parse_push(spec)
+        shell.push(local, remote_path(workdir, remote))
+    sampler = plan_sampler(sysfs, trial.sample_interval_ms)
+    sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(sampler.sources, sampler._files, strict=True)]
+    run_dir = f"{workdir.rstrip('/')}/run-{time.time_ns()}"
+    script = script_for(
+        command=trial.command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
+        workdir=run_dir, root=root, clock=clock, sample=sample,
+        stamp_file=f"{workdir.rstrip('/')}/{pattern.stamp_file}" if pattern.stamp_file else None,
+    )  # fmt: skip
+    anchor_wall_ns = time.time_ns()
+    proc = shell.start(script)
+    chunks: list[bytes] = []
+    reader = _read_all(proc, chunks)
+    failure: Failure | None = None
+    try:
+        proc.wait(trial.timeout_s)
+    except Exception:  # subprocess.TimeoutExpired: closing stdin makes the script kill everything it started
+        failure = Failure(status="timeout", reason=f"exceeded the {trial.timeout_s:g} s timeout")
+        _stop(proc)
+    reader.join(10)
+    err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
+    run = parse_device_output(b"".join(chunks).decode(errors="replace"))
+    steps, extra, why = steps_from_output(trial, pattern, run)
+    if failure is None:
+        if run.status is None:
+            reason = err.splitlines()[-1] if err else f"the device-side shell exited with status {proc.returncode}"
+            failure = Failure(status="crashed", reason=f"connection or shell ended mid-trial: {reason}")
+        elif run.status != 0:
+            last = run.lines[-1][1] if run.lines else "no output"
+            failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}")
+        elif why:
+            failure = Failure(status="crashed", reason=f"the command ran but {why}")
+    events: list[Event] = [
+        Ready(pid=run.pid, env={"command": trial.command, "command_clock": run.clock, **extra}),
+        *steps,
+    ]
+    if failure is None:
+        events.append(Done(stopped_by=None))
+    meta = _meta(sampler, run, anchor_wall_ns) if sample and run.records else None
+    return TrialBundle(
+        trial=trial,
+        events=events,
+        samples_csv=decode_samples(sampler, run) if meta else None,
+        sampler_meta=meta,
+        env={**(env or {}), "command_clock": run.clock},
+        failure=failure,
+    )
+
+
+def _meta(sampler: Sampler, run: DeviceRun, anchor_wall_ns: int) -> SamplerMeta:
+    meta = SamplerMeta(**asdict(sampler.meta))
+    meta.clk_tck = CLK_TCK
+    meta.samples = len(run.records)
+    meta.anchor_wall_ns, meta.anchor_mono_ns = anchor_wall_ns, run.records[0][0]
+    if run.loop_cpu_ticks is not None and run.loop_start_ns is not None and run.loop_end_ns is not None:
+        meta.loop_cpu_s = run.loop_cpu_ticks / CLK_TCK
+        meta.loop_wall_s = (run.loop_end_ns - run.loop_start_ns) / 1e9
+    return meta
+
+
+def _stop(proc: Any) -> None:
+    """Close the script's stdin (its watchdog then kills the workload and the sampler), then end the local end."""
+    try:
+        proc.stdin.close()
+        proc.wait(10)
+    except Exception:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,346 @@
+"""What every remote target does the same way over its shell (SSH or adb): connect, probe root, read the device's
+files, run a trial through the device's own edgebench agent, and survive a dropped connection.
+
+A transport only says how to make its shell and how to read its client's failure; the rest is here.  Everything
+runs in POSIX ``sh`` on the device (``mksh`` with toybox on Android, busybox ``ash`` on boards), so no Python is
+needed there except for trials of edgebench's own models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from edgebench.errors import UsageError
+from edgebench.host.cpuset import parse_cpu_list
+from edgebench.host.environment import host_environment
+from edgebench.runner.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
+from edgebench.runner.events import read_events, steps_of
+from edgebench.targets.guard import guarded
+from edgebench.targets.named import TargetConfig
+from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
+from edgebench.targets.shell import Shell
+from edgebench.trial import Trial
+
+#: Commands every remote target needs on the device (the rest of the device-side scripts are ``sh`` builtins).
+NEEDED_COMMANDS = ("cat", "mkdir", "rm", "mv")
+#: Margin on a trial's timeout for starting Python and the framework on the device.
+_STARTUP_MARGIN_S = 360.0
+#: Su forms tried, in order, when a target names none (the MNN-based suite's order).
+DEFAULT_SU_FORMS = ("su -0", "su -c")
+
+_PROBE_EDGEBENCH = (
+    "import json, edgebench, edgebench.runner.bundle as b; "
+    "print(json.dumps({'version': edgebench.__version__, 'bundle': b.BUNDLE_VERSION, "
+    "'schema': b.schema_fingerprint() if hasattr(b, 'schema_fingerprint') else None}))"
+)
+
+
+class RemoteTarget:
+    """A device behind a shell; subclasses give :meth:`make_shell` and :meth:`connection_failure`."""
+
+    scheme: ClassVar[str]
+    default_workdir: ClassVar[str]
+
+    def __init__(self, config: TargetConfig) -> None:
+        self.config = config
+        self.name = config.label
+        self.shell = self.make_shell(config)
+        self._uid: int | None = None
+        self._root_wrapper: str | None = None  # "" = already root, "su -c" = the form that works
+        self._sysfs: RemoteSysFS | None = None
+        self._edgebench: dict[str, Any] | None = None
+
+    # -- opening ---------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, spec: str, *, sysfs_root: str = "/") -> RemoteTarget:
+        return cls.from_config(TargetConfig(url=spec))
+
+    @classmethod
+    def from_config(cls, config: TargetConfig) -> RemoteTarget:
+        target = cls(config)
+        target.connect()
+        return target
+
+    def make_shell(self, config: TargetConfig) -> Any:
+        raise NotImplementedError
+
+    def connection_failure(self, returncode: int, stderr: str) -> str | None:
+        """The one line saying why the client could not reach the device, or None when the command itself failed."""
+        raise NotImplementedError
+
+    @property
+    def workdir(self) -> str:
+        return str(self.shell.workdir())
+
+    def connect(self) -> None:
+        """Reach the device once: a refused key, an unreachable host or a missing command is a usage error."""
+        probe = (
+            "id -u; for c in "
+            + " ".join(NEEDED_COMMANDS)
+            + '; do command -v "$c" >/dev/null || echo "missing $c"; done'
+        )
+        done = sh_text(self.shell, probe, 60, None)
+        failure = self.connection_failure(done.returncode, done.stderr or "")
+        if failure is not None:
+            raise UsageError("--target", failure)
+        lines = done.stdout.split()
+        missing = [lines[i + 1] for i, word in enumerate(lines[:-1]) if word == "missing"]
+        if missing:
+            raise UsageError("--target", f"{self.name} lacks {', '.join(missing)} (needed on the device)")
+        try:
+            self._uid = int(lines[0])
+        except (IndexError, ValueError):
+            raise UsageError("--target", f"{self.name}: `id -u` printed {done.stdout.strip()!r}") from None
+        if self.config.root:
+            self._probe_root()
+
+    # -- root ------------------------------------------------------------------------------------------------
+
+    def try_transport_root(self) -> bool:
+        """A transport's own way to root (``adb root``); SSH has none."""
+        return False
+
+    def _probe_root(self) -> None:
+        """Once per target: already uid 0, the transport's way, then each su form; refuse ``--root`` without any."""
+        if self._uid == 0 or self.try_transport_root():
+            self._root_wrapper = ""
+            return
+        forms = (self.config.su,) if self.config.su else DEFAULT_SU_FORMS
+        for form in forms:
+            done = sh_text(self.shell, f"{form} {shlex.quote('id -u')}", 30, None)
+            if done.returncode == 0 and done.stdout.strip().splitlines()[-1:] == ["0"]:
+                self._root_wrapper = form
+                return
+        raise UsageError(
+            "--root",
+            f"{self.name} gives no root: uid {self._uid}, and {' nor '.join(repr(f) for f in forms)} did not run as "
+            "root; root the device, set the target's su form, or leave --root out",
+        )
+
+    def as_root(self, script: str) -> str:
+        """``script`` run as root when the target uses root, else as it is."""
+        if not self._root_wrapper:
+            return script
+        return f"{self._root_wrapper} {shlex.quote(script)}"
+
+    def is_root(self) -> bool:
+        return self._uid == 0 or self._root_wrapper is not None
+
+    # -- the device's files and facts ------------------------------------------------------------------------
+
+    def sysfs(self) -> RemoteSysFS:
+        if self._sysfs is None:
+            reason = "permission denied" if self.is_root() else "permission denied: unrooted"
+            self._sysfs = RemoteSysFS(
+                self.shell, device_root=self.config.sysfs_root, as_root=self.as_root, denied_reason=reason
+            )
+        return self._sysfs
+
+    def allowed_cores(self) -> tuple[int, ...]:
+        done = sh_text(self.shell, self.as_root("cat /proc/self/status"), 30, None)
+        for line in done.stdout.splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                return parse_cpu_list(line.split(":", 1)[1])
+        online = self.sysfs().read_str("/sys/devices/system/cpu/online")
+        return parse_cpu_list(online or "0")
+
+    def environment(self) -> dict[str, Any]:
+        """The device's CPU, cores, governors and memory from its files; host name and OS from ``uname``."""
+        env = host_environment(self.sysfs())
+        done = sh_text(self.shell, "uname -n; uname -m; uname -r; uname -s", 30, None)
+        names = done.stdout.split("\n")
+        if done.returncode == 0 and len(names) >= 4:
+            env.update(hostname=names[0], machine=names[1], kernel=names[2], os=f"{names[3]}-{names[2]}")
+        env.update(python=None, sysfs_root=self.config.sysfs_root, **self._marks())
+        return env
+
+    def _marks(self) -> dict[str, str]:
+        """What every result from this target records of it: its name and, for exports, the device's name."""
+        marks = {"target": self.name}
+        if self.config.device_name:
+            marks["device_name"] = self.config.device_name
+        return marks
+
+    def missing_device(self, backend: str, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        code = (
+            "from edgebench.registry import BACKENDS; "
+            f"print(BACKENDS.load({backend!r}).missing_device({device!r}) or '')"
+        )
+        done = sh_text(self.shell, self._python(f"-c {shlex.quote(code)}"), 120, None)
+        if done.returncode != 0:
+            return f"cannot ask {self.name}'s edgebench: {(done.stderr or '').strip().splitlines()[-1:]}"
+        return done.stdout.strip() or None
+
+    def _python(self, args: str) -> str:
+        return f"{self.config.python} {args}"  # the target's env is exported by its shell
+
+    def edgebench_info(self) -> dict[str, Any]:
+        """The device's edgebench (version, bundle version, schema); refuse one that speaks another schema."""
+        if self._edgebench is not None:
+            return self._edgebench
+        from edgebench import __version__
+
+        done = sh_text(self.shell, self._python(f"-c {shlex.quote(_PROBE_EDGEBENCH)}"), 120, None)
+        failure = self.connection_failure(done.returncode, done.stderr or "")
+        if failure is not None:
+            raise UsageError("--target", failure)
+        if done.returncode != 0:
+            why = ((done.stderr or "").strip().splitlines() or ["no output"])[-1]
+            raise UsageError(
+                "--target",
+                f"{self.name} has no edgebench for {self.config.python} ({why}); install edgebench {__version__} "
+                "there (or set the target's python:), or run your own binary with --command",
+            )
+        info = json.loads(done.stdout.strip().splitlines()[-1])
+        if info.get("bundle") != BUNDLE_VERSION or info.get("schema") != schema_fingerprint():
+            raise UsageError(
+                "--target",
+                f"{self.name} has edgebench {info.get('version')} (trial bundle version {info.get('bundle')}, schema "
+                f"{info.get('schema')}), this is edgebench {__version__} (version {BUNDLE_VERSION}, schema "
+                f"{schema_fingerprint()}): install the same version on both",
+            )
+        self._edgebench = info
+        return info
+
+    # -- running a trial -------------------------------------------------------------------------------------
+
+    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        """Run ``trial`` on the device: a ``--command`` trial through the device-side ``sh`` runner and sampler
+        (no Python there), any other through the device's edgebench agent.  A lost connection is ``crashed``."""
+        if trial.command is not None:
+            from edgebench.command.run import run_command_trial
+
+            root = "" if self.config.sysfs_root.rstrip("/") == "" else self.config.sysfs_root.rstrip("/")
+            shell = RootedShell(self.shell, self.as_root)
+            return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(), sample=sample)
+        self.edgebench_info()
+        session = f"{self.workdir}/session-{os.urandom(6).hex()}"
+        tmp = f"{session}/tmp"
+        agent_args = f"-m edgebench.runner.agent - {shlex.quote(self.config.sysfs_root)}" + (
+            "" if sample else " --no-sample"
+        )
+        body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
+        proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
+        limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)
+        stdout, stderr = _exchange(proc, trial.model_dump_json() + "\n", limit_s)
+        last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
+        if proc.returncode == 0 and last and last[0].startswith("{"):
+            self._remove(session)
+            bundle = TrialBundle.model_validate_json(last[0])
+            return bundle.model_copy(update={"env": {**bundle.env, **self._marks()}})
+        reason = self.connection_failure(proc.returncode or 0, stderr)
+        if reason is None:
+            tail = (stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            reason = f"the agent on {self.name} ended without a result: {tail}"
+        else:
+            reason = f"connection lost mid-trial: {reason}"
+        return self._lost(trial, session, reason)
+
+    def run_edgebench(self, args: list[str], limit_s: float) -> subprocess.CompletedProcess[str]:
+        """Run the device's ``edgebench ARGS`` in a guarded session (killed on the device if the connection
+        drops or ``limit_s`` passes); a connection failure is a usage error naming the target."""
+        self.edgebench_info()
+        session = f"{self.workdir}/session-{os.urandom(6).hex()}"
+        body = "exec " + self._python("-m edgebench " + " ".join(shlex.quote(a) for a in args))
+        proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=False)))
+        stdout, stderr = _exchange(proc, "", limit_s)
+        failure = self.connection_failure(proc.returncode or 0, stderr)
+        if failure is not None:
+            raise UsageError("--target", f"connection lost: {failure}")
+        return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+
+    def _lost(self, trial: Trial, session: str, reason: str) -> TrialBundle:
+        """A trial whose connection dropped: what the device measured up to then, fetched over a new connection
+        when the device can still be reached, as a ``crashed`` bundle."""
+        events: list[Any] = []
+        try:
+            script = f"cat {shlex.quote(session)}/tmp/edgebench-*/events.jsonl 2>/dev/null; true"
+            done = sh_text(self.shell, self.as_root(script), 30, None)
+            if self.connection_failure(done.returncode, done.stderr or "") is None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    path = Path(tmp) / "events.jsonl"
+                    path.write_text(done.stdout)
+                    events = read_events(path)
+                self._remove(session)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            events = []
+        steps = len(steps_of(events, "train"))
+        return TrialBundle(
+            trial=trial,
+            events=events,
+            env=self._marks(),
+            failure=Failure(status="crashed", reason=f"{reason} (after {steps} measured steps)"),
+        )
+
+    def _remove(self, session: str) -> None:
+        sh_text(self.shell, self.as_root(f"rm -rf {shlex.quote(session)}"), 30, None)
+
+    def close(self) -> None:
+        """End the restore watcher (after a clean restore it has nothing to do) and the transport's connection."""
+        if self._sysfs is not None:
+            self._sysfs.close()
+            self._sysfs = None
+        close = getattr(self.shell, "close", None)
+        if close is not None:
+            close()
+
+
+class RootedShell:
+    """A target's shell whose scripts run as root when the target uses root (``--root``): the command, its
+    ``taskset`` and the sampler then read and run what only root may."""
+
+    def __init__(self, shell: Shell, as_root: Callable[[str], str]) -> None:
+        self._shell, self._as_root = shell, as_root
+        self.name = shell.name
+
+    def run(
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        return self._shell.run(self._as_root(script), timeout_s=timeout_s, stdin=stdin)
+
+    def start(self, script: str) -> subprocess.Popen[bytes]:
+        return self._shell.start(self._as_root(script))
+
+    def push(self, local: Path, remote: str) -> None:
+        self._shell.push(local, remote)
+
+    def pull(self, remote: str, local: Path) -> None:
+        self._shell.pull(remote, local)
+
+    def workdir(self) -> str:
+        return self._shell.workdir()
+
+
+def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str]:
+    """Send ``payload`` and keep stdin open (the device's watcher reads it to tell a drop from an end), read all of
+    stdout and stderr, then close stdin.  Past ``limit_s`` the local client is killed."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    errors: list[bytes] = []
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    drain.start()
+    timer = threading.Timer(limit_s, proc.kill)
+    timer.start()
+    try:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(payload.encode())
+            proc.stdin.flush()
+        out = proc.stdout.read().decode(errors="replace")
+    finally:
+        timer.cancel()
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        proc.wait()
+        drain.join(10)
+    return out, b"".join(errors).decode(errors="replace")

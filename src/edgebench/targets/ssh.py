@@ -1,0 +1,174 @@
+"""``ssh://[user@]host[:port]``: a board reached with the user's own OpenSSH client.
+
+The real ``ssh`` is called with the host as the user wrote it, so ``~/.ssh/config`` (Host aliases, IdentityFile,
+ProxyJump), keys and the agent all apply.  ``BatchMode=yes`` makes a missing key fail at once instead of asking for a
+password in the middle of a sweep; one master connection per target (``ControlMaster``/``ControlPersist``) makes
+each later command one round trip instead of a handshake.  Files travel through ``ssh ... cat`` so that a board
+without an SFTP server (dropbear, busybox) works the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from edgebench.errors import UsageError
+from edgebench.targets.named import TargetConfig
+from edgebench.targets.remote import RemoteTarget
+
+#: Exit status of ``ssh`` itself failing (connection, authentication), as opposed to the remote command's.
+SSH_FAILED = 255
+
+_HOST = re.compile(r"^[A-Za-z0-9._%-]+$")
+
+
+def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
+    """``ssh://user@host:port`` -> (user, host, port); the host may be a ``~/.ssh/config`` alias."""
+    parts = urlsplit(url)
+    if parts.scheme != "ssh" or not parts.hostname or parts.path not in ("", "/"):
+        raise UsageError("--target", f"{url!r} is not ssh://[user@]host[:port] (a Host alias of ~/.ssh/config works)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError("--target", f"{url!r}: the port is not a number") from None
+    host = parts.hostname if "[" not in parts.netloc else f"[{parts.hostname}]"
+    if not _HOST.match(parts.hostname.replace(":", "")):
+        raise UsageError("--target", f"{url!r}: {parts.hostname!r} is not a host name")
+    return parts.username, host.strip("[]"), port
+
+
+class SshShell:
+    """The device's POSIX shell through ``ssh``; every script runs under ``sh -c`` whatever the login shell is."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        workdir: str,
+        ssh_config: str | None = None,
+        options: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.url = url
+        self.name = url
+        self.user, self.host, self.port = parse_ssh_url(url)
+        self._workdir = workdir
+        self._made = False
+        self.ssh_config = ssh_config
+        self.options = options
+        self.env = env or {}
+        control = Path("/tmp") / f"edgebench-ssh-{os.getuid()}"  # short: a socket path has ~100 bytes
+        control.mkdir(mode=0o700, exist_ok=True)
+        key = hashlib.sha1(f"{url}|{ssh_config}|{options}".encode()).hexdigest()[:16]
+        self.control_path = str(control / key)
+
+    def ssh_args(self) -> list[str]:
+        args = ["ssh"]
+        if self.ssh_config:
+            args += ["-F", self.ssh_config]
+        args += [
+            "-o", "BatchMode=yes",
+            "-o", "ControlMaster=auto",
+            "-o", f"ControlPath={self.control_path}",
+            "-o", "ControlPersist=60",
+            "-o", "ServerAliveInterval=5",
+            "-o", "ServerAliveCountMax=3",
+        ]  # fmt: skip
+        for option in self.options:
+            args += ["-o", option]
+        if self.port is not None:
+            args += ["-p", str(self.port)]
+        if self.user:
+            args += ["-l", self.user]
+        return [*args, self.host]
+
+    def _remote(self, script: str) -> str:
+        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items())
+        return "exec sh -c " + shlex.quote(exports + script)
+
+    def workdir(self) -> str:
+        """The target's folder on the device (its ``workdir:``), created on first use."""
+        if not self._made:
+            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
+            self._made = True
+        return self._workdir
+
+    def run(
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``script`` to its end; ``stdin`` is sent and closed.  ``TimeoutExpired`` kills the local client,
+        which the device sees as its stdin ending."""
+        return subprocess.run(
+            [*self.ssh_args(), self._remote(script)],
+            input=stdin if stdin is not None else b"",
+            capture_output=True,
+            timeout=timeout_s,
+        )
+
+    def start(self, script: str) -> subprocess.Popen[bytes]:
+        """Start ``script`` with its stdin, stdout and stderr as pipes: closing stdin is how the device learns
+        that the workstation is done (see :mod:`edgebench.targets.guard`)."""
+        return subprocess.Popen(
+            [*self.ssh_args(), self._remote(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def push(self, local: Path, remote: str) -> None:
+        """Copy a file (its mode's executable bit kept) or a folder's files to ``remote`` on the device."""
+        source = Path(local)
+        files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+        for path in files:
+            dest = remote if source.is_file() else f"{remote}/{path.relative_to(source).as_posix()}"
+            mode = "chmod +x " + shlex.quote(dest) + "; " if os.access(path, os.X_OK) else ""
+            quoted = shlex.quote(dest)
+            script = f'mkdir -p "$(dirname {quoted})" && cat > {quoted} && {mode}true'
+            with open(path, "rb") as f:
+                done = subprocess.run([*self.ssh_args(), self._remote(script)], stdin=f, capture_output=True)
+            if done.returncode != 0:
+                raise OSError(f"cannot copy {path} to {self.url}:{dest}: {done.stderr.decode().strip()}")
+
+    def pull(self, remote: str, local: Path) -> None:
+        """Copy one file from the device."""
+        done = subprocess.run([*self.ssh_args(), self._remote(f"cat {shlex.quote(remote)}")], capture_output=True)
+        if done.returncode != 0:
+            raise OSError(f"cannot copy {self.url}:{remote}: {done.stderr.decode().strip()}")
+        Path(local).write_bytes(done.stdout)
+
+    def close(self) -> None:
+        """End the master connection (``ssh -O exit``); later commands open a new one."""
+        subprocess.run([*self.ssh_args()[:-1], "-O", "exit", self.host], capture_output=True, timeout=10)
+
+
+def connection_error(url: str, stderr: str) -> str:
+    """One line saying why ``ssh`` could not get in, from its own last words."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip() and not line.startswith("Warning")]
+    last = lines[-1] if lines else "ssh failed without saying why"
+    if "Permission denied" in last:
+        return f"{url} refused the key ({last}); add your key to the device or name it in ~/.ssh/config"
+    if "Host key verification failed" in last:
+        return f"{url}: host key verification failed; connect once with ssh to accept the device's key"
+    return f"cannot reach {url}: {last}"
+
+
+class SshTarget(RemoteTarget):
+    scheme = "ssh"
+    default_workdir = "/tmp/edgebench"
+
+    def make_shell(self, config: TargetConfig) -> SshShell:
+        return SshShell(
+            config.url,
+            workdir=config.workdir or self.default_workdir,
+            ssh_config=config.ssh_config,
+            options=tuple(config.ssh_options),
+            env=config.env,
+        )
+
+    def connection_failure(self, returncode: int, stderr: str) -> str | None:
+        return connection_error(self.name, stderr) if returncode == SSH_FAILED else None

@@ -1,0 +1,157 @@
+"""Remote targets over a real OpenSSH server on 127.0.0.1 (started by the tests): edgebench's own trials run by the
+far side's agent, the device's files read and written through the shell, a dropped connection mid-trial."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from edgebench.errors import UsageError
+from edgebench.runner.launch import run_trial
+from edgebench.targets import open_target
+from edgebench.targets.named import TargetConfig
+from edgebench.trial import Trial
+from tests.sshd import sshd  # noqa: F401  (the session fixture)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"
+
+
+@pytest.fixture
+def board(sshd, tmp_path):  # noqa: F811
+    """Open the loopback board as a configured target named ``board``; closed after the test."""
+    opened = []
+
+    def open_board(**extra):
+        config = TargetConfig(name="board", **sshd.target_config(tmp_path / "work", **extra))
+        opened.append(open_target("board", named={"board": config}))
+        return opened[-1]
+
+    yield open_board
+    for target in opened:
+        target.close()
+
+
+def _tiny(**extra) -> Trial:
+    return Trial(**{"model": "lenet", "batch_size": 4, "steps": 3, "warmup": 1, "infer_steps": 0, "idle_s": 0, **extra})
+
+
+def test_trial_runs_on_the_far_side_through_its_agent(sshd, board, tmp_path):  # noqa: F811
+    target = board()
+    run = run_trial(_tiny(), target=target)
+    assert run.result.ok, run.result.reason
+    assert run.result.target == "board"
+    assert run.result.steps == 3
+    assert run.samples_csv  # the far side's sampler ran
+    assert not list((tmp_path / "work").glob("session-*"))  # the session folder is gone on the device
+
+
+def test_unreachable_and_refused_are_one_line(sshd, tmp_path):  # noqa: F811
+    with pytest.raises(UsageError, match="cannot reach"):
+        open_target("ssh://127.0.0.1:1", named={})
+    config = TargetConfig(name="b", **{**sshd.target_config(tmp_path), "ssh_options": ["IdentityFile=/dev/null"]})
+    # the right key is still offered by the config file, so refuse through a user the server does not know
+    refused = config.model_copy(update={"url": "ssh://nosuchuser@edgebench-test-board"})
+    with pytest.raises(UsageError, match="refused the key"):
+        open_target("b", named={"b": refused})
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if text in line and "ps -eo" not in line]
+
+
+def _wait_for(predicate, timeout_s: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_dropped_connection_is_crashed_with_what_was_measured_and_leaves_nothing_running(sshd, board, tmp_path):  # noqa: F811
+    target = board()
+    work = tmp_path / "work"
+    outcome = {}
+    thread = threading.Thread(
+        target=lambda: outcome.setdefault("run", run_trial(_tiny(steps=100000, max_time_s=600), target=target))
+    )
+    thread.start()
+
+    def steps_on_device() -> int:
+        return sum(len(p.read_text().splitlines()) for p in work.glob("session-*/tmp/edgebench-*/events.jsonl"))
+
+    assert _wait_for(lambda: steps_on_device() >= 4, 60), "the trial never started stepping on the far side"
+    assert sshd.drop_connections() >= 1
+    thread.join(120)
+    result = outcome["run"].result
+    assert result.status == "crashed"
+    assert "connection lost" in result.reason
+    assert "after 0 measured steps" not in result.reason  # what was measured up to the drop came back
+    assert outcome["run"].events
+    # the device-side watcher killed the agent and its worker; the reconnect removed the session folder
+    assert _wait_for(lambda: not _processes_mentioning(str(work)), 20), _processes_mentioning(str(work))
+    assert not list(work.glob("session-*"))
+
+
+def test_frequencies_set_through_the_shell_are_restored_on_the_device_when_the_connection_drops(sshd, board, tmp_path):  # noqa: F811
+    from edgebench.host.frequency import FrequencyControl
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "rpi4", tree)
+    target = board(sysfs_root=str(tree), root=True)
+    assert target.is_root()
+    policy = tree / "sys/devices/system/cpu/cpufreq/policy0"
+    before = {f: (policy / f).read_text().strip() for f in ("scaling_governor", "scaling_max_freq", "scaling_min_freq")}
+    control = FrequencyControl(target.sysfs(), is_root=target.is_root)
+    control.__enter__()
+    control.pin(None, 600000)
+    assert (policy / "scaling_governor").read_text().strip() == "userspace"
+    assert (policy / "scaling_setspeed").read_text().strip() == "600000"
+    sshd.drop_connections()  # the workstation never gets to restore: the device does it itself
+    restored = lambda: all((policy / f).read_text().strip() == v for f, v in before.items())  # noqa: E731
+    assert _wait_for(restored, 20), {f: (policy / f).read_text() for f in before}
+    assert not list((tmp_path / "work").glob("restore-*.sh"))
+
+
+def test_a_clean_restore_leaves_no_restore_script_behind(sshd, board, tmp_path):  # noqa: F811
+    from edgebench.host.frequency import FrequencyControl
+
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "rpi4", tree)
+    target = board(sysfs_root=str(tree), root=True)
+    policy = tree / "sys/devices/system/cpu/cpufreq/policy0"
+    governor = (policy / "scaling_governor").read_text().strip()
+    with FrequencyControl(target.sysfs(), is_root=target.is_root) as control:
+        control.pin(None, 600000)
+        assert list((tmp_path / "work").glob("restore-*.sh"))
+    assert (policy / "scaling_governor").read_text().strip() == governor
+    assert not list((tmp_path / "work").glob("restore-*.sh"))
+
+
+def _command_trial(**extra) -> Trial:
+    script = 'i=0; while [ $i -lt 6 ]; do i=$((i+1)); echo "step $i loss 0.$i"; done'
+    fields = {"model": "loop", "command": script, "step_pattern": r"^step (?P<n>\d+) loss (?P<loss>[\d.]+)$",
+              "steps": 4, "warmup": 1, "idle_s": 0, "sample_interval_ms": 50.0}  # fmt: skip
+    return Trial(**{**fields, **extra})
+
+
+def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "rpi4", tree)
+    target = board(sysfs_root=str(tree))
+    run = run_trial(_command_trial(), target=target)
+    assert run.result.ok, run.result.reason
+    assert run.result.target == "board"
+    assert run.result.steps == 4
+    assert run.samples_csv is not None and run.sampler_meta is not None
+
+
+def test_a_device_lacking_a_needed_command_is_one_line_naming_it(board):
+    with pytest.raises(UsageError, match="board lacks cat, mkdir, rm, mv"):
+        board(env={"PATH": "/nonexistent"})
