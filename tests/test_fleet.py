@@ -24,8 +24,9 @@ from edgebench.sweep.execute import SilentReporter
 from edgebench.sweep.plan import plan
 from tests.ray_cluster import LocalCluster
 
-#: Tiny real trials: one lenet step each (the worker process, the sampler and the store all real).
-TINY = ["models=[lenet]", "steps=1", "warmup=0", "infer_steps=0", "idle=0"]
+#: Short real trials: a command workload of two sleeping steps (the agent, its sampler and the store all real).
+TINY = ["models=[lenet]", "backend=command", "command=sleep 0.1; echo step; sleep 0.1; echo step",
+        "step_pattern=^step$", "steps=2", "warmup=0", "infer_steps=0", "idle=0"]  # fmt: skip
 
 
 def test_resources_name_each_device_its_class_and_host():
@@ -120,7 +121,10 @@ def test_unknown_device_is_refused_before_anything_is_stored(cluster, tmp_path):
 def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_path):
     """The same file, the local executor and Ray: the same trials, keys and settings; only hosts and times differ."""
     config = tmp_path / "same.yaml"
-    config.write_text("models: [lenet]\nbatch_sizes: [1, 2, 3]\nsteps: 1\nwarmup: 0\ninfer_steps: 0\nidle: 0\n")
+    config.write_text(
+        'models: [lenet]\nbackend: command\ncommand: "sleep 0.1; echo step; sleep 0.1; echo step"\n'
+        'step_pattern: "^step$"\nbatch_sizes: [1, 2, 3]\nsteps: 2\nwarmup: 0\ninfer_steps: 0\nidle: 0\n'
+    )
     records = {}
     for executor in ("local", "ray"):
         store = tmp_path / f"{executor}.sqlite"
