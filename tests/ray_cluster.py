@@ -45,7 +45,7 @@ class LocalCluster:
         self._worker_port = 47000
 
     def join(self, name: str, *, targets: dict[str, str] | None = None, classes: dict[str, str] | None = None,
-             num_cpus: int = 1) -> None:  # fmt: skip
+             num_cpus: int = 1, sysfs_root: Path | None = None) -> None:  # fmt: skip
         """Start a node named ``name`` (the head if it is the first) offering its CPU and ``targets``."""
         args = [*JOIN, "--name", name, "--num-cpus", str(num_cpus), "--object-store-memory",
                 str(self.object_store_bytes), "--json"]  # fmt: skip
@@ -53,6 +53,8 @@ class LocalCluster:
             args += ["--targets", f"{device}={spec}"]
         for device, device_class in (classes or {}).items():
             args += ["--class", f"{device}={device_class}"]
+        if sysfs_root is not None:
+            args += ["--sysfs-root", str(sysfs_root)]
         if self.nodes:
             args += ["--address", self.address]
         else:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +24,7 @@ from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
 from edgebench.sweep.execute import SilentReporter
 from edgebench.sweep.plan import plan
+from tests.conftest import FIXTURES
 from tests.ray_cluster import LocalCluster
 
 #: Short real trials: a command workload of two sleeping steps (the agent, its sampler and the store all real).
@@ -56,15 +59,18 @@ def test_ray_executor_without_ray_says_what_to_install(tmp_path):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """h1 (the head: local@h1, board-a), h2 (local@h2, board-b), h3 (board-c; killed by one test)."""
+    """h1 (the head: local@h1, board-a), h2 (local@h2 reading a copy of a Raspberry Pi 4's files, board-b), h3
+    (board-c; killed by one test)."""
     try:
         import ray
     except ImportError:
         pytest.fail("the fleet tests need Ray: pip install 'edgebench[fleet]'")
     c = LocalCluster(tmp_path_factory.mktemp("fleet"))
+    c.pi = c.root / "rpi4"
+    shutil.copytree(FIXTURES / "sysfs" / "rpi4", c.pi)
     try:
         c.join("h1", targets={"board-a": "local"}, classes={"board-a": "board"})
-        c.join("h2", targets={"board-b": "local"}, classes={"board-b": "board"})
+        c.join("h2", targets={"board-b": "local"}, classes={"board-b": "board"}, sysfs_root=c.pi)
         c.join("h3", targets={"board-c": "local"}, classes={"board-c": "board"})
         ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
         yield c
@@ -141,6 +147,39 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
     assert sorted(map(comparable, records["local"])) == sorted(map(comparable, records["ray"]))
     assert {r.host for r in records["ray"]} <= {"h1", "h2", "h3"}
     assert all(r.host for r in records["local"])
+
+
+def cpufreq_state(root):
+    return {p: p.read_text() for p in sorted((root / "sys/devices/system/cpu").glob("cpufreq/policy*/scaling_*"))}
+
+
+def test_ctrl_c_on_the_driver_cancels_and_restores_the_device_s_governor(cluster, tmp_path):
+    """A trial pinned at a frequency on h2's CPU; SIGINT to the driver: exit 130 with the resume command, the
+    governor back as it was on h2's device, nothing stored."""
+    before = cpufreq_state(cluster.pi)
+    policy = sorted((cluster.pi / "sys/devices/system/cpu/cpufreq").glob("policy*"))[0]
+    khz = (policy / "scaling_available_frequencies").read_text().split()[0]
+    store = tmp_path / "s.sqlite"
+    code = "import sys; from edgebench.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["sweep", "--set", "models=[lenet]", "--set", "backend=command", "--set", "command=sleep 120; echo step",
+            "--set", "step_pattern=^step$", "--set", "steps=1", "--set", "warmup=0", "--set", "infer_steps=0",
+            "--set", "idle=0", "--set", f"frequencies=[{khz}]", "--set", "name=stopped", "--executor", "ray",
+            "--address", cluster.address, "--target", "local@h2", "--sysfs-root", str(cluster.pi),
+            "--store", str(store)]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], env=cluster.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while cpufreq_state(cluster.pi) == before and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    pinned = cpufreq_state(cluster.pi)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=180)
+    assert pinned != before, err
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "--executor ray" in err
+    assert cpufreq_state(cluster.pi) == before
+    with Store(store) as db:
+        assert db.query(sweep_id="stopped") == []
 
 
 def test_node_killed_mid_sweep_crashes_its_trial_only_and_resume_reruns_it(cluster, tmp_path):
