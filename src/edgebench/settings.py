@@ -171,6 +171,9 @@ class Setting:
     #: Left off the command line, the flag passes nothing and the Trial decides (``--backend``: ``command`` with
     #: ``--command``, else torch), so an explicit value can be told from the default.
     flag_absent_is_none: bool = False
+    #: The flag's text is the value as written, never read as YAML: a shell command or a regex (``true``,
+    #: ``loss: (\d+)``) must not turn into a boolean or a mapping.
+    raw_text: bool = False
     #: Whether a YAML list of these values can be one value (a shape) rather than an axis.
     is_one_value: Callable[[list[Any]], bool] | None = None
 
@@ -194,11 +197,11 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("command", "Run your own workload with sh -c on the target (the model is then its label)."),
+    Setting("command", "Run your own workload with sh -c on the target (the model is then its label).", raw_text=True),
     Setting("push", "Copy LOCAL[:REMOTE] to the target's work directory before --command (several: a,b:dir/b).",
-            parse=push_list, shown_default="nothing", absent_is_none=True),
+            parse=push_list, shown_default="nothing", absent_is_none=True, raw_text=True),
     Setting("step_pattern", "Regex ending each step in --command's output (named groups kept), or "
-            "mnn-train-demo / tflite-benchmark-model."),
+            "mnn-train-demo / tflite-benchmark-model.", raw_text=True),
     Setting("model", "Workload name (see `edgebench models`).", yaml_key="models", short="-m", plural_axis=True),
     Setting("batch_size", "Samples per training step.", yaml_key="batch_sizes", short="-b", plural_axis=True,
             sweep_default=(1, 2, 4, 8, 16, 32)),
@@ -271,7 +274,7 @@ def read_flag(setting: Setting, text: str) -> Any:
     """One flag's text as the field's value, read as the sweep file's value would be (``8`` is a number there too);
     what is wrong is a :class:`UsageError` naming the flag, in the words a sweep file's key gets."""
     try:
-        return _adapter(setting).validate_python(read_scalar(text))
+        return _adapter(setting).validate_python(text if setting.raw_text else read_scalar(text))
     except ValidationError as exc:
         raise UsageError(setting.flag, explain(exc.errors()[0])) from None
 

@@ -57,7 +57,8 @@ def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
 
 
 def script_for(
-    *, command: str, cwd: str | None = None, sources: list[tuple[str, int, int]], period_ms: float, workdir: str, root: str = "",
+    *, command: str, cwd: str | None = None, sources: list[tuple[str, int, int]], period_ms: float, workdir: str,
+    root: str = "",
     clock: str = "auto", sample: bool = True, stamp_file: str | None = None,
 ) -> str:  # fmt: skip
     """The device-side script: its settings as shell assignments, then ``sampler.sh``."""

@@ -7,7 +7,8 @@
 #   EB_WORK     scratch directory on the device (created, removed at exit)
 #   EB_CWD      the workload's working directory (where pushed files are)
 #   EB_CMD      the workload, run with `sh -c` in EB_CWD ("" samples until stdin closes: sensors only)
-#   EB_SOURCES  space-separated "PATH:MAX_BYTES:EVERY_NTH_TICK" (a /proc/self/ path means the workload's pid)
+#   EB_SOURCES  space-separated "PATH:MAX_BYTES:EVERY_NTH_TICK" (a /proc/self/ path means the workload's pid;
+#               PATH may hold colons, intel-rapl:0, so the numbers are split off from the right)
 #   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
 #   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
 # Output on stdout, one line each: "C <clock>", "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
@@ -40,14 +41,28 @@ ms() {
   M=$(((_s - _s0) * 1000 + _f))
 }
 
+# Kill a process and every descendant (children first), found through /proc/*/stat with builtins only: the
+# workload's `sh -c` may fork its commands instead of exec'ing them, and they must not outlive the trial.
+killtree() {
+  local _self _d _st
+  _self=$1
+  kill -STOP "$_self" 2>/dev/null  # no new children while its tree is walked
+  for _d in /proc/[0-9]*; do
+    { read -r _st < "$_d/stat"; } 2>/dev/null || continue
+    _st=${_st##*) }
+    set -- $_st
+    [ "$2" = "$_self" ] && killtree "${_d#/proc/}"
+  done
+  kill -KILL "$_self" 2>/dev/null
+}
+
 cleanup() {
   trap - EXIT HUP INT TERM PIPE
   [ -n "${EB_RPID:-}" ] && { kill -TERM -- "-$EB_RPID" 2>/dev/null || kill -TERM "$EB_RPID" 2>/dev/null; }
   [ -z "${EB_WPID:-}" ] && [ -s wpid ] && read -r EB_WPID < wpid
-  [ -n "${EB_WPID:-}" ] && kill -TERM "$EB_WPID" 2>/dev/null
+  [ -n "${EB_WPID:-}" ] && killtree "$EB_WPID"
   [ -n "${EB_SPID:-}" ] && kill -TERM "$EB_SPID" 2>/dev/null
   [ -n "${EB_DOG:-}" ] && kill -TERM "$EB_DOG" 2>/dev/null
-  [ -n "${EB_WPID:-}" ] && kill -KILL "$EB_WPID" 2>/dev/null
   [ -n "${EB_RPID:-}" ] && kill -KILL -- "-$EB_RPID" 2>/dev/null
   rm -rf "$EB_WORK"
 }
@@ -61,10 +76,10 @@ poll() {
   out "T $T"
   _i=0
   for _src in $EB_SOURCES; do
-    _path=${_src%%:*}
-    _rest=${_src#*:}
-    _max=${_rest%%:*}
-    _every=${_rest#*:}
+    _every=${_src##*:}
+    _rest=${_src%:*}
+    _max=${_rest##*:}
+    _path=${_rest%:*}
     if [ $((_tick % _every)) -eq 0 ] || [ "$_last" = 1 ]; then
       case $_path in
       /proc/self/*)
@@ -76,7 +91,7 @@ poll() {
       if { while IFS= read -r _l || [ -n "$_l" ]; do
         out "$_i|$_l"
         _n=$((_n + ${#_l} + 1))
-        [ "$_n" -ge "$_max" ] && break
+        if [ "$_n" -ge "$_max" ]; then break; fi
       done; } 2>/dev/null < "$EB_ROOT$_path"; then :; else out "$_i!"; fi
     fi
     _i=$((_i + 1))

@@ -8,6 +8,8 @@ worker and its process sensors still run here.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from edgebench.host.environment import allowed_cores, host_environment
@@ -49,7 +51,9 @@ class LocalTarget:
             from edgebench.command.run import run_command_trial
             from edgebench.targets.shell import LocalShell
 
-            root = "" if self.sysfs().is_live else self.sysfs_root
-            return run_command_trial(trial, LocalShell(), sysfs=self.sysfs(), root=root, env=self.environment(),
-                                     sample=sample)  # fmt: skip
+            root = "" if self.sysfs().is_live else str(Path(self.sysfs_root).resolve())  # the script cds away
+            with tempfile.TemporaryDirectory(prefix="edgebench-command-") as work:  # pushed files go with it
+                shell = LocalShell(workdir=work)
+                return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(),
+                                         sample=sample)  # fmt: skip
         return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)
