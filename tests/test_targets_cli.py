@@ -40,6 +40,7 @@ def test_run_on_a_named_target_is_stored_with_the_target(cli, named_board):
     with sqlite3.connect(cli.store_path) as db:
         count = db.execute("select count(*) from trials").fetchone()[0]
     assert count == 1
+    assert not list((named_board.parent / "work").glob("session-*"))  # the device's session folder is gone
 
 
 def test_sensors_snapshot_and_replay_read_the_same_numbers(cli, named_board, tmp_path):

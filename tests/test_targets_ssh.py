@@ -40,16 +40,6 @@ def _tiny(**extra) -> Trial:
     return Trial(**{"model": "lenet", "batch_size": 4, "steps": 3, "warmup": 1, "infer_steps": 0, "idle_s": 0, **extra})
 
 
-def test_trial_runs_on_the_far_side_through_its_agent(sshd, board, tmp_path):  # noqa: F811
-    target = board()
-    run = run_trial(_tiny(), target=target)
-    assert run.result.ok, run.result.reason
-    assert run.result.target == "board"
-    assert run.result.steps == 3
-    assert run.samples_csv  # the far side's sampler ran
-    assert not list((tmp_path / "work").glob("session-*"))  # the session folder is gone on the device
-
-
 def test_unreachable_and_refused_are_one_line(sshd, tmp_path):  # noqa: F811
     with pytest.raises(UsageError, match="cannot reach"):
         open_target("ssh://127.0.0.1:1", named={})

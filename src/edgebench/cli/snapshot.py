@@ -26,10 +26,9 @@ def snapshot(
         raise UsageError("-o", f"{out} is not an empty folder; give a new one")
     target = open_target(target_spec, root=root or None)
     if target.name == "local":
-        import subprocess
+        from edgebench.targets.shell import LocalShell
 
-        done = subprocess.run(["sh", "-c", dump_script("/")], capture_output=True)
-        dump = parse_dump(done.stdout)
+        dump = parse_dump(LocalShell().run(dump_script("/"), timeout_s=60).stdout)
     else:
         dump = target.sysfs().dump()  # type: ignore[attr-defined]
     tmp = out.with_name(out.name + ".partial")
