@@ -150,7 +150,8 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
 
 
 def cpufreq_state(root):
-    return {p: p.read_text().strip() for p in sorted((root / "sys/devices/system/cpu").glob("cpufreq/policy*/scaling_*"))}
+    files = sorted((root / "sys/devices/system/cpu").glob("cpufreq/policy*/scaling_*"))
+    return {p: p.read_text().strip() for p in files}
 
 
 def test_ctrl_c_on_the_driver_cancels_and_restores_the_device_s_governor(cluster, tmp_path):
