@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -42,7 +43,8 @@ class LocalCluster:
             "RAY_health_check_failure_threshold": "3",
         }
         self.nodes: list[str] = []
-        self._worker_port = 47000
+        # workers' ports below the ephemeral range the other ports are picked from, so the two never meet
+        self._worker_port = random.randrange(20000, 29000, 1000)
 
     def join(self, name: str, *, targets: dict[str, str] | None = None, classes: dict[str, str] | None = None,
              num_cpus: int = 1, sysfs_root: Path | None = None) -> None:  # fmt: skip
