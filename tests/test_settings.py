@@ -15,6 +15,7 @@ from edgebench.trial import Trial
 
 #: Two values per setting as a user types them (the second None: the field has one valid value here), and the
 #: settings it needs beside it. A Trial field added without a declaration, or a declaration without a sample, fails.
+PUSHED = Path(__file__).parent / "fixtures" / "command" / "train_stamp.result"
 SAMPLES = {
     "model": ("alexnet", "squeezenet", {}),
     "batch_size": ("8", "16", {}),
@@ -43,6 +44,9 @@ SAMPLES = {
     "trace": ("layers", "ops", {}),
     "idle_s": ("200ms", "1s", {}),
     "estimate_energy": ("idle=2W,max=6W", "idle=1W, max=3W", {}),
+    "command": ("./bench --steps 20", "./train.sh", {"step_pattern": "step"}),
+    "step_pattern": ("^step .* done", "tflite-benchmark-model", {"command": "./bench"}),
+    "push": (str(PUSHED), f"{PUSHED}:models/m.bin", {"command": "./bench", "step_pattern": "step"}),
 }
 #: Fields whose only valid value here is their default (one backend so far).
 ONLY_DEFAULT = {"backend"}

@@ -168,9 +168,6 @@ class Setting:
     #: Left out of a sweep, the key reads None and the plan decides (``frequencies``: none pinned; ``steps``: 20,
     #: or 5 with ``target_ci``) rather than the Trial's default.
     absent_is_none: bool = False
-    #: Left off the command line, the flag passes nothing and the Trial decides (``--backend``: ``command`` with
-    #: ``--command``, else torch), so an explicit value can be told from the default.
-    flag_absent_is_none: bool = False
     #: The flag's text is the value as written, never read as YAML: a shell command or a regex (``true``,
     #: ``loss: (\d+)``) must not turn into a boolean or a mapping.
     raw_text: bool = False
@@ -227,7 +224,7 @@ SETTINGS: tuple[Setting, ...] = (
             parse=quantity(parse_duration_s), shown_default="30m"),
     Setting("device", "cpu or cuda[:N].", check=check_device),
     Setting("backend", "Framework that trains the model.", plural_axis=True, check=check_backend,
-            shown_default="torch; command with --command", flag_absent_is_none=True),
+            shown_default="torch; command with --command", absent_is_none=True),
     Setting("precision", "fp32, or autocast mixed precision bf16 / fp16.", plural_axis=True),
     Setting("target_ci_pct", "Step until the 95% CI of the mean step time is within this much of it, e.g. 2%.",
             yaml_key="target_ci", parse=quantity(parse_percent, bare_numbers=False)),

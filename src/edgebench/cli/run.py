@@ -31,7 +31,7 @@ def _flag(setting: Setting) -> inspect.Parameter:
     the device or on other flags is only shown (``one per core used``).
     """
     names = (setting.flag, setting.short) if setting.short else (setting.flag,)
-    if setting.absent_is_none or setting.flag_absent_is_none or setting.trial_default is None:
+    if setting.absent_is_none or setting.trial_default is None:
         default, shown = None, setting.shown_default or False
     else:
         default, shown = setting.shown_default or str(setting.trial_default), True

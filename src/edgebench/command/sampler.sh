@@ -99,10 +99,18 @@ poll() {
   _tick=$((_tick + 1))
 }
 
+nap() { read -t "$1" _ <&4; }
+
 sample_loop() {
   trap - EXIT HUP INT PIPE
   _wpid=
   _tick=0
+  # Waiting costs a fork and an exec per tick with `sleep`; mksh and busybox ash can wait without either: a
+  # `read -t` on a FIFO this process holds open at both ends, which never has data.  dash has no `read -t`.
+  _nap=sleep
+  if mkfifo nap 2>/dev/null && exec 4<>nap && { read -t 0.001 _ <&4; [ $? -ne 2 ]; } 2>/dev/null; then
+    _nap=nap
+  fi
   _last=0
   trap '_last=1' TERM
   ms
@@ -126,7 +134,7 @@ sample_loop() {
       continue
     fi
     _frac=00$((_left % 1000))
-    sleep "$((_left / 1000)).${_frac#"${_frac%???}"}"
+    $_nap "$((_left / 1000)).${_frac#"${_frac%???}"}"
   done
 }
 
