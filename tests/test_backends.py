@@ -109,7 +109,7 @@ def test_a_trial_its_backend_cannot_run_is_a_usage_error(limited, option, value,
 
 
 def test_an_unknown_backend_names_the_known_ones():
-    with pytest.raises(ValidationError, match="unknown backend 'mnn': must be 'torch'"):
+    with pytest.raises(ValidationError, match="unknown backend 'mnn': must be 'torch' or 'command'"):
         Trial(backend="mnn")
 
 
