@@ -122,6 +122,15 @@ TARGETS = Registry(
     },
 )
 
+#: How a sweep's trials reach devices (``--executor``): this machine one by one, or a Ray cluster's fleet.
+EXECUTORS = Registry(
+    "executor",
+    {
+        "local": "edgebench.fleet.local:LocalExecutor",
+        "ray": "edgebench.fleet.raycluster:RayExecutor",
+    },
+)
+
 DATASETS = Registry(
     "dataset",
     {

@@ -253,6 +253,9 @@ class TrialResult(BaseModel):
     mode: Literal["train", "infer"] = "train"
     #: Where the trial ran, as the user named it: ``local``, ``ssh://host``, ``adb://SERIAL`` or a configured name.
     target: str = "local"
+    #: The host that ran it: this machine's hostname on the local executor, the fleet host's name on Ray
+    #: (``edgebench fleet join --name``); None for a trial run outside a sweep.
+    host: str | None = None
     #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
     freq_khz: int | None = None
     #: The core mask as the user typed it (``0f``, ``0x3``, ``f0``), where ``cores`` was given as a hex mask: the

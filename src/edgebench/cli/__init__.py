@@ -19,6 +19,7 @@ from edgebench.cli import browse as browse_cmd
 from edgebench.cli import compare as compare_cmd
 from edgebench.cli import export as export_cmd
 from edgebench.cli import feasibility as feasibility_cmd
+from edgebench.cli import fleet as fleet_cmd
 from edgebench.cli import frameworks as frameworks_cmd
 from edgebench.cli import importing as import_cmd
 from edgebench.cli import layers as layers_cmd
@@ -90,6 +91,9 @@ app.command("show")(interruptible(browse_cmd.show))
 app.command("report")(interruptible(report_cmd.report, "interrupted; nothing was written"))
 app.command("plot")(interruptible(report_cmd.plot, "interrupted; nothing was written"))
 app.command("import")(interruptible(import_cmd.import_trials, "interrupted; the files not yet stored are kept"))
+fleet_cmd.app.command("join")(interruptible(fleet_cmd.join))
+fleet_cmd.app.command("status")(interruptible(fleet_cmd.status))
+app.add_typer(fleet_cmd.app, name="fleet")
 
 
 @app.callback(invoke_without_command=True)

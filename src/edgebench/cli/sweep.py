@@ -45,6 +45,12 @@ def sweep(
     sysfs_root: Annotated[
         Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
     ] = None,
+    executor: Annotated[
+        str, typer.Option(help="Where trials run: local (this machine, one by one) or ray (a fleet, see `fleet join`).")
+    ] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="With --executor ray: the cluster, auto (this host's) or HOST:PORT.")
+    ] = None,
     target_spec: TargetOption = None,
     root: RootOption = False,
 ) -> int:
@@ -53,9 +59,12 @@ def sweep(
 
     from edgebench.cli import fail
     from edgebench.config import load_config
+    from edgebench.registry import EXECUTORS
     from edgebench.sweep.plan import plan
     from edgebench.targets import open_target
 
+    if executor not in EXECUTORS:
+        raise UsageError("--executor", f"unknown executor {executor!r}; choose one of: {', '.join(EXECUTORS.names())}")
     overrides = list(set_ or [])
     if target_ci is not None:
         overrides.append(f"target_ci={target_ci}")
@@ -64,9 +73,16 @@ def sweep(
 
     axis = loaded.config.targets
     named = parse_targets(axis, "targets") if isinstance(axis, dict) else None
+    fleet = executor != "local"  # the fleet's hosts open its devices; the driver plans on its own
+    if axis and target_spec is None and fleet:
+        raise UsageError(
+            "targets", "an axis of targets runs on the local executor; on a fleet give --target NAME or class:CLASS"
+        )
     if axis and target_spec is None and not dry_run:
         return _sweep_each_target(list(axis), loaded, config, overrides, store, resume, retry_failed, root)
-    target = open_target(target_spec, sysfs_root=str(sysfs_root or "/"), root=root or None, named=named)
+    target = open_target(
+        None if fleet else target_spec, sysfs_root=str(sysfs_root or "/"), root=root or None, named=named
+    )
     try:
         planned = plan(
             loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
@@ -85,36 +101,44 @@ def sweep(
     from edgebench.runner.launch import check_device_present
 
     first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(planned.trials)}
-    for trial in first_of_each.values():  # a device this machine lacks is refused before the first trial
+    for trial in (
+        first_of_each.values() if not fleet else ()
+    ):  # a device this machine lacks is refused before the first trial
         try:
             check_device_present(trial, target, field="device")
         except UsageError as exc:
             raise loaded.relabel(exc) from None
 
+    from edgebench.fleet import SweepJob, open_executor
     from edgebench.report.sweep_summary import best_per_model, sweep_table
     from edgebench.store import Store
-    from edgebench.sweep.cooldown import Cooler
-    from edgebench.sweep.execute import run_sweep
     from edgebench.sweep.progress import RichReporter
 
+    runner = open_executor(executor, address=address)  # a missing extra or a stray --address is refused first
     with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
         db.verify()  # a damaged store is refused before the first trial, not after it
-        outcome = run_sweep(
-            planned,
-            db,
-            config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
-            cooler=Cooler(loaded.config.cooldown, target.sysfs()),
-            resume=resume,
-            retry_failed=retry_failed,
-            target=target,
-            reporter=reporter,
-            journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+        outcome = runner.run(  # type: ignore[attr-defined]
+            SweepJob(
+                plan=planned,
+                store=db,
+                config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
+                cooldown=loaded.config.cooldown,
+                reporter=reporter,
+                resume=resume,
+                retry_failed=retry_failed,
+                target=target_spec or "local",
+                device=None if fleet else target,
+                sysfs_root=str(sysfs_root or "/"),
+                journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+            )
         )
         reporter.progress.stop()
         stored = db.query(sweep_id=planned.sweep_id)
     if outcome.interrupted:
         left = len(planned.trials) - len(stored)
-        again = resume_command(config, list(set_ or []), target_ci, store, sysfs_root, target_spec, root)
+        again = resume_command(
+            config, list(set_ or []), target_ci, store, sysfs_root, target_spec, root, executor, address
+        )
         return fail(
             f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
             f"remain; `{again}` runs them",
@@ -143,6 +167,8 @@ def resume_command(
     sysfs_root: Path | None,
     target: str | None = None,
     root: bool = False,
+    executor: str = "local",
+    address: str | None = None,
 ) -> str:
     """The exact command that resumes this sweep: the same file, every ``--set``, the same store, quoted for a shell.
 
@@ -151,7 +177,8 @@ def resume_command(
     words = ["edgebench", "sweep"] + ([str(config)] if config else [])
     for item in overrides:
         words += ["--set", item]
-    given = (("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root), ("--target", target))
+    given = [("--target-ci", target_ci), ("--store", store), ("--sysfs-root", sysfs_root), ("--target", target)]
+    given += [("--executor", executor if executor != "local" else None), ("--address", address)]
     for flag, value in given:
         if value is not None:
             words += [flag, str(value)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from edgebench.config import CooldownConfig
 from edgebench.host.sysfs import SysFS
 from edgebench.sensors.thermal import TempSource, temperature_sources
+from edgebench.trial import Trial
 
 #: The MNN-based suite's pause, used when idle temperature is asked for on a device without sensors.
 FALLBACK_S = 120.0
@@ -121,3 +122,10 @@ class Cooler:
                 return CooldownOutcome(waited, f"timeout after {waited:.0f} s ({state})")
             tick(f"cooling down: {state}")
             self.sleep(self.poll_s)
+
+
+def cools_between(config: CooldownConfig, previous: Trial, upcoming: Trial) -> bool:
+    """Whether a device cools down between ``previous`` and ``upcoming`` (every trial, or when the model changes)."""
+    if not config.enabled:
+        return False
+    return config.between == "trials" or previous.model != upcoming.model

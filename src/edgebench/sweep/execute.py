@@ -28,7 +28,7 @@ from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
 from edgebench.store.rescue import save_or_keep
 from edgebench.store.sqlite import Claimant
-from edgebench.sweep.cooldown import CooldownOutcome, Cooler
+from edgebench.sweep.cooldown import CooldownOutcome, Cooler, cools_between
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
 from edgebench.trial import Trial
@@ -82,6 +82,19 @@ def todo_of(plan: Plan, done: dict[str, str], *, retry_failed: bool) -> list[Pla
     return [p for p in plan.trials if p.key not in done or (retry_failed and done[p.key] != "ok")]
 
 
+def pending(plan: Plan, store: Store, *, resume: bool, retry_failed: bool) -> tuple[dict[str, str], list[PlannedTrial]]:
+    """What ``store`` holds of the sweep and what is left to run; a stored sweep without ``--resume`` is refused."""
+    done = store.sweep_done(plan.sweep_id)
+    if done and not resume:
+        missing = len(todo_of(plan, done, retry_failed=False))
+        raise UsageError(
+            "--resume",
+            f"sweep {plan.sweep_id} already has {len(plan.trials) - missing} of its {len(plan.trials)} trials in "
+            f"{store.path}; add --resume to run the {missing} missing, or give the sweep another name (--set name=...)",
+        )
+    return done, todo_of(plan, done, retry_failed=retry_failed)
+
+
 def run_sweep(
     plan: Plan,
     store: Store,
@@ -95,20 +108,14 @@ def run_sweep(
     reporter: Reporter | None = None,
     is_root: Callable[[], bool] | None = None,
     journal: Path | None = None,
+    host: str | None = None,
 ) -> SweepOutcome:
     """Run what ``plan`` still lacks in ``store`` on ``target`` (default: this machine); KeyboardInterrupt (Ctrl-C,
-    SIGTERM) propagates after cleanup.  ``is_root`` overrides the target's answer (tests of the refusal)."""
+    SIGTERM) propagates after cleanup.  ``is_root`` overrides the target's answer (tests of the refusal); ``host``
+    is recorded in each result as the host that ran it."""
     target = target or open_target()
     reporter = reporter or SilentReporter()
-    done = store.sweep_done(plan.sweep_id)
-    if done and not resume:
-        missing = len(todo_of(plan, done, retry_failed=False))
-        raise UsageError(
-            "--resume",
-            f"sweep {plan.sweep_id} already has {len(plan.trials) - missing} of its {len(plan.trials)} trials in "
-            f"{store.path}; add --resume to run the {missing} missing, or give the sweep another name (--set name=...)",
-        )
-    todo = todo_of(plan, done, retry_failed=retry_failed)
+    done, todo = pending(plan, store, resume=resume, retry_failed=retry_failed)
     outcome = SweepOutcome(plan, skipped=len(plan.trials) - len(todo))
     claimant = Claimant.this_process()  # each trial is claimed in the store before it runs, and released after
     with contextlib.ExitStack() as stack:
@@ -132,7 +139,9 @@ def run_sweep(
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
             elif cooler.enabled:
                 reporter.note("cool-down: " + cooler.describe())
-            _run_todo(plan, todo, store, cooler, control, target, runner, reporter, outcome, claimant, retry_failed)
+            _run_todo(
+                plan, todo, store, cooler, control, target, runner, reporter, outcome, claimant, retry_failed, host
+            )
         except KeyboardInterrupt:
             outcome.interrupted = True
         finally:
@@ -153,6 +162,7 @@ def _run_todo(
     outcome: SweepOutcome,
     claimant: Claimant,
     retry_failed: bool,
+    host: str | None,
 ) -> None:
     previous: Trial | None = None
     for index, planned in enumerate(todo):
@@ -162,7 +172,7 @@ def _run_todo(
             outcome.taken_elsewhere += 1
             continue
         cooled = CooldownOutcome(0.0, "none")
-        if previous is not None and _cools(cooler, previous, planned.trial):
+        if previous is not None and cools_between(cooler.config, previous, planned.trial):
             cooled = cooler.wait(reporter.status)
         reporter.trial_started(planned, index)
         freq_set = None
@@ -171,7 +181,7 @@ def _run_todo(
                 freq_set = control.pin(planned.trial.cores, planned.trial.freq_khz)
             else:
                 control.release()
-        result, series = _run_one(planned, runner, target)
+        result, series = run_one(planned, runner, target)
         info = SweepInfo(
             sweep_id=plan.sweep_id,
             trial_key=planned.key,
@@ -180,20 +190,14 @@ def _run_todo(
             cooldown_s=round(cooled.waited_s, 3),
             cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
         )
-        result = result.model_copy(update={"sweep": info})
+        result = result.model_copy(update={"sweep": info, "host": host})
         save_or_keep(store, result, series)  # a store that fails now keeps the trial in a file and stops the sweep
         outcome.results.append(result)
         reporter.trial_finished(planned, result)
         previous = planned.trial
 
 
-def _cools(cooler: Cooler, previous: Trial, upcoming: Trial) -> bool:
-    if not cooler.enabled:
-        return False
-    return cooler.config.between == "trials" or previous.model != upcoming.model
-
-
-def _run_one(planned: PlannedTrial, runner: Runner, target: Target) -> tuple[TrialResult, dict[str, str]]:
+def run_one(planned: PlannedTrial, runner: Runner, target: Target) -> tuple[TrialResult, dict[str, str]]:
     """Run one trial; whatever goes wrong in the launcher becomes a stored ``error`` result, not a lost sweep."""
     try:
         run = runner(planned.trial, target=target)

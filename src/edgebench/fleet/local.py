@@ -1,0 +1,33 @@
+"""The local executor: today's sweep, every trial on this machine's target, one after another."""
+
+from __future__ import annotations
+
+import socket
+
+from edgebench.fleet.job import SweepJob
+from edgebench.sweep.cooldown import Cooler
+from edgebench.sweep.execute import SweepOutcome, run_sweep
+from edgebench.targets import open_target
+
+
+class LocalExecutor:
+    def __init__(self, *, address: str | None = None) -> None:
+        if address is not None:
+            from edgebench.errors import UsageError
+
+            raise UsageError("--address", "the local executor runs on this machine; give --executor ray with it")
+
+    def run(self, job: SweepJob) -> SweepOutcome:
+        target = job.device or open_target(job.target, sysfs_root=job.sysfs_root)
+        return run_sweep(
+            job.plan,
+            job.store,
+            config_json=job.config_json,
+            cooler=Cooler(job.cooldown, target.sysfs()),
+            resume=job.resume,
+            retry_failed=job.retry_failed,
+            target=target,
+            reporter=job.reporter,
+            journal=job.journal,
+            host=socket.gethostname(),
+        )

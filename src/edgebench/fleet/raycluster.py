@@ -1,0 +1,335 @@
+"""The Ray executor: one sweep over the devices of a Ray cluster, the driver the only writer of its store.
+
+The driver plans as the local executor does, claims each trial in its store, and hands it to the device that takes
+it: a task holding the device's resource (``edgebench-target:<name>``: 1), so Ray itself never lets two trials share
+a device, whoever submits them.  The driver chooses the device (pinned: the one the sweep names; spread: the free
+device of the class that has waited longest), because only the driver knows which trial each device ran last and
+so whether it cools down first.  Results come back as records and are stored as each trial ends.
+
+Failure and interruption:
+* a host that leaves mid-trial (its node dies) fails that task; its trial is stored ``crashed`` with the reason and
+  the host's devices leave the pool, the rest of the sweep goes on; trials only that host could run stay unrun
+  (``--resume`` runs them once it is back);
+* Ctrl-C (or SIGTERM) on the driver cancels every running task -- each gets a KeyboardInterrupt on its host, where
+  its frequency control restores the governor -- waits for them, stores none of them, and releases the claims.
+
+Ray is imported only here, when ``--executor ray`` is asked for, with usage statistics off and its logs kept off
+stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from edgebench.errors import UsageError
+from edgebench.fleet.devices import Device, devices_of_nodes
+from edgebench.fleet.job import SweepJob
+from edgebench.fleet.placement import Placement, candidates, placement_of
+from edgebench.fleet.task import DeviceReply, DeviceRequest
+from edgebench.interrupts import sigterm_as_interrupt
+from edgebench.measure.trial import failed_result
+from edgebench.result import SweepInfo, TrialResult
+from edgebench.runner.launch import new_trial_id
+from edgebench.store.rescue import save_or_keep
+from edgebench.store.sqlite import Claimant
+from edgebench.sweep.cooldown import cools_between
+from edgebench.sweep.execute import SweepOutcome, pending
+from edgebench.sweep.plan import PlannedTrial
+from edgebench.trial import Trial
+
+INSTALL = "pip install 'edgebench[fleet]'"
+#: Prefix of the Ray key-value entries where running sweeps publish their devices' trials and queue.
+STATUS_KEY = "edgebench-fleet:"
+#: How long a cancelled trial has to restore its device before the driver gives up waiting (s).
+CANCEL_WAIT_S = 60.0
+_POLL_S = 0.5
+
+
+def import_ray(field: str = "--executor") -> Any:
+    """Ray, with usage statistics off; without the extra, one line saying what to install."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(field, f"the ray executor needs Ray: {INSTALL}") from None
+    return ray
+
+
+def connect(address: str | None, field: str = "--address") -> Any:
+    """Join the cluster at ``address`` (``auto``: the one this host belongs to) as a driver; nothing on stdout."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    _messages_to_stderr()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            ray.init(
+                address=address or "auto",
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+                namespace="edgebench",
+            )
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UsageError(
+            field,
+            f"no Ray cluster at {address or 'auto'} ({first}); start one with `edgebench fleet join` or give "
+            "--address HOST:PORT",
+        ) from None
+    return ray
+
+
+def _messages_to_stderr() -> None:
+    """Ray prints the cluster's messages to a driver (a node marked dead...) on stdout from a thread of its own;
+    edgebench's stdout carries tables and ``--json`` only, so those messages go to stderr."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from ray._private import worker
+
+        original = worker.print_to_stdstream
+        if getattr(original, "_edgebench", False):
+            return
+
+        def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+            original({**data, "is_err": True}, ignore_prefix)
+
+        to_stderr._edgebench = True  # type: ignore[attr-defined]
+        worker.print_to_stdstream = to_stderr
+
+
+def fleet_devices(ray: Any) -> list[Device]:
+    return devices_of_nodes(ray.nodes())
+
+
+def _run_task(request: DeviceRequest) -> DeviceReply:
+    """The task body: imported on the host by reference, so the host runs its own edgebench install."""
+    from edgebench.fleet.task import run_on_device
+
+    return run_on_device(request)
+
+
+@dataclass
+class _Running:
+    planned: PlannedTrial
+    device: Device
+    index: int
+
+
+class RayExecutor:
+    def __init__(self, *, address: str | None = None) -> None:
+        self.address = address
+        self.ray = import_ray()
+
+    def run(self, job: SweepJob) -> SweepOutcome:
+        ray = connect(self.address)
+        devices = fleet_devices(ray)
+        _, todo = pending(job.plan, job.store, resume=job.resume, retry_failed=job.retry_failed)
+        placement = placement_of(job.target)
+        if todo and not candidates(placement, devices):
+            offered = ", ".join(f"{d.name} ({d.device_class}, {d.host})" for d in devices) or "none"
+            raise UsageError(
+                "--target",
+                f"no device of this Ray cluster is {placement.describe()} (it offers: {offered}); run "
+                "`edgebench fleet join --targets ...` on the host that owns it",
+            )
+        outcome = SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo))
+        claimant = Claimant.this_process()
+        job.store.add_sweep(job.plan.sweep_id, len(job.plan.trials), job.config_json)
+        run = _Dispatch(ray, job, devices, outcome, claimant, placement)
+        try:
+            with sigterm_as_interrupt():
+                job.reporter.begin(job.plan, todo, outcome.skipped)
+                run.loop(todo)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            run.cancel_all()
+        finally:
+            run.unpublish()
+            with contextlib.suppress(sqlite3.Error):
+                job.store.release_claims(claimant)
+        return outcome
+
+
+class _Dispatch:
+    """One sweep's scheduling state on the driver: free devices, running tasks, what each device ran last."""
+
+    def __init__(
+        self,
+        ray: Any,
+        job: SweepJob,
+        devices: list[Device],
+        outcome: SweepOutcome,
+        claimant: Claimant,
+        placement: Placement,
+    ) -> None:
+        self.ray, self.job, self.outcome, self.claimant, self.placement = ray, job, outcome, claimant, placement
+        self.devices = {d.name: d for d in devices}
+        self.running: dict[Any, _Running] = {}
+        self.previous: dict[str, Trial] = {}
+        self.idle_c: dict[str, dict[str, float]] = {}
+        self.free_since: dict[str, float] = dict.fromkeys(self.devices, 0.0)
+        self.started = 0
+        self.task = ray.remote(num_cpus=0, max_retries=0)(_run_task)
+        self.key = f"{STATUS_KEY}{job.plan.sweep_id}:{claimant.owner}"
+
+    def loop(self, todo: list[PlannedTrial]) -> None:
+        queue = list(todo)
+        while queue or self.running:
+            queue = self._dispatch(queue)
+            if not self.running:
+                if queue:
+                    self.job.reporter.note(
+                        f"{len(queue)} trials wait for {self.placement.describe()}, which left the fleet; "
+                        "--resume runs them once it is back"
+                    )
+                return
+            self._publish(queue)
+            ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=_POLL_S)
+            for ref in ready:
+                self._finish(ref)
+            self._reap_lost()
+
+    def _free_devices(self) -> list[Device]:
+        busy = {r.device.name for r in self.running.values()}
+        free = [d for d in self.devices.values() if d.name not in busy and self.placement.accepts(d)]
+        return sorted(free, key=lambda d: (self.free_since[d.name], d.host, d.name))
+
+    def _dispatch(self, queue: list[PlannedTrial]) -> list[PlannedTrial]:
+        """Start the next queued trials on the free devices that accept them (the longest idle first)."""
+        for device in self._free_devices():
+            while queue:
+                planned = queue.pop(0)
+                taken = self.job.store.claim(
+                    self.job.plan.sweep_id, planned.key, self.claimant, retry_failed=self.job.retry_failed
+                )
+                if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
+                    self.job.reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
+                    self.outcome.taken_elsewhere += 1
+                    continue
+                self._start(planned, device)
+                break
+        return queue
+
+    def _start(self, planned: PlannedTrial, device: Device) -> None:
+        previous = self.previous.get(device.name)
+        request = DeviceRequest(
+            device=device.name,
+            planned=planned,
+            cooldown=self.job.cooldown,
+            cool_first=previous is not None and cools_between(self.job.cooldown, previous, planned.trial),
+            idle_c=self.idle_c.get(device.name),
+        )
+        ref = self.task.options(resources={device.resource: 1}, name=f"{device.name}: {planned.label}").remote(request)
+        self.running[ref] = _Running(planned, device, self.started)
+        self.job.reporter.trial_started(planned, self.started)
+        self.started += 1
+
+    def _finish(self, ref: Any) -> None:
+        entry = self.running.pop(ref)
+        device, planned = entry.device, entry.planned
+        try:
+            reply: DeviceReply = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            self._store(entry, self._lost(planned, device, exc), {}, None)
+        else:
+            self.idle_c[device.name] = reply.idle_c
+            self._store(entry, TrialResult.model_validate_json(reply.result_json), reply.series, reply)
+
+    def _reap_lost(self) -> None:
+        """Trials whose host left the cluster: Ray may never fail a task leased on a dead node, so the driver
+        watches the nodes itself and stores such a trial ``crashed`` (its task is cancelled should it linger)."""
+        now = fleet_devices(self.ray)
+        for device in now:  # a host that joins mid-sweep takes trials too
+            if device.name not in self.devices:
+                self.devices[device.name] = device
+                self.free_since.setdefault(device.name, 0.0)
+        alive = {d.name for d in now}
+        for ref, entry in list(self.running.items()):
+            if entry.device.name in alive:
+                continue
+            del self.running[ref]
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref, force=True)
+            self._store(entry, self._lost(entry.planned, entry.device, None), {}, None)
+
+    def _store(self, entry: _Running, result: TrialResult, series: dict[str, str], reply: DeviceReply | None) -> None:
+        device, planned = entry.device, entry.planned
+        previous = self.previous.get(device.name)
+        info = SweepInfo(
+            sweep_id=self.job.plan.sweep_id,
+            trial_key=planned.key,
+            position=planned.position,
+            freq_set_khz=reply.freq_set_khz if reply else None,
+            cooldown_s=round(reply.waited_s, 3) if reply else 0.0,
+            cooldown_by=reply.cooldown_rule if reply and self.job.cooldown.enabled and previous is not None else None,
+        )
+        result = result.model_copy(update={"sweep": info, "host": device.host})
+        save_or_keep(self.job.store, result, series)  # the driver is the only writer
+        self.outcome.results.append(result)
+        self.job.reporter.trial_finished(planned, result)
+        self.previous[device.name] = planned.trial
+        self.free_since[device.name] = time.monotonic()
+
+    def _lost(self, planned: PlannedTrial, device: Device, exc: Exception | None) -> TrialResult:
+        """A task that did not come back: its host left (node died), or the task failed outside the trial."""
+        alive = {d.name for d in fleet_devices(self.ray)}
+        for name in [n for n in self.devices if n not in alive]:  # a host that left takes its devices with it
+            del self.devices[name]
+            self.job.reporter.note(f"device {name} left the fleet")
+        first = (str(exc or "").strip().splitlines() or [""])[0][:300]
+        if device.name not in alive or exc is None:
+            how = f": {type(exc).__name__}" if exc is not None else " (its Ray node is gone)"
+            reason = f"host {device.host} (device {device.name}) left the fleet mid-trial{how}"
+        else:
+            reason = f"the trial's task on {device.host} failed: {type(exc).__name__}: {first}".rstrip(": ")
+        return failed_result(planned.trial, new_trial_id(), "crashed", reason, [], {})
+
+    def cancel_all(self) -> None:
+        """Ctrl-C: every running task gets a KeyboardInterrupt on its host and restores its device; none is stored."""
+        for ref in self.running:
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref)
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        refs = list(self.running)
+        while refs and time.monotonic() < deadline:
+            _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=1.0)
+        self.running.clear()
+
+    def _publish(self, queue: list[PlannedTrial]) -> None:
+        """What ``edgebench fleet status`` shows: each device's trial and this sweep's queue."""
+        state = {
+            "sweep": self.job.plan.sweep_id,
+            "driver": self.claimant.owner,
+            "running": {r.device.name: r.planned.label for r in self.running.values()},
+            "queued": [p.label for p in queue],
+        }
+        with contextlib.suppress(Exception):  # status is a courtesy; a sweep never fails for it
+            _kv()._internal_kv_put(self.key, json.dumps(state), overwrite=True)
+
+    def unpublish(self) -> None:
+        with contextlib.suppress(Exception):
+            _kv()._internal_kv_del(self.key)
+
+
+def _kv() -> Any:
+    """Ray's key-value store of the cluster (where ``fleet status`` finds what running sweeps publish)."""
+    from ray.experimental import internal_kv
+
+    return internal_kv
+
+
+def published(ray: Any) -> Iterator[dict[str, Any]]:
+    """Every running sweep's published state (``fleet status``)."""
+    kv = _kv()
+    for key in kv._internal_kv_list(STATUS_KEY):
+        raw = kv._internal_kv_get(key)
+        if raw:
+            yield json.loads(raw)

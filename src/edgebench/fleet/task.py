@@ -1,0 +1,69 @@
+"""What runs on a fleet host for one trial: open the device there, cool it down, pin its clock, run, restore.
+
+This module imports no Ray: the Ray executor wraps :func:`run_on_device` in a task that holds the device's
+resource, so the trial, its cool-down and its frequency pinning all happen on the host that owns the device, and
+the governor is restored there on every way out (a cancelled task gets a KeyboardInterrupt, and the ``with``
+block restores the policies it touched before the task ends).  The driver gets back records only; it stores them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edgebench.config import CooldownConfig
+from edgebench.fleet.devices import device_here
+from edgebench.host.frequency import FrequencyControl
+from edgebench.runner.launch import run_trial
+from edgebench.sweep.cooldown import CooldownOutcome, Cooler
+from edgebench.sweep.execute import run_one
+from edgebench.sweep.plan import PlannedTrial
+from edgebench.targets import open_target
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    device: str
+    planned: PlannedTrial
+    cooldown: CooldownConfig
+    #: Cool down before this trial (the driver knows what the device ran last).
+    cool_first: bool
+    #: The device's idle temperatures, measured by its first trial of the sweep (None: measure them now).
+    idle_c: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class DeviceReply:
+    result_json: str
+    series: dict[str, str]
+    host: str
+    waited_s: float
+    cooldown_rule: str
+    freq_set_khz: dict[str, int] | None
+    idle_c: dict[str, float] = field(default_factory=dict)
+
+
+def run_on_device(request: DeviceRequest) -> DeviceReply:
+    """Run one planned trial on a device this host owns; a failed trial comes back as a failed result."""
+    device = device_here(request.device)
+    target = open_target(device.spec, sysfs_root=device.sysfs_root)
+    cooler = Cooler(request.cooldown, target.sysfs())
+    if request.idle_c is None:
+        idle = cooler.measure_idle() if request.cooldown.until_idle else {}
+    else:
+        idle = cooler.idle_c = dict(request.idle_c)
+    cooled = cooler.wait() if request.cool_first else CooldownOutcome(0.0, "none")
+    trial, freq_set = request.planned.trial, None
+    control = None
+    if trial.freq_khz is not None:
+        journal = Path(tempfile.gettempdir()) / f"edgebench-fleet-{device.name}.cpufreq-restore.json"
+        control = FrequencyControl(target.sysfs(), is_root=target.is_root, journal=journal)
+        control.check()
+    if control is None:
+        result, series = run_one(request.planned, run_trial, target)
+    else:
+        with control:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included
+            freq_set = control.pin(trial.cores, trial.freq_khz)
+            result, series = run_one(request.planned, run_trial, target)
+    return DeviceReply(result.model_dump_json(), series, device.host, cooled.waited_s, cooled.rule, freq_set, idle)

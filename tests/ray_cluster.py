@@ -1,0 +1,119 @@
+"""A real Ray cluster on the loopback address, its nodes started by ``edgebench fleet join`` (tests, benchmarks).
+
+Each node is a separate ``ray start`` (raylet, workers) with its own device resources; all of them share one
+session folder under ``root``, which is how their processes are found again to kill one node or all of them: by
+pid, never by name, so no other Ray on the machine is touched.  Usage statistics are off and there is no dashboard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+JOIN = [sys.executable, "-c", "import sys; from edgebench.cli import main; sys.exit(main())", "fleet", "join"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalCluster:
+    def __init__(self, root: Path, *, object_store_bytes: int = 100_000_000) -> None:
+        self.root = root
+        self.temp = root / "ray"  # Ray's session folder names must stay short (unix sockets)
+        self.object_store_bytes = object_store_bytes
+        self.port = _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            # a node that dies is noticed in about two seconds, not thirty
+            "RAY_health_check_initial_delay_ms": "0",
+            "RAY_health_check_period_ms": "500",
+            "RAY_health_check_timeout_ms": "500",
+            "RAY_health_check_failure_threshold": "3",
+        }
+        self.nodes: list[str] = []
+        # workers' ports below the ephemeral range the other ports are picked from, so the two never meet
+        self._worker_port = random.randrange(20000, 29000, 1000)
+
+    def join(self, name: str, *, targets: dict[str, str] | None = None, classes: dict[str, str] | None = None,
+             num_cpus: int = 1, sysfs_root: Path | None = None) -> None:  # fmt: skip
+        """Start a node named ``name`` (the head if it is the first) offering its CPU and ``targets``."""
+        args = [*JOIN, "--name", name, "--num-cpus", str(num_cpus), "--object-store-memory",
+                str(self.object_store_bytes), "--json"]  # fmt: skip
+        for device, spec in (targets or {}).items():
+            args += ["--targets", f"{device}={spec}"]
+        for device, device_class in (classes or {}).items():
+            args += ["--class", f"{device}={device_class}"]
+        if sysfs_root is not None:
+            args += ["--sysfs-root", str(sysfs_root)]
+        if self.nodes:
+            args += ["--address", self.address]
+        else:
+            args += ["--port", str(self.port), "--temp-dir", str(self.temp)]
+        low = self._worker_port
+        self._worker_port += 200
+        args += ["--", "--node-ip-address=127.0.0.1", f"--min-worker-port={low}", f"--max-worker-port={low + 150}",
+                 f"--ray-client-server-port={_free_port()}", "--disable-usage-stats"]  # fmt: skip
+        if not self.nodes:
+            args += [f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}"]
+        done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=180, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"fleet join {name} failed ({done.returncode}): {done.stderr[-2000:]}")
+        self.nodes.append(name)
+        self.join_stdout = done.stdout
+
+    def pids(self, node: str | None = None) -> list[int]:
+        """Processes of this cluster (of one node: its raylet and the workers and agents under it)."""
+        mine = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(self.temp) in cmdline and (node is None or f"edgebench-host:{node}" in cmdline):
+                mine.append(int(entry.name))
+        if node is not None:  # the node's raylet, and what it started
+            mine += [c for p in mine for c in _descendants(p)]
+        return sorted(set(mine))
+
+    def kill_node(self, node: str) -> None:
+        for pid in self.pids(node):
+            _kill(pid)
+
+    def stop(self) -> None:
+        for _ in range(3):
+            pids = self.pids() + [c for p in self.pids() for c in _descendants(p)]
+            if not pids:
+                return
+            for pid in pids:
+                _kill(pid)
+            time.sleep(0.5)
+
+
+def _descendants(pid: int) -> list[int]:
+    out = []
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return out
+    for child in map(int, children):
+        out += [child, *_descendants(child)]
+    return out
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)

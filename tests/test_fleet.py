@@ -1,0 +1,225 @@
+"""Fleets on a real Ray cluster started here: a head and two more nodes on 127.0.0.1, each joined with
+``edgebench fleet join`` and its own devices; trials land on the devices they name, a node killed mid-sweep
+leaves its trial ``crashed`` and the rest stored, ``--resume`` reruns only what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from edgebench.config import CooldownConfig, load_config
+from edgebench.errors import UsageError
+from edgebench.fleet import SweepJob
+from edgebench.fleet.devices import Device, devices_of_nodes, local_device, resources_of
+from edgebench.fleet.placement import placement_of
+from edgebench.host.sysfs import SysFS
+from edgebench.store import Store
+from edgebench.sweep.execute import SilentReporter
+from edgebench.sweep.plan import plan
+from tests.conftest import FIXTURES
+from tests.ray_cluster import LocalCluster
+
+#: Short real trials: a command workload of two sleeping steps (the agent, its sampler and the store all real).
+TINY = ["models=[lenet]", "backend=command", "command=sleep 0.1; echo step; sleep 0.1; echo step",
+        "step_pattern=^step$", "steps=2", "warmup=0", "infer_steps=0", "idle=0"]  # fmt: skip
+
+
+def test_resources_name_each_device_its_class_and_host():
+    devices = [local_device("h1"), Device("pixel-a", "pixel7", "h1", "adb://A")]
+    node = {"Alive": True, "NodeID": "n1", "Resources": {"CPU": 1.0, **resources_of(devices, "h1")}}
+    found = devices_of_nodes([node, {"Alive": False, "Resources": resources_of([local_device("h9")], "h9")}])
+    assert [(d.name, d.device_class, d.host) for d in found] == [("local@h1", "local", "h1"),
+                                                                 ("pixel-a", "pixel7", "h1")]  # fmt: skip
+    assert placement_of("local").accepts(found[0]) and not placement_of("local").accepts(found[1])
+    assert placement_of("class:pixel7").accepts(found[1]) and placement_of("pixel-a").accepts(found[1])
+    assert not placement_of("pixel-b").accepts(found[1])
+
+
+def test_ray_executor_without_ray_says_what_to_install(tmp_path):
+    """Ray missing: one line naming the extra, exit 2, no store written."""
+    code = ("import sys; sys.modules['ray'] = None; from edgebench.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    store = tmp_path / "s.sqlite"
+    args = ["sweep", "--set", "models=[lenet]", "--executor", "ray", "--store", str(store)]
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "edgebench: error: --executor: the ray executor needs Ray: pip install 'edgebench[fleet]'"
+    ]
+    assert not store.exists()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """h1 (the head: local@h1, board-a), h2 (local@h2 reading a copy of a Raspberry Pi 4's files, board-b), h3
+    (board-c; killed by one test)."""
+    try:
+        import ray
+    except ImportError:
+        pytest.fail("the fleet tests need Ray: pip install 'edgebench[fleet]'")
+    c = LocalCluster(tmp_path_factory.mktemp("fleet"))
+    c.pi = c.root / "rpi4"
+    shutil.copytree(FIXTURES / "sysfs" / "rpi4", c.pi)
+    try:
+        c.join("h1", targets={"board-a": "local"}, classes={"board-a": "board"})
+        c.join("h2", targets={"board-b": "local"}, classes={"board-b": "board"}, sysfs_root=c.pi)
+        c.join("h3", targets={"board-c": "local"}, classes={"board-c": "board"})
+        ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
+        yield c
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        c.stop()
+
+
+def edgebench(cluster, *args, timeout=300):
+    code = "import sys; from edgebench.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                          env=cluster.env, check=False)  # fmt: skip
+
+
+def job_for(overrides, store, *, target="local", name, resume=False, retry_failed=False):
+    config = load_config(None, [*TINY, f"name={name}", *overrides]).config
+    planned = plan(config, source=None, sysfs=SysFS("/nonexistent"), allowed=tuple(sorted(os.sched_getaffinity(0))))
+    return SweepJob(plan=planned, store=store, config_json="{}", cooldown=CooldownConfig(), reporter=SilentReporter(),
+                    resume=resume, retry_failed=retry_failed, target=target)  # fmt: skip
+
+
+def run_ray(cluster, job):
+    from edgebench.fleet.raycluster import RayExecutor
+
+    return RayExecutor(address=cluster.address).run(job)
+
+
+def test_fleet_status_lists_every_device_as_json_only(cluster):
+    done = edgebench(cluster, "fleet", "status", "--address", cluster.address, "--json")
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)  # nothing of Ray's on stdout
+    found = {(d["device"], d["class"], d["host"]) for d in status["devices"]}
+    assert found == {("local@h1", "local", "h1"), ("board-a", "board", "h1"), ("local@h2", "local", "h2"),
+                     ("board-b", "board", "h2"), ("local@h3", "local", "h3"), ("board-c", "board", "h3")}  # fmt: skip
+    assert all(d["running"] is None for d in status["devices"])
+
+
+def test_pinned_trials_run_on_the_named_device_s_host(cluster, tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        outcome = run_ray(cluster, job_for(["batch_sizes=[1, 2]"], store, target="board-b", name="pinned"))
+        stored = store.query(sweep_id="pinned")
+    assert [r.status for r in outcome.results] == ["ok", "ok"]
+    assert {r.host for r in stored} == {"h2"}
+
+
+def test_unknown_device_is_refused_before_anything_is_stored(cluster, tmp_path):
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(UsageError, match=r"--target: no device of this Ray cluster is device nope .*fleet join"):
+            run_ray(cluster, job_for([], store, target="nope", name="nope"))
+        assert store.query(sweep_id="nope") == []
+
+
+def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_path):
+    """The same file, the local executor and Ray: the same trials, keys and settings; only hosts and times differ."""
+    config = tmp_path / "same.yaml"
+    config.write_text(
+        'models: [lenet]\nbackend: command\ncommand: "sleep 0.1; echo step; sleep 0.1; echo step"\n'
+        'step_pattern: "^step$"\nbatch_sizes: [1, 2, 3]\nsteps: 2\nwarmup: 0\ninfer_steps: 0\nidle: 0\n'
+    )
+    records = {}
+    for executor in ("local", "ray"):
+        store = tmp_path / f"{executor}.sqlite"
+        extra = ["--address", cluster.address] if executor == "ray" else []
+        done = edgebench(cluster, "sweep", str(config), "--executor", executor, "--store", str(store), *extra)
+        assert done.returncode == 0, done.stderr
+        with Store(store) as db:
+            records[executor] = db.query()
+
+    def comparable(r):  # fmt: skip
+        return (r.sweep.sweep_id, r.sweep.trial_key, r.sweep.position, r.model, r.batch_size, r.threads, r.cores,
+                r.status, r.target, r.mode, r.steps, r.schema_version)  # fmt: skip
+
+    assert sorted(map(comparable, records["local"])) == sorted(map(comparable, records["ray"]))
+    assert {r.host for r in records["ray"]} <= {"h1", "h2", "h3"}
+    assert all(r.host for r in records["local"])
+
+
+def cpufreq_state(root):
+    """Governor and limits; ``scaling_setspeed`` is left out: the kernel derives it (a fixture tree cannot)."""
+    files = sorted((root / "sys/devices/system/cpu").glob("cpufreq/policy*/scaling_*"))
+    return {p: p.read_text().strip() for p in files if p.name != "scaling_setspeed"}
+
+
+def test_ctrl_c_on_the_driver_cancels_and_restores_the_device_s_governor(cluster, tmp_path):
+    """A trial pinned at a frequency on h2's CPU; SIGINT to the driver: exit 130 with the resume command, the
+    governor back as it was on h2's device, nothing stored."""
+    before = cpufreq_state(cluster.pi)
+    policy = sorted((cluster.pi / "sys/devices/system/cpu/cpufreq").glob("policy*"))[0]
+    khz = (policy / "scaling_available_frequencies").read_text().split()[0]
+    store = tmp_path / "s.sqlite"
+    code = "import sys; from edgebench.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["sweep", "--set", "models=[lenet]", "--set", "backend=command", "--set", "command=sleep 120; echo step",
+            "--set", "step_pattern=^step$", "--set", "steps=1", "--set", "warmup=0", "--set", "infer_steps=0",
+            "--set", "idle=0", "--set", f"frequencies=[{khz}]", "--set", "name=stopped", "--executor", "ray",
+            "--address", cluster.address, "--target", "local@h2", "--sysfs-root", str(cluster.pi),
+            "--store", str(store)]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], env=cluster.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 180
+    while cpufreq_state(cluster.pi) == before and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    pinned = cpufreq_state(cluster.pi)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=180)
+    assert pinned != before, err
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "--executor ray" in err
+    assert cpufreq_state(cluster.pi) == before
+    with Store(store) as db:
+        assert db.query(sweep_id="stopped") == []
+
+
+def test_node_killed_mid_sweep_crashes_its_trial_only_and_resume_reruns_it(cluster, tmp_path):
+    import ray
+
+    board_c = "edgebench-target:board-c"
+    axis = "batch_sizes=[1, 2, 3, 4]"
+    ran = {}
+
+    def run_in_thread():  # SQLite connections belong to their thread
+        with Store(tmp_path / "s.sqlite") as store:
+            ran["outcome"] = run_ray(cluster, job_for([axis], store, target="class:board", name="killed"))
+
+    sweep = threading.Thread(target=run_in_thread, daemon=True)
+    sweep.start()
+    deadline, killed = time.monotonic() + 240, False
+    while time.monotonic() < deadline and sweep.is_alive():
+        if board_c not in ray.available_resources():  # a trial holds board-c (none left): its host goes away
+            time.sleep(1.0)
+            cluster.kill_node("h3")
+            killed = True
+            break
+        time.sleep(0.1)
+    sweep.join(timeout=300)
+    assert killed, f"no trial ever ran on board-c: {[(r.host, r.status) for r in ran['outcome'].results]}"
+    outcome = ran["outcome"]
+    with Store(tmp_path / "s.sqlite") as store:
+        stored = store.query(sweep_id="killed")
+        crashed = [r for r in stored if r.status == "crashed"]
+        assert len(crashed) == 1 and crashed[0].host == "h3"
+        assert "host h3 (device board-c) left the fleet mid-trial" in crashed[0].reason
+        assert len(stored) == 4 and len(outcome.results) == 4  # the rest went on, on board-a and board-b
+        assert {r.host for r in stored if r.status == "ok"} <= {"h1", "h2"}
+
+        again = run_ray(cluster, job_for([axis], store, target="class:board",
+                                         name="killed", resume=True))  # fmt: skip
+        assert again.results == [] and again.skipped == 4
+        retried = run_ray(cluster, job_for([axis], store, target="class:board",
+                                           name="killed", resume=True, retry_failed=True))  # fmt: skip
+        assert [(r.batch_size, r.status) for r in retried.results] == [(crashed[0].batch_size, "ok")]
+        assert retried.results[0].host in {"h1", "h2"}
