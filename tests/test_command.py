@@ -91,8 +91,12 @@ def test_steps_and_samples_share_the_device_clock(shell_name: str, tmp_path: Pat
     assert [s.phase for s in steps] == ["warmup"] * 2 + ["train"] * 4
     assert [s.loss for s in steps] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
     assert bundle.events[0].env["step_groups"] == {"n": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]}
-    clock = {"mksh": "epochrealtime", "busybox": "epochrealtime", "dash": "uptime"}[shell_name]
+    clock = {"mksh": "epochrealtime on uptime", "busybox": "epochrealtime on uptime", "dash": "uptime"}[shell_name]
     assert bundle.env["command_clock"] == clock
+    # every stamp is on the device's monotonic clock (CLOCK_BOOTTIME, what /proc/uptime counts), not the wall clock
+    assert abs(steps[-1].end_ns - time.clock_gettime_ns(time.CLOCK_BOOTTIME)) < 60e9
+    if clock != "uptime":
+        assert abs(bundle.env["command_clock_drift_ms"]) < 20  # no wall-clock step: uptime's 10 ms steps at most
     sample_times = [int(r.split(",", 1)[0]) for r in bundle.samples_csv.strip().splitlines()[1:]]
     # the samples bracket the steps on one clock: the first before the first step, the last after the last
     assert sample_times[0] <= steps[0].start_ns and sample_times[-1] >= steps[-1].end_ns
@@ -185,6 +189,18 @@ def test_a_script_killed_outright_leaves_no_device_process(name: str, tmp_path: 
         time.sleep(0.05)
     assert leftover() == []
     assert not (tmp_path / "run").exists()
+
+
+def test_wall_clock_stamps_move_onto_the_monotonic_clock_and_a_step_shows():
+    text = "\n".join([
+        "C epochrealtime", "A 100.00 1795000000.000000", "G 1795000000.500000", "O 1795000001.250000 step 0",
+        "X 1795000002.000000 0", "A 102.00 1795000003.000000", "@samples", "T 1795000000.600000", "0|cpu 1 2 3",
+    ])  # fmt: skip
+    run = parse_device_output(text)
+    assert run.clock == "epochrealtime on uptime"
+    assert (run.go_ns, run.exit_ns) == (100_500_000_000, 102_000_000_000)
+    assert run.lines == [(101_250_000_000, "step 0")] and run.records[0][0] == 100_600_000_000
+    assert run.clock_drift_ms() == 1000.0  # the wall clock moved 3 s while the monotonic one moved 2 s
 
 
 def test_parse_device_output_keeps_failed_and_skipped_sources():

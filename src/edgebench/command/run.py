@@ -8,9 +8,12 @@ contents with the same :meth:`Sensor.decode` parsers, so a command trial's sampl
 Steps come from the output through the trial's step pattern; the result is the same
 :class:`~edgebench.runner.bundle.TrialBundle` the Python agent gives.
 
-Clock: where the shell has ``EPOCHREALTIME`` (mksh, busybox ash) stamps have microsecond resolution (wall
-clock: a step of the system time during a trial would shift later stamps); elsewhere (dash) ``/proc/uptime``,
-monotonic but 10 ms resolution.  The bundle's environment names the clock used (``command_clock``).
+Clock: where the shell has ``EPOCHREALTIME`` (mksh, busybox ash) stamps have microsecond resolution but are wall
+clock; the script reads it beside ``/proc/uptime`` (the device's monotonic clock, 10 ms steps) at the start and
+the end, and every stamp is moved onto the monotonic clock by the first pair (placed within 10 ms, intervals
+exact).  The two pairs' disagreement (``command_clock_drift_ms``) shows a step of the wall clock during the trial.
+Elsewhere (dash) the stamps are ``/proc/uptime`` itself.  The bundle's environment names the clock used
+(``command_clock``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -98,6 +101,37 @@ class DeviceRun:
     loop_cpu_ticks: int | None = None
     loop_start_ns: int | None = None
     loop_end_ns: int | None = None
+    #: ``(uptime_ns, wall_ns)`` pairs read together on the device (see ``sampler.sh``'s ``anchor``).
+    anchors: list[tuple[int, int]] = field(default_factory=list)
+
+    def on_monotonic(self) -> DeviceRun:
+        """This run with every wall-clock stamp moved onto the device's monotonic clock by the first anchor."""
+        if self.clock != "epochrealtime" or not self.anchors:
+            return self
+        up, wall = self.anchors[0]
+        shift = up - wall
+
+        def moved(t: int | None) -> int | None:
+            return None if t is None else t + shift
+
+        return replace(
+            self,
+            clock="epochrealtime on uptime",
+            go_ns=moved(self.go_ns),
+            exit_ns=moved(self.exit_ns),
+            lines=[(t + shift, body) for t, body in self.lines],
+            records=[(t + shift, sources) for t, sources in self.records],
+            loop_start_ns=moved(self.loop_start_ns),
+            loop_end_ns=moved(self.loop_end_ns),
+        )
+
+    def clock_drift_ms(self) -> float | None:
+        """How far the wall clock moved against the monotonic one between the first and last anchor (10 ms steps
+        of ``/proc/uptime`` make up to 10 ms of this the uptime clock's resolution, not a step)."""
+        if len(self.anchors) < 2:
+            return None
+        (up0, wall0), (up1, wall1) = self.anchors[0], self.anchors[-1]
+        return ((wall1 - wall0) - (up1 - up0)) / 1e6
 
 
 def parse_device_output(text: str) -> DeviceRun:
@@ -114,6 +148,9 @@ def parse_device_output(text: str) -> DeviceRun:
                 run.lines.append((stamp_ns(t), body))
             elif kind == "C":
                 run.clock = rest
+            elif kind == "A":
+                up, _, wall = rest.partition(" ")
+                run.anchors.append((stamp_ns(up), stamp_ns(wall)))
             elif kind == "P":
                 run.pid = int(rest)
             elif kind == "G":
@@ -148,7 +185,7 @@ def parse_device_output(text: str) -> DeviceRun:
                 elif head.endswith("!"):
                     current[int(head[:-1])] = None
     run.stamp_text = "\n".join(stamp) if stamp else None
-    return run
+    return run.on_monotonic()
 
 
 def decode_samples(sampler: Sampler, run: DeviceRun) -> str:
@@ -289,7 +326,7 @@ def run_command_trial(
         events=events,
         samples_csv=decode_samples(sampler, run) if meta else None,
         sampler_meta=meta,
-        env={**(env or {}), "command_clock": run.clock},
+        env={**(env or {}), "command_clock": run.clock, "command_clock_drift_ms": run.clock_drift_ms()},
         failure=failure,
     )
 

@@ -11,7 +11,8 @@
 #               PATH may hold colons, intel-rapl:0, so the numbers are split off from the right)
 #   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
 #   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
-# Output on stdout, one line each: "C <clock>", "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
+# Output on stdout, one line each: "C <clock>", "A <uptime> <wall>" (a clock anchor, at the start and the end
+# where the clock is EPOCHREALTIME), "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
 # of its stdout or stderr), "X <t> <status>" (it exited), then "@samples" and the sample records:
 # "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a failed read; a source not due is absent.
 # Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left.
@@ -144,9 +145,19 @@ sample_loop() {
   done
 }
 
+# A wall-clock stamp beside the monotonic clock (/proc/uptime, 10 ms steps), read at the start and the end: the
+# workstation moves every wall-clock stamp onto the device's monotonic clock, and tells a step of the wall clock
+# during the trial (an NTP correction) from the difference between the two pairs.
+anchor() {
+  [ "$EB_CLOCK" = epochrealtime ] || return 0
+  read -r _up _ < /proc/uptime
+  out "A $_up $EPOCHREALTIME"
+}
+
 mkdir -p "$EB_WORK" || exit 2
 cd "$EB_WORK" || exit 2
 out "C $EB_CLOCK"
+anchor
 exec 3<&0
 # The watchdog: stdin reaches end of file when the workstation closes it or the connection drops.
 # If the script itself is already gone (killed outright), the watchdog stops the workload in its place.
@@ -188,6 +199,7 @@ _rc=
 [ -s status ] && read -r _rc < status
 now
 out "X $T ${_rc:-255}"
+anchor
 rm -f wpid
 EB_WPID=
 if [ -n "$EB_STAMP" ] && [ -f "$EB_STAMP" ]; then
