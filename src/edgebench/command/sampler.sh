@@ -88,12 +88,26 @@ poll() {
         _path=/proc/${_wpid:-0}/${_path#/proc/self/}
         ;;
       esac
-      _n=0
-      if { while IFS= read -r _l || [ -n "$_l" ]; do
-        out "$_i|$_l"
-        _n=$((_n + ${#_l} + 1))
-        if [ "$_n" -ge "$_max" ]; then break; fi
-      done; } 2>/dev/null < "$EB_ROOT$_path"; then :; else out "$_i!"; fi
+      if [ "$_whole" = 1 ]; then
+        # mksh: the file in one read(2) of up to _max bytes and one print, every line prefixed by substitution
+        if { command exec 5< "$EB_ROOT$_path"; } 2>/dev/null; then
+          IFS= read -N "$_max" -r _c <&5
+          exec 5<&-
+          [ "${#_c}" -ge "$_max" ] && _c=${_c%"$_nl"*}  # cut at _max: keep whole lines only
+          _c=${_c%"$_nl"}
+          [ -n "$_c" ] && out "$_i|${_c//"$_nl"/"$_nl$_i|"}"
+        else
+          out "$_i!"
+        fi
+      else
+        # other shells' read(1) takes a line a byte at a time: one system call per byte of the file
+        _n=0
+        if { while IFS= read -r _l || [ -n "$_l" ]; do
+          out "$_i|$_l"
+          _n=$((_n + ${#_l} + 1))
+          if [ "$_n" -ge "$_max" ]; then break; fi
+        done; } 2>/dev/null < "$EB_ROOT$_path"; then :; else out "$_i!"; fi
+      fi
     fi
     _i=$((_i + 1))
   done
@@ -101,6 +115,14 @@ poll() {
 }
 
 nap() { read -t "$1" _ <&4; }
+
+_nl='
+'
+# mksh's `read -N` fills a variable with a whole file in a few read(2) calls, without a fork.
+_whole=0
+if [ -n "${KSH_VERSION:-}" ] && ( IFS= read -N 1 -r _x < /proc/uptime ) 2>/dev/null; then
+  _whole=1
+fi
 
 sample_loop() {
   trap - EXIT HUP INT PIPE
