@@ -186,7 +186,10 @@ def build_result(
     fields = _base(trial, trial_id, env, events)
     fields["step_time_ms"] = summarize(step_ms)
     fields["stopped_by"] = done.stopped_by
-    fields["throughput_sps"] = trial.batch_size * len(step_ms) / (step_ms.sum() / 1e3)
+    # Steps shorter than the clock's resolution (a --command workload stamped on /proc/uptime's 10 ms) sum to 0:
+    # the throughput is then unknown, not infinite.
+    total_s = step_ms.sum() / 1e3
+    fields["throughput_sps"] = trial.batch_size * len(step_ms) / total_s if total_s > 0 else None
     infer = steps_of(events, "infer")
     if infer:
         fields["infer_time_ms"] = summarize(durations_ms(infer))

@@ -7,7 +7,6 @@ every script edgebench sends is POSIX ``sh``.
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 import time
@@ -17,6 +16,7 @@ from edgebench.errors import UsageError
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
 from edgebench.targets.remote_sysfs import sh_text
+from edgebench.targets.shell import ClientShell
 
 _ADB_MISSING = "the adb client is not on PATH; install Android platform-tools (Debian: apt-get install -y adb)"
 
@@ -63,48 +63,20 @@ def pick_serial(url: str) -> str:
     return serial
 
 
-class AdbShell:
+class AdbShell(ClientShell):
     """``adb -s SERIAL shell`` for scripts (its stdin forwarded), ``push`` and ``pull`` for files."""
 
     def __init__(self, serial: str, *, workdir: str, env: dict[str, str] | None = None) -> None:
+        super().__init__(workdir=workdir, env=env)
         self.serial = serial
         self.name = f"adb://{serial}"
-        self._workdir = workdir
-        self._made = False
-        self.env = env or {}
         self.adb = adb_command()
 
     def _args(self, *rest: str) -> list[str]:
         return [self.adb, "-s", self.serial, *rest]
 
-    def _remote(self, script: str) -> str:
-        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items())
-        return exports + script
-
-    def workdir(self) -> str:
-        """The target's folder on the device (its ``workdir:``), created on first use."""
-        if not self._made:
-            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
-            self._made = True
-        return self._workdir
-
-    def run(
-        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
-    ) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            self._args("shell", self._remote(script)),
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            timeout=timeout_s,
-        )
-
-    def start(self, script: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self._args("shell", self._remote(script)),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+    def command_line(self, script: str) -> list[str]:
+        return self._args("shell", script)
 
     def push(self, local: Path, remote: str) -> None:
         done = subprocess.run(self._args("push", str(local), remote), capture_output=True, text=True)

@@ -8,6 +8,7 @@ samples sensors on a device is written against :class:`Shell`, so a transport is
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -100,4 +101,55 @@ class LocalShell:
         if self._workdir is None:
             self._workdir = tempfile.mkdtemp(prefix="edgebench-device-")
         Path(self._workdir).mkdir(parents=True, exist_ok=True)
+        return self._workdir
+
+
+class ClientShell:
+    """A device's shell through a client program (``ssh``, ``adb``): each script is one client command line.
+
+    A transport says only how a script becomes that command line (:meth:`command_line`) and how files travel; the
+    user's environment for the device (a target's ``env:``) is exported ahead of every script.
+    """
+
+    name: str
+
+    def __init__(self, *, workdir: str, env: dict[str, str] | None = None) -> None:
+        self._workdir = workdir
+        self._made = False
+        self.env = env or {}
+
+    def command_line(self, script: str) -> list[str]:
+        """The local command that runs ``script`` (already prefixed by :meth:`with_env`) on the device."""
+        raise NotImplementedError
+
+    def with_env(self, script: str) -> str:
+        return "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items()) + script
+
+    def run(
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``script`` to its end; ``stdin`` is sent and closed.  ``TimeoutExpired`` kills the local client,
+        which the device sees as its stdin ending."""
+        return subprocess.run(
+            self.command_line(self.with_env(script)),
+            input=stdin if stdin is not None else b"",
+            capture_output=True,
+            timeout=timeout_s,
+        )
+
+    def start(self, script: str) -> subprocess.Popen[bytes]:
+        """Start ``script`` with its stdin, stdout and stderr as pipes: closing stdin is how the device learns
+        that the workstation is done (see :mod:`edgebench.targets.guard`)."""
+        return subprocess.Popen(
+            self.command_line(self.with_env(script)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def workdir(self) -> str:
+        """The target's folder on the device (its ``workdir:``), created on first use."""
+        if not self._made:
+            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
+            self._made = True
         return self._workdir

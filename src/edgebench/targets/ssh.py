@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from edgebench.errors import UsageError
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
+from edgebench.targets.shell import ClientShell
 
 #: Exit status of ``ssh`` itself failing (connection, authentication), as opposed to the remote command's.
 SSH_FAILED = 255
@@ -42,7 +43,7 @@ def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
     return parts.username, host.strip("[]"), port
 
 
-class SshShell:
+class SshShell(ClientShell):
     """The device's POSIX shell through ``ssh``; every script runs under ``sh -c`` whatever the login shell is."""
 
     def __init__(
@@ -54,14 +55,12 @@ class SshShell:
         options: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
     ) -> None:
+        super().__init__(workdir=workdir, env=env)
         self.url = url
         self.name = url
         self.user, self.host, self.port = parse_ssh_url(url)
-        self._workdir = workdir
-        self._made = False
         self.ssh_config = ssh_config
         self.options = options
-        self.env = env or {}
         control = Path("/tmp") / f"edgebench-ssh-{os.getuid()}"  # short: a socket path has ~100 bytes
         control.mkdir(mode=0o700, exist_ok=True)
         key = hashlib.sha1(f"{url}|{ssh_config}|{options}".encode()).hexdigest()[:16]
@@ -87,38 +86,8 @@ class SshShell:
             args += ["-l", self.user]
         return [*args, self.host]
 
-    def _remote(self, script: str) -> str:
-        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in self.env.items())
-        return "exec sh -c " + shlex.quote(exports + script)
-
-    def workdir(self) -> str:
-        """The target's folder on the device (its ``workdir:``), created on first use."""
-        if not self._made:
-            self.run(f"mkdir -p {shlex.quote(self._workdir)}", timeout_s=60)
-            self._made = True
-        return self._workdir
-
-    def run(
-        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Run ``script`` to its end; ``stdin`` is sent and closed.  ``TimeoutExpired`` kills the local client,
-        which the device sees as its stdin ending."""
-        return subprocess.run(
-            [*self.ssh_args(), self._remote(script)],
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            timeout=timeout_s,
-        )
-
-    def start(self, script: str) -> subprocess.Popen[bytes]:
-        """Start ``script`` with its stdin, stdout and stderr as pipes: closing stdin is how the device learns
-        that the workstation is done (see :mod:`edgebench.targets.guard`)."""
-        return subprocess.Popen(
-            [*self.ssh_args(), self._remote(script)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+    def command_line(self, script: str) -> list[str]:
+        return [*self.ssh_args(), "exec sh -c " + shlex.quote(script)]
 
     def push(self, local: Path, remote: str) -> None:
         """Copy a file (its mode's executable bit kept) or a folder's files to ``remote`` on the device."""
@@ -130,13 +99,13 @@ class SshShell:
             quoted = shlex.quote(dest)
             script = f'mkdir -p "$(dirname {quoted})" && cat > {quoted} && {mode}true'
             with open(path, "rb") as f:
-                done = subprocess.run([*self.ssh_args(), self._remote(script)], stdin=f, capture_output=True)
+                done = subprocess.run(self.command_line(self.with_env(script)), stdin=f, capture_output=True)
             if done.returncode != 0:
                 raise OSError(f"cannot copy {path} to {self.url}:{dest}: {done.stderr.decode().strip()}")
 
     def pull(self, remote: str, local: Path) -> None:
         """Copy one file from the device."""
-        done = subprocess.run([*self.ssh_args(), self._remote(f"cat {shlex.quote(remote)}")], capture_output=True)
+        done = subprocess.run(self.command_line(self.with_env(f"cat {shlex.quote(remote)}")), capture_output=True)
         if done.returncode != 0:
             raise OSError(f"cannot copy {self.url}:{remote}: {done.stderr.decode().strip()}")
         Path(local).write_bytes(done.stdout)
