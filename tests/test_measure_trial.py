@@ -32,6 +32,15 @@ def test_worker_peak_is_used_when_present():
     assert r.step_time_ms.n == 4 and r.throughput_sps == pytest.approx(2 / 0.010)
 
 
+def test_steps_shorter_than_the_clock_give_no_throughput():
+    """A --command workload stamped on /proc/uptime (10 ms steps) can show steps of 0 ms: throughput unknown."""
+    same_tick = [
+        {**e, "end_ns": e["start_ns"]} if e["event"] == "step" else e for e in events(None)
+    ]  # fmt: skip
+    r = build_result(Trial(steps=4, batch_size=2), "t", same_tick, None, {})
+    assert r.step_time_ms.mean == 0 and r.throughput_sps is None
+
+
 def test_worker_cpu_is_read_over_the_window_its_cpu_time_covers():
     # 90 ms of CPU read over 50 ms of wall time on 2 cores: 180%.  Over the 40 ms the steps span it would read
     # 225%, more than two cores can give: the CPU readings start before the first step and end after the last.
