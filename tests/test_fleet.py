@@ -20,6 +20,7 @@ from edgebench.errors import UsageError
 from edgebench.fleet import SweepJob
 from edgebench.fleet.devices import Device, devices_of_nodes, local_device, resources_of
 from edgebench.fleet.placement import placement_of
+from edgebench.fleet.raycluster import connect
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
 from edgebench.sweep.execute import SilentReporter
@@ -72,7 +73,8 @@ def cluster(tmp_path_factory):
         c.join("h1", targets={"board-a": "local"}, classes={"board-a": "board"})
         c.join("h2", targets={"board-b": "local"}, classes={"board-b": "board"}, sysfs_root=c.pi)
         c.join("h3", targets={"board-c": "local"}, classes={"board-c": "board"})
-        ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
+        c.sigterm_before = signal.getsignal(signal.SIGTERM)
+        connect(c.address)  # as the sweep's driver joins: ray.init, Ray's SIGTERM handler taken back out
         yield c
     finally:
         if ray.is_initialized():
@@ -97,6 +99,11 @@ def run_ray(cluster, job):
     from edgebench.fleet.raycluster import RayExecutor
 
     return RayExecutor(address=cluster.address).run(job)
+
+
+def test_the_driver_keeps_its_sigterm_handler(cluster):
+    """ray.init installs a SIGTERM handler of its own and never restores the old one; the sweep owns SIGTERM."""
+    assert signal.getsignal(signal.SIGTERM) is cluster.sigterm_before
 
 
 def test_fleet_status_lists_every_device_as_json_only(cluster):

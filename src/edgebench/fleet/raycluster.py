@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sqlite3
 import sys
 import time
@@ -70,6 +71,9 @@ def connect(address: str | None, field: str = "--address") -> Any:
     if ray.is_initialized():
         return ray
     _messages_to_stderr()
+    # ray.init installs its own SIGTERM handler in the driver and never puts the old one back; the sweep decides
+    # what SIGTERM does (stop between trials, restore the devices), so the handler it had is kept.
+    sigterm = signal.getsignal(signal.SIGTERM)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             ray.init(
@@ -85,6 +89,8 @@ def connect(address: str | None, field: str = "--address") -> Any:
             f"no Ray cluster at {address or 'auto'} ({first}); start one with `edgebench fleet join` or give "
             "--address HOST:PORT",
         ) from None
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)
     return ray
 
 
@@ -285,7 +291,9 @@ class _Dispatch:
             del self.devices[name]
             self.job.reporter.note(f"device {name} left the fleet")
         first = (str(exc or "").strip().splitlines() or [""])[0][:300]
-        if device.name not in alive or exc is None:
+        # Ray may fail the task (NodeDiedError) before the cluster's table marks its node dead: the host left either way
+        node_died = isinstance(exc, self.ray.exceptions.NodeDiedError)
+        if device.name not in alive or exc is None or node_died:
             how = f": {type(exc).__name__}" if exc is not None else " (its Ray node is gone)"
             reason = f"host {device.host} (device {device.name}) left the fleet mid-trial{how}"
         else:
