@@ -217,6 +217,21 @@ def test_estimate_is_labelled_and_never_in_energy_j():
     assert r.estimated_energy_source.startswith("estimated: ")
 
 
+def test_a_window_too_short_for_clock_ticks_estimates_from_the_process_cpu_time():
+    # two cores whose /proc/stat ticks never move across the window (a few ms of inference at USER_HZ=100)
+    frozen = {f"cpu{c}_{kind}_ticks": [7.0] * 11 for c in (0, 1) for kind in ("active", "idle")}
+    trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=10W")
+    events = trial_events()
+    events[-1] = {**events[-1], "train_cpu_s": 4.0, "train_cpu_window_s": 8.0}  # half of one core
+    r = build_result(trial, "t4", events, samples_of(range(11), [], **frozen), {})
+    assert r.cpu_util_pct.mean is None and r.process_cpu_pct == pytest.approx(50.0)
+    assert r.estimated_avg_power_w == pytest.approx(2 + 8 * 0.25)  # 50% of one core is 25% of the device
+    assert r.estimated_energy_j == pytest.approx(2.0 * 8)
+    assert any("process's own CPU time" in note for note in r.measurement_notes)
+    plain = build_result(Trial(batch_size=8, steps=4, warmup=0), "t5", events, samples_of(range(11), [], **frozen), {})
+    assert plain.estimated_energy_j is None and not plain.measurement_notes  # no estimate asked for, no note
+
+
 def test_gpu_utilization_is_the_mean_load_over_the_window():
     trial = Trial(batch_size=8, steps=4, warmup=0)
     s = samples_of(range(11), [], gpu0_load_permille=[0, 0] + [800] * 9, gpu1_util_pct=[np.nan] * 2 + [40] * 9)

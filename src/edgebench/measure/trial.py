@@ -16,6 +16,7 @@ from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import ThrottleReference, covered_ns, episodes_between
 from edgebench.measure.utilization import (
+    core_ids,
     idle_ratio,
     mean_utilization_pct,
     per_core_utilization_pct,
@@ -220,6 +221,13 @@ def build_result(
     fields.update(gpu_fields(samples, t0, t1))
     gpu_mean = fields["gpu_util_pct"].mean if fields.get("gpu_util_pct") else None
     cpu_mean = fields["cpu_util_pct"].mean if fields.get("cpu_util_pct") else None
+    if cpu_mean is None and trial.estimate_energy and fields.get("process_cpu_pct") is not None:
+        cpu_mean = _process_share_of_device_pct(fields["process_cpu_pct"], samples, fields["env"])
+        if cpu_mean is not None:
+            fields["measurement_notes"] = (fields["measurement_notes"] or []) + [
+                "the energy estimate took U_cpu from the process's own CPU time (rusage): the measured window was "
+                "too short for /proc/stat's clock ticks to say how busy the cores were"
+            ]
     fields.update(energy_fields(trial, events, samples, t0, t1, len(step_ms), cpu_mean, gpu_mean))
     if fields.get("time_to_accuracy_s") is not None and samples is not None:
         fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
@@ -227,6 +235,14 @@ def build_result(
     notes = (fields["measurement_notes"] or []) + _sampler_notes(fields.get("sampler"))
     fields["measurement_notes"] = notes or None
     return TrialResult(status="ok", **fields)
+
+
+def _process_share_of_device_pct(process_pct: float, samples: Samples | None, env: dict[str, Any]) -> float | None:
+    """The process's CPU time as a share of every online core: a lower bound of the device's mean utilization,
+    and the whole of it on a device that runs nothing else."""
+    cores = len(core_ids(samples)) if samples is not None else 0
+    cores = cores or env.get("cpu_count") or 0
+    return min(process_pct / cores, 100.0) if cores else None
 
 
 def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
