@@ -19,8 +19,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _st
 
+from edgebench.measure.stats import t975
 from edgebench.result import Predictability
 from edgebench.sensors.samples import Samples
 
@@ -37,9 +37,9 @@ def steps_for_ci(cv: float, rel_half_width: float, max_steps: int = 1_000_000) -
         return 2
     n = max(2, math.ceil((1.96 * cv / rel_half_width) ** 2))  # the normal approximation, then walk up
     while n <= max_steps:
-        if _st.t.ppf(0.975, n - 1) * cv / math.sqrt(n) <= rel_half_width:
+        if t975(n - 1) * cv / math.sqrt(n) <= rel_half_width:
             # the t quantile shrinks with n, so the normal estimate can be too high by a few steps: walk down
-            while n > 2 and _st.t.ppf(0.975, n - 2) * cv / math.sqrt(n - 1) <= rel_half_width:
+            while n > 2 and t975(n - 2) * cv / math.sqrt(n - 1) <= rel_half_width:
                 n -= 1
             return n
         n += 1

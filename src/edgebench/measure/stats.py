@@ -6,9 +6,15 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _st
+from scipy.special import stdtrit
 
 from edgebench.result import Stats
+
+
+def t975(df: int | np.ndarray) -> float | np.ndarray:
+    """Student's t quantile at 0.975 for ``df`` degrees of freedom (what ``scipy.stats.t.ppf(0.975, df)`` gives),
+    from ``scipy.special``: ``scipy.stats`` costs 0.6 s to import, paid by every trial's launcher."""
+    return stdtrit(df, 0.975)
 
 
 def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:
@@ -16,7 +22,7 @@ def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:
     x = np.asarray(values, dtype=np.float64)
     if len(x) < 2:
         return math.nan
-    return float(_st.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return float(t975(len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
 
 
 def summarize(values: Sequence[float] | np.ndarray) -> Stats:

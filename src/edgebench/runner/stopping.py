@@ -62,7 +62,8 @@ class TargetCI:
     ) -> None:
         # scipy is imported here, not at module level: fixed-step workers never pay for it.
         import numpy as np
-        from scipy import stats
+
+        from edgebench.measure.stats import t975
 
         self.target_pct = target_pct
         self.min_steps = max(min_steps, 2)
@@ -70,7 +71,7 @@ class TargetCI:
         self.max_time_s = max_time_s
         self._clock = clock
         self._start: float | None = None
-        self._t_ppf, self._arange = stats.t.ppf, np.arange
+        self._t975_of, self._arange = t975, np.arange
         #: t quantile for df = n - 1 at index n - 2, computed in blocks of 10,000 as the trial gets there
         self._t975: list[float] = []
         self._extend_quantiles(min(max(max_steps, 2), _BLOCK))
@@ -78,7 +79,7 @@ class TargetCI:
 
     def _extend_quantiles(self, size: int) -> None:
         dfs = self._arange(len(self._t975) + 1, size + 1)
-        self._t975.extend(float(q) for q in self._t_ppf(0.975, dfs))
+        self._t975.extend(float(q) for q in self._t975_of(dfs))
 
     def _absorb(self, durations_ms: list[float]) -> None:
         if len(durations_ms) < self._n:  # a new list: start over
