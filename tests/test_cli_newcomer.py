@@ -15,3 +15,11 @@ def test_run_says_where_it_stored_the_trial(cli):
     assert match and match.group(2) == str(cli.store_path), line
     with Store(cli.store_path) as store:
         assert store.get(match.group(1)).status == "ok"
+
+
+def test_help_shows_defaults_written_in_brackets(cli):
+    # the help text is plain: "[default: ...]" in it is text, not a markup tag for rich to swallow
+    for command in ("run", "frameworks", "feasibility", "trials"):
+        proc = cli(command, "--help")
+        assert proc.returncode == 0, proc.stderr
+        assert "SQLite store [default: $EDGEBENCH_STORE or" in " ".join(proc.stdout.split()), command

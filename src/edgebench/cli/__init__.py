@@ -44,6 +44,7 @@ app = typer.Typer(
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts are plain: "[default: ...]" in them is text, not a markup tag to drop
 )
 
 

@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-
-StoreOption = Annotated[Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")]
 
 
 def open_store(path: Path | None):  # type: ignore[no-untyped-def]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from edgebench.cli.options import JsonOption, StoreOption
 from edgebench.errors import UsageError
 
 
@@ -18,10 +18,8 @@ def compare(
         str | None,
         typer.Option(help="Groups: fields that pair trials, e.g. model,batch_size [default: all but the device's]."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    as_json: JsonOption = False,
+    store: StoreOption = None,
 ) -> int:
     """Each measurement of B next to A's, the ratio B/A, and whether step times differ significantly (Welch)."""
     from rich.console import Console

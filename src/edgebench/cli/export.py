@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
 from edgebench.result import TrialResult
@@ -40,9 +41,7 @@ def export(
     table: Annotated[
         TableKind, typer.Option(help="csv/parquet: one row per trial, or per timed step.")
     ] = TableKind.trials,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
 ) -> int:
     """Write stored trials in the MNN suite's layout and columns, or as a CSV / Parquet table of every measurement."""
     if format_ is Format.mnn_suite:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import build, parse
+from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
+from edgebench.cli.recording import recorded_runs
 from edgebench.host.cpuset import parse_cores
 from edgebench.host.sysfs import SysFS
 from edgebench.trial import Trial
@@ -38,20 +38,17 @@ def feasibility(
     ] = "cifar10",
     steps: Annotated[int, typer.Option(help="Measured training steps per trial.")] = 1,
     warmup: Annotated[int, typer.Option(help="Warm-up steps per trial (the optimizer's state appears here).")] = 1,
-    threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")] = None,
-    cores: Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")] = None,
+    threads: ThreadsOption = None,
+    cores: CoresOption = None,
     timeout: Annotated[str, typer.Option(help="Give up on one trial after this long.")] = "10m",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
-    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
+    as_json: JsonOption = False,
+    store: StoreOption = None,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
-    from edgebench.runner.events import dump_events
     from edgebench.runner.feasibility import PAPER_MODELS
     from edgebench.runner.feasibility import feasibility as run_feasibility
-    from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.runner.launch import resolve_placement
     from edgebench.targets import open_target
 
     names = [build(Trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
@@ -74,31 +71,14 @@ def feasibility(
     resolve_placement(base, target)
     budget = base.memory_budget_bytes or 0
     _warn_if_device_is_smaller(budget, target.sysfs())
-    db = None
-    if not no_store:
-        from edgebench.store import Store
-
-        db = Store(store)
-        db.verify()  # a damaged store is refused before the first cell runs
-
-    def run(trial: Trial) -> object:
-        outcome = run_trial(trial, target=target, sample=False)
-        if db is not None:
-            from edgebench.store.rescue import save_or_keep
-
-            save_or_keep(db, outcome.result, {"events": dump_events(outcome.events)})
-        return outcome.result
 
     def progress(name: str, cell: object) -> None:
         peak = getattr(cell, "peak_memory_bytes", None)
         shown = format_size(peak) if peak else "-"
         print(f"{name} batch {cell.batch_size}: {cell.status} (peak {shown})", file=sys.stderr, flush=True)  # type: ignore[attr-defined]
 
-    try:
+    with recorded_runs(store, no_store, target, sample=False) as run:
         rows = run_feasibility(base, names, sizes, preset, run, progress)  # type: ignore[arg-type]
-    finally:
-        if db is not None:
-            db.close()
     if as_json:
         out = {
             "memory_budget_bytes": budget,

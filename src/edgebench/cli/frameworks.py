@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import build, parse
+from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
+from edgebench.cli.recording import recorded_runs
 from edgebench.host.cpuset import parse_cores
 from edgebench.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_shape
 
 if TYPE_CHECKING:
     from edgebench.report.frameworks import Cell
-    from edgebench.result import TrialResult
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
 DEFAULT_BACKENDS = "torch,onnxruntime,mnn"
@@ -44,19 +43,17 @@ def frameworks(
     ] = None,
     steps: Annotated[int, typer.Option(help="Measured steps per cell.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps per cell.")] = 3,
-    threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")] = None,
-    cores: Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")] = None,
+    threads: ThreadsOption = None,
+    cores: CoresOption = None,
     timeout: Annotated[str, typer.Option(help="Give up on one cell after this long.")] = "10m",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
-    no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")] = False,
+    as_json: JsonOption = False,
+    store: StoreOption = None,
+    no_store: NoStoreOption = False,
 ) -> int:
     """Compare backends and precisions on each model: latency, energy, peak memory, accuracy change (DNNTune's
     table 5), every cell a stored trial."""
     from edgebench.report.frameworks import plan_cells, run_cells
-    from edgebench.runner.launch import resolve_placement, run_trial
+    from edgebench.runner.launch import resolve_placement
     from edgebench.targets import open_target
 
     model_names = parse("--models", models, _names) or []
@@ -85,31 +82,14 @@ def frameworks(
     target = open_target()
     resolve_placement(base, target)
     cells = plan_cells(base, names, backend_names, precision_names)
-    db = None
-    if not no_store:
-        from edgebench.store import Store
-
-        db = Store(store)
-        db.verify()
-
-    def run(trial: Trial) -> TrialResult:
-        outcome = run_trial(trial, target=target)
-        if db is not None:
-            from edgebench.store.rescue import save_or_keep
-
-            save_or_keep(db, outcome.result, outcome.series())
-        return outcome.result
 
     def progress(c: Cell) -> None:
         status = c.result.status if c.result else "not run"
         line = f"{c.model} {c.backend} {c.precision}: {status}"
         print(line + (f" ({c.reason})" if c.reason else ""), file=sys.stderr, flush=True)
 
-    try:
+    with recorded_runs(store, no_store, target) as run:
         run_cells(cells, run, progress)
-    finally:
-        if db is not None:
-            db.close()
     if as_json:
         from edgebench.report.frameworks import as_json as cells_json
         from edgebench.report.frameworks import energy_reason

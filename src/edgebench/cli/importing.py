@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ def import_trials(
     device: Annotated[
         str | None, typer.Option(help="mnn-suite: the phone the folders were measured on, e.g. 'Meizu 16T'.")
     ] = None,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
 ) -> int:
     """Copy another store's trials with their series into this store, store trials a run kept in files, or read the
     MNN-based suite's result folders as imported trials."""

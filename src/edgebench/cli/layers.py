@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from edgebench.cli.options import JsonOption, StoreOption
 from edgebench.errors import UsageError
 
 
@@ -28,10 +28,8 @@ def layers(
     no_measure: Annotated[
         bool, typer.Option("--no-measure", help="Never run the peak micro-benchmark; use a stored figure or none.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    as_json: JsonOption = False,
+    store: StoreOption = None,
 ) -> int:
     """Per-layer forward/backward time, share of the step, CPU, energy, FLOPs and roofline of a traced trial."""
     if depth is not None and depth < 0:

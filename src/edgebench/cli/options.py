@@ -65,3 +65,10 @@ TargetOption = Annotated[
 RootOption = Annotated[
     bool, typer.Option("--root", help="Use root on the remote target (adb root or su) for frequencies and sensors.")
 ]
+
+#: The options many commands share, declared once.
+StoreOption = Annotated[Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")]
+NoStoreOption = Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+ThreadsOption = Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")]
+CoresOption = Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -64,9 +65,7 @@ def partition(
     steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
 ) -> int:
     """The best point to split a model between this device and a server, for latency or device energy."""
     from edgebench.cli.options import parse

@@ -6,12 +6,11 @@ import json
 import socket
 import subprocess
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from edgebench.cli.options import parse
+from edgebench.cli.options import StoreOption, parse
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, parse_cores
 from edgebench.host.peak import device_key, measure
@@ -65,9 +64,7 @@ def peak(
     threads: Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core].")] = None,
     refresh: Annotated[bool, typer.Option("--refresh", help="Measure again even if a figure is stored.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
 ) -> int:
     """Measure this device's dense fp32 GEMM GFLOP/s and copy GB/s (once per placement; stored and reused)."""
     from edgebench.host.environment import allowed_cores

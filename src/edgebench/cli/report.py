@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.browse import StoreOption, open_store
+from edgebench.cli.browse import open_store
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_file, write_text_replacing, write_with
 

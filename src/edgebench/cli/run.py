@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from edgebench.cli.options import RootOption, TargetOption, build, sysfs_root
+from edgebench.cli.options import JsonOption, RootOption, StoreOption, TargetOption, build, sysfs_root
 from edgebench.errors import UsageError
 from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 from edgebench.trial import Trial
@@ -63,10 +63,8 @@ def _leaf_types(annotation: Any) -> Iterator[Any]:
 
 def _own_options(
     *,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    as_json: JsonOption = False,
+    store: StoreOption = None,
     no_store: Annotated[bool, typer.Option("--no-store", help="Do not record the trial.")] = False,
     sysfs_root_dir: Annotated[
         Path | None, typer.Option("--sysfs-root", help="Read sensors from a tree copied from a device, not /.")

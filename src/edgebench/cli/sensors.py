@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import RootOption, TargetOption, sysfs_root
+from edgebench.cli.options import JsonOption, RootOption, TargetOption, sysfs_root
 
 #: column suffix -> (display unit, factor from the stored unit)
 _DISPLAY = {
@@ -44,7 +44,7 @@ def _format(column: str, value: int | float | None) -> str:
 
 
 def sensors(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    as_json: JsonOption = False,
     sysfs_root_dir: Annotated[
         Path | None, typer.Option("--sysfs-root", help="Read a tree copied from a device instead of /.")
     ] = None,

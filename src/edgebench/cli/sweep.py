@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import RootOption, TargetOption
+from edgebench.cli.options import RootOption, StoreOption, TargetOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,9 +39,7 @@ def sweep(
     max_trials: Annotated[
         int, typer.Option(help="Refuse a grid larger than this, before planning it (default 10000).")
     ] = 10_000,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
     sysfs_root: Annotated[
         Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
     ] = None,

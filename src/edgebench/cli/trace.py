@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
 
@@ -31,9 +32,7 @@ def trace(
         str | None,
         typer.Option(help="Power channel for the extra power track, e.g. VDD_IN [default: the device total]."),
     ] = None,
-    store: Annotated[
-        Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")
-    ] = None,
+    store: StoreOption = None,
 ) -> int:
     """Write a trial's steps, layer/op spans and sampled counters as trace-event JSON (open it in ui.perfetto.dev)."""
     from edgebench.cli import fail
