@@ -119,3 +119,23 @@ def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
     proc = cli("run", "--steps", "1", "--warmup", "0", "--infer-steps", "0", "--no-store")
     assert proc.returncode == 0, proc.stderr
     assert not left.exists()
+
+
+def test_a_killed_command_trials_folder_is_removed_by_the_next_command_trial(cli, tmp_path):
+    # what a fleet host's node leaves when it dies mid-trial: a command trial's folder, with subfolders, of a dead pid
+    from edgebench.runner.agent import COMMAND_MARKER, remove_stale_work_dirs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = Path(tempfile.gettempdir()) / f"edgebench-{dead.pid}-command-x1"
+    (left / "pushed").mkdir(parents=True)
+    (left / COMMAND_MARKER).touch()
+    (left / "pushed" / "data.bin").write_bytes(b"1")
+    not_ours = tmp_path / f"edgebench-{dead.pid}-photos"  # named alike, with a subfolder and no marker: kept
+    (not_ours / "2026").mkdir(parents=True)
+    assert remove_stale_work_dirs(tmp_path) == []
+    proc = cli(
+        "run", "--command", "echo step", "--step-pattern", "^step$", "--steps", "1", "--warmup", "0", "--no-store"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not left.exists() and not_ours.is_dir()

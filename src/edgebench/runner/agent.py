@@ -66,7 +66,7 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     env = host_environment(sysfs)
     reference = ThrottleReference.read(sysfs)  # before the trial heats the device
     remove_stale_work_dirs()
-    with tempfile.TemporaryDirectory(prefix=f"edgebench-{os.getpid()}-") as tmp:
+    with work_dir() as tmp:
         files = TrialFiles.under(Path(tmp))
         files.spec.write_text(trial.model_dump_json())
         ended = _supervise(trial, files, sysfs_root, sample)
@@ -87,15 +87,24 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
 
 
 _WORK_DIR = re.compile(r"^edgebench-(\d+)-[^/]+$")
+#: Put in a command trial's folder (pushed files, the script, its output: subfolders too) to mark it as one.
+COMMAND_MARKER = ".edgebench-command"
+
+
+def work_dir(kind: str = "") -> tempfile.TemporaryDirectory[str]:
+    """A trial's temporary folder, named after this process (``edgebench-<pid>-...``) so that the next trial on
+    the machine removes it if this process is killed before it can (see :func:`remove_stale_work_dirs`)."""
+    return tempfile.TemporaryDirectory(prefix=f"edgebench-{os.getpid()}-{kind}")
 
 
 def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
-    """Remove the trial folders of agents that were killed (SIGKILL, power cut) before they could; returns them.
+    """Remove the trial folders of agents that were killed (SIGKILL, power cut, a fleet host's node dying) before
+    they could; returns them.
 
-    A folder is named ``edgebench-<pid>-...`` after the agent that made it; it is stale when that process no
-    longer runs and it holds only files, the trial's spec among them (or nothing).  Ctrl-C and SIGTERM remove
-    their own folder on the way out; this covers the kills that run no cleanup, at the next trial on the same
-    machine.
+    A folder is named ``edgebench-<pid>-...`` after the process that made it; it is stale when that process no
+    longer runs and it is recognisably a trial's: only files, the trial's spec among them (or nothing), or a
+    command trial's folder, which holds :data:`COMMAND_MARKER`.  Ctrl-C and SIGTERM remove their own folder on the
+    way out; this covers the kills that run no cleanup, at the next trial on the same machine.
     """
     spec_name = TrialFiles.under(Path()).spec.name
     removed = []
@@ -104,9 +113,10 @@ def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
         if match is None or not path.is_dir() or process_running(int(match.group(1))):
             continue
         try:
-            entries = list(path.iterdir())
-            if any(not p.is_file() for p in entries) or (entries and not (path / spec_name).is_file()):
-                continue  # not a trial's folder after all: leave it
+            if not (path / COMMAND_MARKER).is_file():
+                entries = list(path.iterdir())
+                if any(not p.is_file() for p in entries) or (entries and not (path / spec_name).is_file()):
+                    continue  # not a trial's folder after all: leave it
             shutil.rmtree(path)
         except OSError:
             continue  # another launcher removed it first, or it is not ours to remove

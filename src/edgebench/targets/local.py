@@ -8,7 +8,6 @@ worker and its process sensors still run here.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +48,13 @@ class LocalTarget:
     def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
         if trial.command is not None:  # the user's own workload: through /bin/sh and the device-side sh sampler
             from edgebench.command.run import run_command_trial
+            from edgebench.runner.agent import COMMAND_MARKER, remove_stale_work_dirs, work_dir
             from edgebench.targets.shell import LocalShell
 
             root = "" if self.sysfs().is_live else str(Path(self.sysfs_root).resolve())  # the script cds away
-            with tempfile.TemporaryDirectory(prefix="edgebench-command-") as work:  # pushed files go with it
+            remove_stale_work_dirs()
+            with work_dir("command-") as work:  # pushed files go with it
+                (Path(work) / COMMAND_MARKER).touch()
                 shell = LocalShell(workdir=work)
                 return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(),
                                          sample=sample)  # fmt: skip
