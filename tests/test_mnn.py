@@ -232,10 +232,12 @@ def test_mnn_and_torch_inference_agree(model, fields):
     require_mnn()
     import torch
 
+    from edgebench.backends.mnn.prepare import torch_task
+
     session = infer_session(model, batch_size=2, **fields)
-    session._torch_model.eval()
+    model = torch_task(session.trial)[2].model.eval()  # the model the session was prepared from (same seed)
     with torch.no_grad():
-        expected = session._torch_model(torch.from_numpy(session.inputs)).numpy()
+        expected = model(torch.from_numpy(session.inputs)).numpy()
     got = session.outputs()
     assert got.shape == expected.shape
     assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
@@ -244,7 +246,9 @@ def test_mnn_and_torch_inference_agree(model, fields):
 def test_trained_module_in_eval_mode_agrees_with_torch_before_training(mobilenet_train):
     import torch
 
-    model = mobilenet_train._torch_model.eval()
+    from edgebench.backends.mnn.prepare import torch_task
+
+    model = torch_task(mobilenet_train.trial)[2].model.eval()
     with torch.no_grad():
         expected = model(torch.from_numpy(mobilenet_train.inputs)).numpy()
     got = mobilenet_train.outputs()

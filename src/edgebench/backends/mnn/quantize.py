@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from edgebench.backends.mnn.session import MnnSession
+    from edgebench.trial import Trial
 
 METHOD = "MNN converter --weightQuantBits 8 (int8 weights with per-channel scales, float compute)"
 
@@ -34,21 +34,23 @@ def run_batch(mnn: Any, interpreter: Any, session: Any, batch: np.ndarray) -> np
     return np.array(interpreter.getSessionOutput(session).getNumpyData(), copy=True)
 
 
-def weight_only_record(mnn: Any, fp32_path: Path, int8_path: Path, owner: MnnSession) -> dict[str, Any]:
-    """The trial's :class:`edgebench.result.Quantization` record (a dict) for the int8 conversion."""
+def weight_only_record(
+    mnn: Any, fp32_path: Path, int8_path: Path, trial: Trial, input_shape: tuple[int, ...], inputs: np.ndarray
+) -> dict[str, Any]:
+    """The trial's :class:`edgebench.result.Quantization` record (a dict) for the int8 conversion: the shared
+    calibration's comparison inputs through both files, in batches of the trial's batch (``inputs``)."""
+    from edgebench.backends.mnn.runtime import interpreter_session
     from edgebench.backends.quantize import calibration, compare_run, quantization_record
 
-    trial = owner.trial
-    calib = calibration(trial.model, owner.input_shape, preset=trial.preset, data=trial.data, seed=trial.seed)
-    fp32 = mnn.Interpreter(str(fp32_path))
-    batch_size = len(owner.inputs)
-    sessions = {
-        "fp32": (fp32, owner._interpreter_session("fp32", owner.inputs, fp32)),
-        "int8": (owner.interpreter, owner._interpreter_session("int8", owner.inputs)),
-    }
+    calib = calibration(trial.model, input_shape, preset=trial.preset, data=trial.data, seed=trial.seed)
+    threads = trial.threads or 1
+    sessions = {}
+    for name, path in (("fp32", fp32_path), ("int8", int8_path)):
+        interpreter = mnn.Interpreter(str(path))
+        sessions[name] = (interpreter, interpreter_session(mnn, interpreter, "fp32", inputs, threads))
     comparison = compare_run(
         calib,
-        batch_size,
+        len(inputs),
         lambda b: run_batch(mnn, *sessions["fp32"], b),
         lambda b: run_batch(mnn, *sessions["int8"], b),
     )

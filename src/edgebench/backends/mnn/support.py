@@ -70,9 +70,11 @@ def refusal(model: str, mode: str) -> str | None:
 
 
 def probe(model: str) -> dict[str, Any]:
-    """Probe ``model`` in this process; MNN's own prints go to stderr."""
+    """Probe ``model`` in this process (each session prepares in its own child); MNN's own prints go to stderr.  The
+    torch model it is compared with is the one the session was built from (same seed, same weights, same batch)."""
     import numpy as np
 
+    from edgebench.backends.mnn.prepare import torch_task
     from edgebench.backends.mnn.session import MnnSession
     from edgebench.trial import Trial
     from edgebench.workloads import get_workload
@@ -84,9 +86,10 @@ def probe(model: str) -> dict[str, Any]:
         return {"infer": reason, "train": reason, "by": "edgebench"}
     entry["by"] = "mnn"
     try:
-        session = MnnSession(Trial(model=model, backend="mnn", mode="infer", batch_size=INFER_BATCH, threads=1))
+        trial = Trial(model=model, backend="mnn", mode="infer", batch_size=INFER_BATCH, threads=1)
+        session = MnnSession(trial)
         mnn_out = session.outputs()
-        torch_out = _torch_logits(session)
+        torch_out = _torch_logits(torch_task(trial)[2].model, session.inputs)
         scale = float(np.abs(torch_out).max()) or 1.0
         diff = float(np.abs(mnn_out - torch_out).max())
         entry["infer_max_abs_diff"] = diff
@@ -98,7 +101,9 @@ def probe(model: str) -> dict[str, Any]:
         entry["train"], entry["train_by"] = unsupported(workload, "train"), "edgebench"
         return entry
     try:
-        session = MnnSession(Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0))
+        trial = Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0)
+        session = MnnSession(trial)
+        torch_model = torch_task(trial)[2].model
         entry["params"] = session.params
         # Gradient flow is the question, not the recipe: at mobilenet_v2's lr of 1e-5 some updates round away in
         # float32, and weight decay or momentum would move a tensor that gets no gradient, so the probe's step is
@@ -117,35 +122,34 @@ def probe(model: str) -> dict[str, Any]:
         changed = sum(not np.array_equal(before[i], after[i]) for i in trainable)
         if loss is None or not np.isfinite(loss):
             entry["train"] = f"the first training step's loss is {loss}"
-        elif changed < len(trainable) - _torch_zero_grads(session):
+        elif changed < len(trainable) - (zero := _torch_zero_grads(torch_model, session)):
             entry["train"] = (
                 f"MNN's optimizer step updated {changed} of {len(trainable)} parameter tensors (PyTorch's gradient is "
-                f"zero for {_torch_zero_grads(session)}): its autograd has no gradient through an op of this graph"
+                f"zero for {zero}): its autograd has no gradient through an op of this graph"
             )
     except Exception as exc:
         entry["train"] = _one_line(exc)
     return entry
 
 
-def _torch_zero_grads(session: Any) -> int:
+def _torch_zero_grads(torch_model: Any, session: Any) -> int:
     """How many of the PyTorch model's parameter tensors get an all-zero gradient on the same batch (a channel
     that is dead at these weights): MNN may leave those unchanged too."""
     import torch
     import torch.nn.functional as F
 
-    model = session._torch_model.train()
+    model = torch_model.train()
     model.zero_grad(set_to_none=True)
     F.cross_entropy(model(torch.from_numpy(session.inputs)), torch.from_numpy(session.targets).long()).backward()
     return sum(1 for p in model.parameters() if p.grad is None or not bool(p.grad.any()))
 
 
-def _torch_logits(session: Any) -> Any:
+def _torch_logits(model: Any, inputs: Any) -> Any:
     import torch
 
-    model = session._torch_model
     model.eval()
     with torch.no_grad():
-        return model(torch.from_numpy(session.inputs)).numpy()
+        return model(torch.from_numpy(inputs)).numpy()
 
 
 def _one_line(exc: BaseException) -> str:
