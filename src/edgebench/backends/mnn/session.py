@@ -5,9 +5,9 @@ classification task at the trial's seed supplies the model definition, its initi
 (synthetic, or the real digits with ``--data mnist``), so an MNN trial and a torch trial of the same settings start
 from the same weights on the same inputs, while this worker imports MNN and numpy only (``env`` records
 ``mnn_worker_imported_torch``, False, so that its peak memory is MNN's).  Training runs the converted graph as an
-``MNN.nn`` module in lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing) with ``MNN.optim.SGD``
-at the workload's settings and lr policy; inference runs the inference conversion through an ``Interpreter``
-session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print runs with file
+``MNN.nn`` module in lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing)
+with ``MNN.optim.SGD`` at the workload's settings and lr policy; inference runs the inference conversion through an
+``Interpreter`` session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print runs with file
 descriptor 1 sent to stderr.
 """
 
