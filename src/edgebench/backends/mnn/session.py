@@ -7,8 +7,8 @@ from the same weights on the same inputs, while this worker imports MNN and nump
 ``mnn_worker_imported_torch``, False, so that its peak memory is MNN's).  Training runs the converted graph as an
 ``MNN.nn`` module in lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing)
 with ``MNN.optim.SGD`` at the workload's settings and lr policy; inference runs the inference conversion through an
-``Interpreter`` session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print runs with file
-descriptor 1 sent to stderr.
+``Interpreter`` session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print
+runs with file descriptor 1 sent to stderr.
 """
 
 from __future__ import annotations
