@@ -66,7 +66,7 @@ def test_the_measuring_worker_never_imports_torch(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])
     assert seen["torch"] is False and seen["train_env"] is False
-    assert all(np.isfinite(seen["losses"])) and 0.0 <= seen["accuracy"] <= 1.0 and seen["int8"] == "weight_only"
+    assert all(np.isfinite(seen["losses"])) and 0.0 <= seen["accuracy"] <= 1.0 and seen["int8"] == "full"
 
 
 def test_a_run_records_that_its_worker_had_no_torch(cli):

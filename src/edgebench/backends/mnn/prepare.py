@@ -149,16 +149,12 @@ def prepare(trial: Trial, work_dir: Path) -> Prepared:
         ops_rewritten = differentiable_ops(onnx_path)
         model_path = convert(onnx_path, work_dir / "train.mnn", for_training=True).mnn_path
         biases = converter_biases(mnn, model_path, torch_params, set(param_inits))
-    else:
-        quant_bits = 8 if trial.precision == "int8" else None
-        model_path = convert(
-            onnx_path, work_dir / "infer.mnn", for_training=False, weight_quant_bits=quant_bits
-        ).mnn_path
-        if trial.precision == "int8":
-            from edgebench.backends.mnn.quantize import weight_only_record
+    elif trial.precision == "int8":
+        from edgebench.backends.mnn.quantize import int8_model
 
-            fp32_path = convert(onnx_path, work_dir / "fp32.mnn", for_training=False).mnn_path
-            quantization = weight_only_record(mnn, fp32_path, model_path, trial, tuple(input_shape), inputs)
+        model_path, quantization = int8_model(mnn, onnx_path, work_dir, trial, tuple(input_shape), inputs)
+    else:
+        model_path = convert(onnx_path, work_dir / "infer.mnn", for_training=False).mnn_path
     return Prepared(
         model_path=str(model_path),
         inputs_path=str(paths["inputs"]),

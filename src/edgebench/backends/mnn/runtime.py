@@ -106,3 +106,15 @@ def interpreter_session(
     )
     tensor.copyFrom(host)
     return session
+
+
+def read_output(mnn: Any, interpreter: Any, session: Any) -> Any:
+    """The session's output as a new float32 array, through ``copyToHostTensor`` (an int8 model's output tensor is
+    int8 inside MNN: its raw data read as float is garbage)."""
+    import numpy as np
+
+    output = interpreter.getSessionOutput(session)
+    shape = tuple(output.getShape())
+    host = mnn.Tensor(shape, mnn.Halide_Type_Float, np.zeros(shape, np.float32), mnn.Tensor_DimensionType_Caffe)
+    output.copyToHostTensor(host)
+    return np.array(host.getNumpyData(), dtype=np.float32, copy=True)

@@ -184,7 +184,7 @@ class MnnSession:
     def _run(self, session: Any, interpreter: Any = None) -> np.ndarray:
         interpreter = interpreter or self.interpreter
         interpreter.runSession(session)
-        return np.array(interpreter.getSessionOutput(session).getNumpyData(), copy=True)
+        return runtime.read_output(self.mnn, interpreter, session)
 
     def infer_step(self) -> None:
         with stdout_to_stderr():
