@@ -419,8 +419,8 @@ def test_int8_is_full_int8_with_the_accuracy_check():
 
 
 def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monkeypatch):
-    """The quantizer's refusal (here: a file that is no model) is MNN's reason, and int8 is then the converter's
-    weight-only int8, labelled so, with that reason in its notes."""
+    """The quantizer's refusal (here: a file that is no model), from the process it runs in, is MNN's reason; int8
+    is then the converter's weight-only int8, labelled so, with that reason in its notes."""
     require_mnn()
     import torch
 
@@ -433,7 +433,8 @@ def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monke
 
     (tmp_path / "bad.mnn").write_bytes(b"not a model")
     with pytest.raises(ConversionError, match=r"quantizer refused bad\.mnn"):
-        quantize.quantize_full(tmp_path / "bad.mnn", tmp_path / "out.mnn", np.zeros((2, 1, 28, 28), np.float32))
+        samples = np.zeros((2, 1, 28, 28), np.float32)
+        quantize.quantize_in_process_of_its_own(tmp_path / "bad.mnn", tmp_path / "out.mnn", samples)
     torch.manual_seed(0)
     export_module(get_workload("lenet").build_model(10, (1, 28, 28)), torch.zeros(8, 1, 28, 28), tmp_path / "m.onnx")
     refusal = ConversionError("MNN's quantizer refused fp32.mnn: an op it cannot quantize")
@@ -441,7 +442,7 @@ def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monke
     def refuse(*args):
         raise refusal
 
-    monkeypatch.setattr(quantize, "quantize_full", refuse)
+    monkeypatch.setattr(quantize, "quantize_in_process_of_its_own", refuse)
     trial = Trial(model="lenet", backend="mnn", mode="infer", batch_size=8, precision="int8")
     inputs = np.zeros((8, 1, 28, 28), np.float32)
     path, record = quantize.int8_model(load()[0], tmp_path / "m.onnx", tmp_path, trial, (1, 28, 28), inputs)

@@ -10,6 +10,7 @@ digits where the preset ships them), written as its ``sequence`` input type (one
 with the shape, ``input.txt`` with the values), not images: ADMM activation scales (on LeNet's seeded weights the
 tool's default, KL, kept the fp32 top-1 on 25% of the compared inputs, ADMM on 91%), MAX_ABS int8 weights.
 Convolutions, pooling and the layout ops then run MNN's int8 kernels; the record notes how many ops ran in int8.
+The quantizer runs in a process of its own (it segfaults when one process runs it twice).
 
 Weight-only (``kind = weight_only``) is the fallback when the quantizer refuses the graph: the converter's
 ``--weightQuantBits 8`` stores every convolution's and matrix multiply's weights as int8 with per-channel scales,
@@ -99,6 +100,29 @@ def quantize_full(fp32_path: Path, int8_path: Path, calibrate: np.ndarray) -> st
     return log
 
 
+def quantize_in_process_of_its_own(fp32_path: Path, int8_path: Path, calibrate: np.ndarray) -> None:
+    """:func:`quantize_full` in a fresh interpreter: MNN 3.6.1's quantizer segfaults when a process runs it a second
+    time, and a crash inside it must be a refusal (weight-only int8 then), not the trial's preparation dying.
+    :class:`ConversionError` with the quantizer's reason or its signal."""
+    import subprocess
+    import sys
+
+    samples = int8_path.with_suffix(".calibration.npy")
+    np.save(samples, calibrate)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "edgebench.backends.mnn.quantize", str(fp32_path), str(int8_path), str(samples)],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        samples.unlink(missing_ok=True)
+    if run.returncode != 0:
+        lines = [line for line in run.stderr.splitlines() if line.strip()]
+        why = lines[-1] if run.returncode == 1 and lines else f"the quantizer's process died (exit {run.returncode})"
+        raise ConversionError(why)
+
+
 def int8_ops(interpreter: Any, session: Any) -> tuple[int, int]:
     """``(ops that ran an int8 kernel, all ops)`` of one run (MNN names an op's type ``Convolution [ DT_INT8 ]``)."""
     types: list[str] = []
@@ -125,7 +149,7 @@ def int8_model(
     fp32_path = convert(onnx_path, work_dir / "fp32.mnn", for_training=False).mnn_path
     int8_path = work_dir / "int8.mnn"
     try:
-        quantize_full(fp32_path, int8_path, calib.calibrate)
+        quantize_in_process_of_its_own(fp32_path, int8_path, calib.calibrate)
     except ConversionError as exc:
         int8_path = convert(onnx_path, work_dir / "infer.mnn", for_training=False, weight_quant_bits=8).mnn_path
         return int8_path, record(mnn, fp32_path, int8_path, trial, calib, inputs, refused=str(exc))
@@ -169,3 +193,13 @@ def record(
     compared = calib.description.split(", ", 1)[-1]
     out["calibration"] = f"none (weight-only quantization needs none); {compared}"
     return out
+
+
+if __name__ == "__main__":  # python -m edgebench.backends.mnn.quantize FP32 INT8 SAMPLES_NPY
+    import sys
+
+    try:
+        quantize_full(Path(sys.argv[1]), Path(sys.argv[2]), np.load(sys.argv[3]))
+    except ConversionError as error:
+        print(error, file=sys.stderr)
+        raise SystemExit(1) from None
