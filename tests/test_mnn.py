@@ -73,11 +73,17 @@ _AUDITED_CONVERSION = textwrap.dedent(
             events.append(event)
             raise RuntimeError(f"refused {event}")
 
+    from pathlib import Path
+    import numpy as np
     from edgebench.backends.mnn.convert import convert  # imported before the hook: nothing of MNN's yet
+    from edgebench.backends.mnn.quantize import quantize_full
     sys.addaudithook(hook)
     onnx_path, folder = sys.argv[1], sys.argv[2]
     convert(onnx_path, os.path.join(folder, "train.mnn"), for_training=True)
     convert(onnx_path, os.path.join(folder, "int8.mnn"), for_training=False, weight_quant_bits=8)
+    convert(onnx_path, os.path.join(folder, "fp32.mnn"), for_training=False)
+    samples = np.random.default_rng(0).standard_normal((4, 1, 28, 28)).astype(np.float32)
+    quantize_full(Path(folder) / "fp32.mnn", Path(folder) / "full.mnn", samples)
     def target(fd):
         try:
             return os.readlink(f"/proc/self/fd/{fd}")
@@ -91,7 +97,8 @@ _AUDITED_CONVERSION = textwrap.dedent(
 
 
 def test_conversion_opens_no_socket_starts_no_pip_and_imports_no_logger(tmp_path):
-    """The converter binding, run under an audit hook that refuses (and records) any socket or process start."""
+    """The converter and quantizer bindings, run under an audit hook that refuses (and records) any socket or process
+    start."""
     require_mnn()
     import torch
 
@@ -113,6 +120,7 @@ def test_conversion_opens_no_socket_starts_no_pip_and_imports_no_logger(tmp_path
     assert report == {"events": [], "sockets": [], "forbidden": []}
     assert (tmp_path / "train.mnn").stat().st_size > 0
     assert (tmp_path / "int8.mnn").stat().st_size < (tmp_path / "train.mnn").stat().st_size / 2
+    assert (tmp_path / "full.mnn").stat().st_size < (tmp_path / "fp32.mnn").stat().st_size / 2
 
 
 def test_converter_arguments_are_ours():
@@ -232,10 +240,12 @@ def test_mnn_and_torch_inference_agree(model, fields):
     require_mnn()
     import torch
 
+    from edgebench.backends.mnn.prepare import torch_task
+
     session = infer_session(model, batch_size=2, **fields)
-    session._torch_model.eval()
+    model = torch_task(session.trial)[2].model.eval()  # the model the session was prepared from (same seed)
     with torch.no_grad():
-        expected = session._torch_model(torch.from_numpy(session.inputs)).numpy()
+        expected = model(torch.from_numpy(session.inputs)).numpy()
     got = session.outputs()
     assert got.shape == expected.shape
     assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
@@ -244,7 +254,9 @@ def test_mnn_and_torch_inference_agree(model, fields):
 def test_trained_module_in_eval_mode_agrees_with_torch_before_training(mobilenet_train):
     import torch
 
-    model = mobilenet_train._torch_model.eval()
+    from edgebench.backends.mnn.prepare import torch_task
+
+    model = torch_task(mobilenet_train.trial)[2].model.eval()
     with torch.no_grad():
         expected = model(torch.from_numpy(mobilenet_train.inputs)).numpy()
     got = mobilenet_train.outputs()
@@ -390,12 +402,50 @@ def test_a_model_mnn_cannot_run_is_a_usage_error(cli):
     assert "classification" in run.stderr and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
 
 
-def test_int8_is_weight_only_with_the_accuracy_check():
+def test_int8_is_full_int8_with_the_accuracy_check():
+    """MNN's quantizer, calibrated on 64 real digits: int8 kernels run, and the int8 model keeps most of the fp32
+    model's top-1 on the 256 held-out digits (ADMM scales; LeNet's seeded weights)."""
     require_mnn()
     session = infer_session("lenet", batch_size=8, precision="int8")
     record = session.quantization
-    assert record["kind"] == "weight_only" and "--weightQuantBits 8" in record["method"]
-    assert record["real_data"] and record["compared_samples"] == 256
-    assert record["top1_agreement"] > 0.9 and record["accuracy_change"] is not None
-    assert record["calibration"].startswith("none")
+    assert record["kind"] == "full" and "_tools.mnnquant" in record["method"] and "ADMM" in record["method"]
+    assert record["real_data"] and record["compared_samples"] == 256 and record["calibration"].startswith("mnist")
+    assert record["top1_agreement"] > 0.8 and record["accuracy_change"] is not None
+    ran = next(n for n in record["notes"] if n.startswith("MNN ran"))
+    assert int(ran.split()[2]) >= 3  # the two convolutions and the linear layers' 1x1 convolutions, at least
+    out = session.outputs()  # the int8 model's output, read as float (its tensor is int8 inside MNN)
+    assert out.shape == (8, 10) and np.isfinite(out).all() and np.abs(out).max() < 100
     session.infer_step()
+
+
+def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monkeypatch):
+    """The quantizer's refusal (here: a file that is no model), from the process it runs in, is MNN's reason; int8
+    is then the converter's weight-only int8, labelled so, with that reason in its notes."""
+    require_mnn()
+    import torch
+
+    from edgebench.backends.mnn import quantize
+    from edgebench.backends.mnn.convert import ConversionError
+    from edgebench.backends.mnn.runtime import load
+    from edgebench.backends.onnx_export import export_module
+    from edgebench.trial import Trial
+    from edgebench.workloads import get_workload
+
+    (tmp_path / "bad.mnn").write_bytes(b"not a model")
+    with pytest.raises(ConversionError, match=r"quantizer refused bad\.mnn"):
+        samples = np.zeros((2, 1, 28, 28), np.float32)
+        quantize.quantize_in_process_of_its_own(tmp_path / "bad.mnn", tmp_path / "out.mnn", samples)
+    torch.manual_seed(0)
+    export_module(get_workload("lenet").build_model(10, (1, 28, 28)), torch.zeros(8, 1, 28, 28), tmp_path / "m.onnx")
+    refusal = ConversionError("MNN's quantizer refused fp32.mnn: an op it cannot quantize")
+
+    def refuse(*args):
+        raise refusal
+
+    monkeypatch.setattr(quantize, "quantize_in_process_of_its_own", refuse)
+    trial = Trial(model="lenet", backend="mnn", mode="infer", batch_size=8, precision="int8")
+    inputs = np.zeros((8, 1, 28, 28), np.float32)
+    path, record = quantize.int8_model(load()[0], tmp_path / "m.onnx", tmp_path, trial, (1, 28, 28), inputs)
+    assert path.name == "infer.mnn" and record["kind"] == "weight_only" and "--weightQuantBits 8" in record["method"]
+    assert any(str(refusal) in note for note in record["notes"]) and record["calibration"].startswith("none")
+    assert record["top1_agreement"] > 0.9

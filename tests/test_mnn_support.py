@@ -24,10 +24,11 @@ def test_the_record_covers_every_zoo_model_with_the_installed_mnn():
             assert entry["params"] > 0  # trained, with every tensor a PyTorch parameter
 
 
-@pytest.mark.parametrize("model", ["lenet", "char_cnn"])
+@pytest.mark.parametrize("model", ["lenet", "char_cnn", "mobilenet_v1"])
 def test_probing_again_agrees_with_the_record(model):
-    """LeNet (accepted both ways) and char_cnn (refused by the backend, no MNN needed) probed again now."""
-    if model == "lenet" and missing_package():
+    """LeNet (accepted both ways), char_cnn (refused by the backend, no MNN needed) and mobilenet_v1 (its deepest
+    batch-norm scales' updates round away in float32 in PyTorch too: accepted) probed again now."""
+    if model != "char_cnn" and missing_package():
         pytest.fail(missing_package())
     entry = probe_in_subprocess(model, timeout_s=300)
     expected = recorded()["models"][model]
@@ -72,3 +73,40 @@ def test_a_timed_out_probe_is_not_a_refusal(monkeypatch):
         assert "updated 0 of 52" in support.refusal("squeezenet", "train")
     assert support.refusal("squeezenet", "infer") is None
     assert support.mnn_support(["lenet"])["lenet"]["infer"].startswith("not probed")
+
+
+def test_an_update_below_float32_resolution_is_no_missing_gradient():
+    """A scale of 1.0 whose gradient is ~1e-9 keeps its value after PyTorch's own float32 step, as an unused
+    parameter does: the probe does not count either against MNN; a parameter with a real gradient changes."""
+    import types
+
+    import torch
+    from torch import nn
+
+    from edgebench.backends.mnn.support import _torch_unchanged
+
+    class Tiny(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.scale = nn.Parameter(torch.ones(1))
+            self.unused = nn.Parameter(torch.ones(1))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x) * (1 + 1e-9 * (self.scale - 1))
+
+    torch.manual_seed(0)
+    batch = types.SimpleNamespace(inputs=torch.randn(2, 4).numpy(), targets=torch.tensor([0, 2]).numpy())
+    assert _torch_unchanged(Tiny(), batch, 0.01) == {"scale", "unused"}
+
+
+def test_a_probe_is_not_refused_by_the_record_it_rewrites(monkeypatch):
+    """The record refuses shufflenet_v2's training; a re-probe must run the trial, not record that refusal."""
+    from edgebench.backends.mnn.support import PROBING_ENV
+
+    if missing_package():
+        pytest.fail(missing_package())
+    assert "stages.4.branch2" in refusal("shufflenet_v2_0.5x", "train")
+    monkeypatch.setenv(PROBING_ENV, "1")
+    assert refusal("shufflenet_v2_0.5x", "train") is None
+    assert "language_model" in refusal("char_cnn", "train")  # the backend's own refusals stand

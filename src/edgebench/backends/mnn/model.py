@@ -120,21 +120,32 @@ def match_parameters(mnn_values: list[np.ndarray], torch_params: dict[str, np.nd
     return sorted(extra), missing
 
 
-def load_trainable(
-    mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]
-) -> TrainableGraph:
-    """The converted graph as an MNN training module whose trainable tensors are exactly the PyTorch parameters."""
+def _trainable_module(mnn: Any, mnn_path: str | Path, param_inits: set[str]) -> tuple[Any, list[Any]]:
+    """The converted graph as an MNN training module, the PyTorch parameters' constants made trainable; the module
+    and its trainable tensors, in MNN's order (the same for every load of the same file)."""
     F, nn = mnn.expr, mnn.nn
     variables = F.load_as_dict(str(mnn_path))
     for name in param_inits & set(variables):
         if variables[name].op_type == "Const":
             variables[name].fix_as_trainable()
     module = nn.load_module([variables[INPUT]], [variables[OUTPUT]], True)
-    trainable = [p for p in module.parameters if p.op_type == "Trainable"]
+    return module, [p for p in module.parameters if p.op_type == "Trainable"]
+
+
+def converter_biases(
+    mnn: Any, mnn_path: str | Path, torch_params: dict[str, np.ndarray], param_inits: set[str]
+) -> list[int]:
+    """Check that the converted graph's trainable tensors are exactly the PyTorch parameters (by value); the indices
+    of the trainable tensors that are zero biases the converter added, to be fixed as constants again.
+
+    Runs where the PyTorch parameters are (the preparing child, :mod:`.prepare`); the worker then needs only these
+    indices (:func:`load_trainable`).
+    """
+    _, trainable = _trainable_module(mnn, mnn_path, param_inits)
     values = [np.asarray(p.read()) for p in trainable]
     extra, missing = match_parameters(values, torch_params)
     # A bias the converter added to a bias-free convolution: zeros, one per output channel.
-    added = {i for i in extra if values[i].ndim == 1 and not values[i].any()}
+    added = [i for i in extra if values[i].ndim == 1 and not values[i].any()]
     unexplained = [i for i in extra if i not in added]
     if missing or unexplained:
         raise ArchitectureMismatch(
@@ -142,7 +153,17 @@ def load_trainable(
             f"tensor ({', '.join(missing[:4])}{'...' if len(missing) > 4 else ''}), {len(unexplained)} MNN tensor(s) "
             "that are no PyTorch parameter"
         )
-    for index in added:
+    return added
+
+
+def load_trainable(mnn: Any, mnn_path: str | Path, param_inits: set[str], frozen: list[int]) -> TrainableGraph:
+    """The converted graph as an MNN training module whose trainable tensors are the PyTorch parameters: those
+    :func:`converter_biases` matched, with the converter's zero biases (``frozen``) fixed as constants again."""
+    module, trainable = _trainable_module(mnn, mnn_path, param_inits)
+    for index in frozen:
+        values = np.asarray(trainable[index].read()) if index < len(trainable) else None
+        if values is None or values.ndim != 1 or values.any():
+            raise ArchitectureMismatch(f"MNN's trainable tensor {index} is not the converter's zero bias it was")
         trainable[index].fix_as_const()
-    kept = [p for i, p in enumerate(trainable) if i not in added]
-    return TrainableGraph(module, kept, sum(int(np.prod(p.shape)) for p in kept), len(added))
+    kept = [p for i, p in enumerate(trainable) if i not in set(frozen)]
+    return TrainableGraph(module, kept, sum(int(np.prod(p.shape)) for p in kept), len(frozen))

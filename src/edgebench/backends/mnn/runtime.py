@@ -22,16 +22,56 @@ SESSION_PRECISION = {"fp32": "high", "fp16": "low", "bf16": "Low_BF16", "int8": 
 EXECUTOR_PRECISION = {"fp32": 1, "fp16": 2, "bf16": 3, "int8": 1}  # Precision_High, _Low, _Low_BF16
 #: MNN_FORWARD_CPU
 CPU = 0
+#: ``Interpreter::HintMode::CPU_CORE_IDS`` (MNN 3.6.1's ``include/MNN/Interpreter.hpp``).
+CPU_CORE_IDS = 14
 
 
 @cache
-def load() -> tuple[Any, str]:
-    """``(MNN, the device line it printed)``; importing here keeps MNN's print off stdout."""
+def _import() -> tuple[Any, str]:
+    """``(MNN, what it printed at import)``: the device line, and on Linux with cpufreq its core groups."""
     with tempfile.NamedTemporaryFile("r", suffix=".log", encoding="utf-8", errors="replace") as log:
         with fd_output_to(log.name):
             import MNN
         text = Path(log.name).read_text(encoding="utf-8", errors="replace")
-    return MNN, next((line.strip() for line in text.splitlines() if "device supports" in line), "")
+    return MNN, text
+
+
+def load() -> tuple[Any, str]:
+    """``(MNN, the device line it printed)``; importing here keeps MNN's print off stdout."""
+    mnn, text = _import()
+    return mnn, next((line.strip() for line in text.splitlines() if "device supports" in line), "")
+
+
+def cpu_groups(text: str | None = None) -> list[list[int]]:
+    """MNN's CPU core groups (``CPU Group: [ 0  1 ], 300000 - 1800000`` lines, one per cpufreq frequency class), as
+    it printed them at import; empty where it found none (no ``/sys/devices/system/cpu/cpufreq``)."""
+    text = _import()[1] if text is None else text
+    return [[int(c) for c in ids.split()] for ids in re.findall(r"CPU Group: \[([\d\s]*)\]", text)]
+
+
+def core_hint(cores: tuple[int, ...] | None, groups: list[list[int]], mode: str) -> tuple[list[int] | None, str]:
+    """The ``CPU_CORE_IDS`` hint to give MNN's Interpreter (None: none) and what decides where MNN's threads run.
+
+    MNN 3.6.1 keeps the hint only where it read core groups from cpufreq and every core is in one group (it never
+    mixes clusters); otherwise it drops it (printing why when a core is in no group) and its threads run wherever
+    the process may.  Training runs on the expression executor, whose Python API (``set_global_executor_config``)
+    takes backend, precision and threads only: no hint reaches it.
+    """
+    if not cores:
+        return None, "process affinity (the trial names no cores)"
+    if mode == "train":
+        return None, (
+            "process affinity: MNN's Python training executor (set_global_executor_config) takes no core hint"
+        )
+    hint = sorted(cores)
+    if not groups:
+        return hint, (
+            "process affinity: MNN 3.6.1 drops its CPU_CORE_IDS hint here (it found no CPU core groups: no "
+            "/sys/devices/system/cpu/cpufreq)"
+        )
+    if not any(set(hint) <= set(group) for group in groups):
+        return hint, "process affinity: MNN 3.6.1 drops its CPU_CORE_IDS hint for cores spanning its CPU groups"
+    return hint, f"CPU_CORE_IDS hint {hint} (Interpreter.setSessionHint) and process affinity"
 
 
 def supported_features(line: str) -> dict[str, bool]:
@@ -43,3 +83,38 @@ def supported_features(line: str) -> dict[str, bool]:
 def version() -> str:
     mnn, _ = load()
     return str(mnn.version())
+
+
+def interpreter_session(
+    mnn: Any, interpreter: Any, precision: str, inputs: Any, threads: int, core_ids: list[int] | None = None
+) -> Any:
+    """A CPU session of ``interpreter`` at ``precision`` and ``threads``, resized for ``inputs`` and holding them."""
+    import numpy as np
+
+    if core_ids:  # applies to the sessions created after it
+        interpreter.setSessionHint(CPU_CORE_IDS, list(core_ids))
+    config = {"backend": "CPU", "numThread": threads, "precision": SESSION_PRECISION[precision]}
+    session = interpreter.createSession(config)
+    tensor = interpreter.getSessionInput(session)
+    interpreter.resizeTensor(tensor, tuple(inputs.shape))
+    interpreter.resizeSession(session)
+    host = mnn.Tensor(
+        tuple(inputs.shape),
+        mnn.Halide_Type_Float,
+        np.ascontiguousarray(inputs, dtype=np.float32),
+        mnn.Tensor_DimensionType_Caffe,
+    )
+    tensor.copyFrom(host)
+    return session
+
+
+def read_output(mnn: Any, interpreter: Any, session: Any) -> Any:
+    """The session's output as a new float32 array, through ``copyToHostTensor`` (an int8 model's output tensor is
+    int8 inside MNN: its raw data read as float is garbage)."""
+    import numpy as np
+
+    output = interpreter.getSessionOutput(session)
+    shape = tuple(output.getShape())
+    host = mnn.Tensor(shape, mnn.Halide_Type_Float, np.zeros(shape, np.float32), mnn.Tensor_DimensionType_Caffe)
+    output.copyToHostTensor(host)
+    return np.array(host.getNumpyData(), dtype=np.float32, copy=True)

@@ -1,17 +1,20 @@
 """A trial's MNN session as the worker drives it: the converted model, MNN's optimizer, runtime and precision.
 
-The torch classification task at the trial's seed supplies the model definition, its initial weights and the
-batch (synthetic, or the real digits with ``--data mnist``), so an MNN trial and a torch trial of the same settings
-start from the same weights on the same inputs.  Training runs the converted graph as an ``MNN.nn`` module in
-lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing) with ``MNN.optim.SGD``
-at the workload's settings and lr policy; inference runs the inference conversion through an ``Interpreter``
-session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print runs with file
-descriptor 1 sent to stderr.
+The model files, the batches and the checks come from :mod:`.prepare`, run in a child process: the torch
+classification task at the trial's seed supplies the model definition, its initial weights and the batch
+(synthetic, or the real digits with ``--data mnist``), so an MNN trial and a torch trial of the same settings start
+from the same weights on the same inputs, while this worker imports MNN and numpy only (``env`` records
+``mnn_worker_imported_torch``, False, so that its peak memory is MNN's).  Training runs the converted graph as an
+``MNN.nn`` module in lazy mode (``MNN.expr.lazy_eval(True)``: without it ``opt.step`` silently updates nothing)
+with ``MNN.optim.SGD`` at the workload's settings and lr policy; inference runs the inference conversion through an
+``Interpreter`` session, the runtime whose per-op callbacks give the layer trace.  Every MNN call that may print
+runs with file descriptor 1 sent to stderr.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,11 +25,10 @@ import numpy as np
 
 from edgebench.backends.base import TraceRecording
 from edgebench.backends.mnn import runtime
-from edgebench.backends.mnn.convert import convert
-from edgebench.backends.mnn.model import differentiable_ops, load_trainable
+from edgebench.backends.mnn.batches import ReplayedSampler
+from edgebench.backends.mnn.model import load_trainable
+from edgebench.backends.mnn.prepare import Prepared, run_in_child
 from edgebench.backends.mnn.quiet import stdout_to_stderr
-from edgebench.backends.mnn.support import unsupported
-from edgebench.backends.onnx_export import export_module
 from edgebench.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import OptimizerSettings, Workload
@@ -42,29 +44,6 @@ def lr_at(settings: OptimizerSettings, step: int) -> float:
     return settings.lr * (1.0 + settings.gamma * step) ** -settings.power
 
 
-def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
-    """The workload, its classes and its torch classification session at the trial's settings (model, weights,
-    batch)."""
-    import torch
-
-    torch.set_num_threads(trial.threads or 1)
-    workload = get_workload(trial.model)
-    reason = unsupported(workload, trial.mode)
-    if reason:
-        raise ValueError(reason)
-    preset = workload.preset(trial.preset) if trial.preset else None
-    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
-    task = workload.session(
-        trial.batch_size,
-        input_shape=trial.input_shape or (preset.input_shape if preset else None),
-        num_classes=num_classes,
-        seed=trial.seed,
-        data=trial.data,
-        backend="torch",
-    )
-    return workload, getattr(task, "num_classes", None) or num_classes, task
-
-
 class MnnSession:
     """One trial in MNN; ``mode`` decides whether the training module is built at all."""
 
@@ -73,59 +52,70 @@ class MnnSession:
         self.mode = trial.mode
         self.threads = trial.threads or 1
         self.mnn, device_line = runtime.load()
-        self.workload, self.num_classes, task = torch_task(trial)
-        self.input_shape = tuple(getattr(task, "input_shape", None) or task.inputs.shape[1:])
-        self._torch_model = task.model
-        torch_params = {n: p.detach().cpu().numpy() for n, p in task.model.named_parameters()}
-        self.torch_params = sum(v.size for v in torch_params.values())
-        self.inputs = task.inputs.cpu().numpy().astype(np.float32)
-        self.targets = task.targets.cpu().numpy().astype(np.int32)
-        self.data = None if task.data is None else [a.cpu().numpy() for a in task.data]
-        self.sampler = task.sampler
-        self.evaluate: Callable[[], float] | None = self._evaluate if self.data is not None else None
+        self.workload = get_workload(trial.model)
         self.quantization: dict[str, Any] | None = None
+        self._step = 0
+        #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
+        self._traced_run: Callable[[], None] | None = None
+        self._phase_hook: Callable[[int, int, int], None] | None = None
+        self.core_ids, cores_note = runtime.core_hint(trial.cores, runtime.cpu_groups(), trial.mode)
+        # The files are read into memory by MNN's loaders and numpy: the folder goes once the model is built.
+        with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp:
+            prepared = run_in_child(trial, Path(tmp))
+            self._load(prepared)
+            with stdout_to_stderr():
+                if self.mode == "train":
+                    self._build_training(prepared)
+                else:
+                    self._build_interpreter(prepared)
+                    self.params = self.torch_params
         self.env: dict[str, Any] = {
             "mnn": runtime.version(),
             "mnn_threads": self.threads,
             "mnn_device_supports": device_line,
             "affinity": sorted(os.sched_getaffinity(0)),
             "mnn_precision_requested": trial.precision,
-            # MNN's CPU-core hint belongs to a RuntimeManager, which neither the Interpreter nor the executor takes
-            # here: MNN's threads run where the worker is pinned (its affinity, set before MNN starts them).
-            "mnn_cores": "process affinity",
+            "mnn_cores": cores_note,
+            "mnn_cpu_core_ids_hint": self.core_ids,
+            "mnn_cpu_groups": runtime.cpu_groups(),
             "mnn_conversion": "torch.onnx (TorchScript exporter) -> ONNX -> MNN converter (C++ binding)",
+            "mnn_prepared_in": "a child process (torch exports there; this worker imports MNN and numpy only)",
+            **self._build_env,
+            "mnn_params": self.params,
+            # Whether this worker imported torch by the time the model was built (it must not: see the docstring).
+            "mnn_worker_imported_torch": "torch" in sys.modules,
         }
-        self._step = 0
-        #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
-        self._traced_run: Callable[[], None] | None = None
-        self._phase_hook: Callable[[int, int, int], None] | None = None
-        # The files are read into memory by MNN's loaders: the folder goes once the model is built.
-        with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp, stdout_to_stderr():
-            folder = Path(tmp)
-            exported = export_module(task.model, task.inputs, folder / "model.onnx", training=self.mode == "train")
-            self.param_inits = set(exported["parameter_initializers"])
-            if self.mode == "train":
-                self._build_training(folder, torch_params)
-            else:
-                self._build_interpreter(folder)
-                self.params = self.torch_params
-        self.env["mnn_params"] = self.params
+
+    def _load(self, prepared: Prepared) -> None:
+        """The child's files: the batch, its labels, the real data and the sampler's epoch orders."""
+        self.input_shape = tuple(prepared.input_shape)
+        self.num_classes = prepared.num_classes
+        self.torch_params = prepared.torch_params
+        self.module_tree = prepared.module_tree
+        self.quantization = prepared.quantization
+        self.inputs = np.load(prepared.inputs_path)
+        self.targets = np.load(prepared.targets_path)
+        self.data = None if prepared.data_paths is None else [np.load(p) for p in prepared.data_paths]
+        self.sampler = None
+        if prepared.orders_path is not None:  # mapped: only the epochs the trial reaches are read
+            self.sampler = ReplayedSampler(np.load(prepared.orders_path, mmap_mode="r"), self.trial.batch_size)
+        self.evaluate: Callable[[], float] | None = self._evaluate if self.data is not None else None
+        self._build_env: dict[str, Any] = {}
 
     # -- training ---------------------------------------------------------------------------------------------
-    def _build_training(self, folder: Path, torch_params: dict[str, np.ndarray]) -> None:
+    def _build_training(self, prepared: Prepared) -> None:
         F = self.mnn.expr
-        self.env["mnn_ops_rewritten"] = differentiable_ops(folder / "model.onnx")
-        converted = convert(folder / "model.onnx", folder / "train.mnn", for_training=True)
+        self._build_env["mnn_ops_rewritten"] = prepared.ops_rewritten
         F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
         F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
-        graph = load_trainable(self.mnn, converted.mnn_path, torch_params, self.param_inits)
+        graph = load_trainable(self.mnn, prepared.model_path, set(prepared.param_inits), prepared.converter_biases)
         self.module, self.params = graph.module, graph.params
-        self.env["mnn_converter_biases_frozen"] = graph.converter_biases_frozen
+        self._build_env["mnn_converter_biases_frozen"] = graph.converter_biases_frozen
         settings = self.workload.optimizer
         self.optimizer = self.mnn.optim.SGD(self.module, settings.lr, settings.momentum, settings.weight_decay)
         self.module.train(True)
         self._x, self._onehot = self._batch(self.inputs, self.targets)
-        self.env["mnn_precision_applied"] = self._training_precision_applied()
+        self._build_env["mnn_precision_applied"] = self._training_precision_applied()
 
     def _batch(self, inputs: np.ndarray, targets: np.ndarray) -> tuple[Any, Any]:
         F = self.mnn.expr
@@ -149,7 +139,7 @@ class MnnSession:
     def train_step(self) -> float | None:
         F, nn = self.mnn.expr, self.mnn.nn
         if self.sampler is not None and self.data is not None:
-            index = self.sampler.next().numpy()
+            index = self.sampler.next()
             self._x, self._onehot = self._batch(self.data[0][index], self.data[1][index])
         with stdout_to_stderr():
             t0 = time.perf_counter_ns()
@@ -179,43 +169,22 @@ class MnnSession:
         return correct / len(test_y)
 
     # -- inference --------------------------------------------------------------------------------------------
-    def _build_interpreter(self, folder: Path) -> None:
-        quant_bits = 8 if self.trial.precision == "int8" else None
-        converted = convert(
-            folder / "model.onnx", folder / "infer.mnn", for_training=False, weight_quant_bits=quant_bits
-        )
-        self.interpreter = self.mnn.Interpreter(str(converted.mnn_path))
+    def _build_interpreter(self, prepared: Prepared) -> None:
+        self.interpreter = self.mnn.Interpreter(prepared.model_path)
         self.session = self._interpreter_session(self.trial.precision, self.inputs)
         if self.trial.precision in ("fp16", "bf16"):
             reference = self._interpreter_session("fp32", self.inputs)
-            self.env["mnn_precision_applied"] = not np.array_equal(self._run(self.session), self._run(reference))
+            self._build_env["mnn_precision_applied"] = not np.array_equal(self._run(self.session), self._run(reference))
         elif self.trial.precision == "int8":
-            from edgebench.backends.mnn.quantize import weight_only_record
+            self._build_env["mnn_precision_applied"] = True
 
-            reference_path = convert(folder / "model.onnx", folder / "fp32.mnn", for_training=False).mnn_path
-            self.quantization = weight_only_record(self.mnn, reference_path, converted.mnn_path, self)
-            self.env["mnn_precision_applied"] = True
-
-    def _interpreter_session(self, precision: str, inputs: np.ndarray, interpreter: Any = None) -> Any:
-        interpreter = interpreter or self.interpreter
-        config = {"backend": "CPU", "numThread": self.threads, "precision": runtime.SESSION_PRECISION[precision]}
-        session = interpreter.createSession(config)
-        tensor = interpreter.getSessionInput(session)
-        interpreter.resizeTensor(tensor, tuple(inputs.shape))
-        interpreter.resizeSession(session)
-        host = self.mnn.Tensor(
-            tuple(inputs.shape),
-            self.mnn.Halide_Type_Float,
-            np.ascontiguousarray(inputs, dtype=np.float32),
-            self.mnn.Tensor_DimensionType_Caffe,
-        )
-        tensor.copyFrom(host)
-        return session
+    def _interpreter_session(self, precision: str, inputs: np.ndarray) -> Any:
+        return runtime.interpreter_session(self.mnn, self.interpreter, precision, inputs, self.threads, self.core_ids)
 
     def _run(self, session: Any, interpreter: Any = None) -> np.ndarray:
         interpreter = interpreter or self.interpreter
         interpreter.runSession(session)
-        return np.array(interpreter.getSessionOutput(session).getNumpyData(), copy=True)
+        return runtime.read_output(self.mnn, interpreter, session)
 
     def infer_step(self) -> None:
         with stdout_to_stderr():

@@ -31,6 +31,9 @@ INFER_BATCH, TRAIN_BATCH = 1, 2
 AGREE_REL = 1e-3
 PROBE_TIMEOUT_S = float(os.environ.get("EDGEBENCH_MNN_PROBE_TIMEOUT_S", "900"))
 _MARK = "edgebench-mnn-probe:"
+#: Set in a probe's process (and so in its sessions' preparing children): the recorded table is what the probe
+#: writes, so it must not refuse the trials the probe runs (a re-probe would record its own earlier refusal).
+PROBING_ENV = "EDGEBENCH_MNN_PROBING"
 
 
 def unsupported(workload: Workload, mode: str = "train") -> str | None:
@@ -58,6 +61,8 @@ def refusal(model: str, mode: str) -> str | None:
     reason = unsupported(workload, mode)
     if reason or not (isinstance(workload.model, str) and workload.model.startswith("edgebench.")):
         return reason
+    if os.environ.get(PROBING_ENV):
+        return None
     record = recorded()
     try:
         installed = importlib.metadata.version("MNN")
@@ -70,9 +75,11 @@ def refusal(model: str, mode: str) -> str | None:
 
 
 def probe(model: str) -> dict[str, Any]:
-    """Probe ``model`` in this process; MNN's own prints go to stderr."""
+    """Probe ``model`` in this process (each session prepares in its own child); MNN's own prints go to stderr.  The
+    torch model it is compared with is the one the session was built from (same seed, same weights, same batch)."""
     import numpy as np
 
+    from edgebench.backends.mnn.prepare import torch_task
     from edgebench.backends.mnn.session import MnnSession
     from edgebench.trial import Trial
     from edgebench.workloads import get_workload
@@ -84,9 +91,10 @@ def probe(model: str) -> dict[str, Any]:
         return {"infer": reason, "train": reason, "by": "edgebench"}
     entry["by"] = "mnn"
     try:
-        session = MnnSession(Trial(model=model, backend="mnn", mode="infer", batch_size=INFER_BATCH, threads=1))
+        trial = Trial(model=model, backend="mnn", mode="infer", batch_size=INFER_BATCH, threads=1)
+        session = MnnSession(trial)
         mnn_out = session.outputs()
-        torch_out = _torch_logits(session)
+        torch_out = _torch_logits(torch_task(trial)[2].model, session.inputs)
         scale = float(np.abs(torch_out).max()) or 1.0
         diff = float(np.abs(mnn_out - torch_out).max())
         entry["infer_max_abs_diff"] = diff
@@ -98,11 +106,14 @@ def probe(model: str) -> dict[str, Any]:
         entry["train"], entry["train_by"] = unsupported(workload, "train"), "edgebench"
         return entry
     try:
-        session = MnnSession(Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0))
+        trial = Trial(model=model, backend="mnn", batch_size=TRAIN_BATCH, threads=1, infer_steps=0)
+        session = MnnSession(trial)
+        torch_model = torch_task(trial)[2].model
         entry["params"] = session.params
         # Gradient flow is the question, not the recipe: at mobilenet_v2's lr of 1e-5 some updates round away in
         # float32, and weight decay or momentum would move a tensor that gets no gradient, so the probe's step is
-        # plain SGD at lr 0.01: a tensor changes exactly when MNN computed a gradient for it.
+        # plain SGD at lr 0.01: a tensor changes when MNN computed a gradient for it, unless the update is below
+        # float32's resolution, which the same step in PyTorch tells (_torch_unchanged).
         import dataclasses
 
         settings = dataclasses.replace(
@@ -114,38 +125,60 @@ def probe(model: str) -> dict[str, Any]:
         loss = session.train_step()
         after = [np.array(p.read(), copy=True) for p in session.module.parameters]
         trainable = [i for i, p in enumerate(session.module.parameters) if p.op_type == "Trainable"]
-        changed = sum(not np.array_equal(before[i], after[i]) for i in trainable)
+        unchanged = [before[i] for i in trainable if np.array_equal(before[i], after[i])]
+        torch_unchanged = _torch_unchanged(torch_model, session, settings.lr)
         if loss is None or not np.isfinite(loss):
             entry["train"] = f"the first training step's loss is {loss}"
-        elif changed < len(trainable) - _torch_zero_grads(session):
+        elif len(unchanged) > len(torch_unchanged):
+            named = _names_of(unchanged, torch_model, torch_unchanged)
             entry["train"] = (
-                f"MNN's optimizer step updated {changed} of {len(trainable)} parameter tensors (PyTorch's gradient is "
-                f"zero for {_torch_zero_grads(session)}): its autograd has no gradient through an op of this graph"
+                f"MNN's optimizer step left {len(unchanged)} of {len(trainable)} parameter tensors unchanged where "
+                f"PyTorch's same float32 step leaves {len(torch_unchanged)}"
+                + (f" (no MNN gradient for {', '.join(named[:6])}{', ...' if len(named) > 6 else ''})" if named else "")
+                + ": its autograd has no gradient through an op of this graph"
             )
     except Exception as exc:
         entry["train"] = _one_line(exc)
     return entry
 
 
-def _torch_zero_grads(session: Any) -> int:
-    """How many of the PyTorch model's parameter tensors get an all-zero gradient on the same batch (a channel
-    that is dead at these weights): MNN may leave those unchanged too."""
+def _torch_unchanged(torch_model: Any, session: Any, lr: float) -> set[str]:
+    """The PyTorch parameters that the probe's step (plain SGD at ``lr``, float32, on the same batch) leaves
+    bit-identical: a zero gradient (a channel dead at these weights), or an update below float32's resolution at
+    the weight's magnitude (mobilenet_v1's deepest batch-norm scales at 224x224: gradients near 1e-6 on weights of
+    1.0).  MNN may leave those unchanged too; only more unchanged tensors than these means a missing gradient."""
     import torch
     import torch.nn.functional as F
 
-    model = session._torch_model.train()
+    model = torch_model.train()
     model.zero_grad(set_to_none=True)
     F.cross_entropy(model(torch.from_numpy(session.inputs)), torch.from_numpy(session.targets).long()).backward()
-    return sum(1 for p in model.parameters() if p.grad is None or not bool(p.grad.any()))
+    out = set()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.grad is None or torch.equal(p - lr * p.grad, p):
+                out.add(name)
+    return out
 
 
-def _torch_logits(session: Any) -> Any:
+def _names_of(values: list[Any], torch_model: Any, skip: set[str]) -> list[str]:
+    """The PyTorch parameters the MNN tensors ``values`` are, where their values name one parameter alone (a
+    convolution's weights; not the many batch-norm scales that all start at 1), minus ``skip``."""
+    from edgebench.backends.mnn.model import _key
+
+    owners: dict[Any, list[str]] = {}
+    for name, p in torch_model.named_parameters():
+        owners.setdefault(_key(p.detach().cpu().numpy()), []).append(name)
+    names = [owners.get(_key(v), []) for v in values]
+    return [n[0] for n in names if len(n) == 1 and n[0] not in skip]
+
+
+def _torch_logits(model: Any, inputs: Any) -> Any:
     import torch
 
-    model = session._torch_model
     model.eval()
     with torch.no_grad():
-        return model(torch.from_numpy(session.inputs)).numpy()
+        return model(torch.from_numpy(inputs)).numpy()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -155,7 +188,7 @@ def _one_line(exc: BaseException) -> str:
 
 def probe_in_subprocess(model: str, timeout_s: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
     """:func:`probe` in a child process, so a crash inside MNN is a refusal with its signal, not our crash."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), PROBING_ENV: "1"}
     try:
         run = subprocess.run(
             [sys.executable, "-m", "edgebench.backends.mnn.support", "--probe", model],

@@ -53,14 +53,14 @@ def _tensor_bytes(tensors: Any) -> float:
 
 
 class _ModuleTree:
-    """The torch model's module labels, plus one label per MNN op under its module."""
+    """The torch model's module labels (written by the preparing child: this worker has no torch), plus one label
+    per MNN op under its module."""
 
-    def __init__(self, model: Any) -> None:
-        from edgebench.backends.torch.tracing.layers import module_labels
-
-        _, self.names, self.types, self.parents = module_labels(model)
+    def __init__(self, tree: dict[str, list[Any]]) -> None:
+        self.names, self.types = list(tree["names"]), list(tree["types"])
+        self.parents = [int(p) for p in tree["parents"]]
         self.index = {name: i for i, name in enumerate(self.names)}
-        self.qualified = {name for name, _ in model.named_modules() if name}
+        self.qualified = set(tree["qualified"])
         self.ops: dict[str, int] = {}
 
     def op_label(self, op_name: str, op_type: str) -> int:
@@ -90,7 +90,7 @@ class InferenceTraceRecorder:
 
     def __init__(self, session: MnnSession) -> None:
         self.session = session
-        self.tree = _ModuleTree(session._torch_model)
+        self.tree = _ModuleTree(session.module_tree)
         self.rows: list[tuple[int, int, int, int, int]] = []
         self.costs: dict[int, list[float]] = {}
         self.recording = False
@@ -200,7 +200,7 @@ class TrainingTraceRecorder:
 
     def __init__(self, session: MnnSession) -> None:
         self.session = session
-        root = type(session._torch_model).__name__
+        root = session.module_tree["names"][0]  # the model's class
         self.names = [root, "optim.step"]
         self.types = [root, "MNN optimizer step (backward + update)"]
         self.parents = [-1, 0]

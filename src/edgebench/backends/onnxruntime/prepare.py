@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,31 +130,14 @@ def quantize(exported: ExportedModel, trial: Trial) -> tuple[str, dict[str, Any]
 
 def run_in_child(trial: Trial, work_dir: Path) -> Prepared:
     """:func:`prepare` in a fresh interpreter (see the module's docstring); its failure is raised here, one line."""
-    import subprocess
+    from edgebench.backends.prepare_child import run_in_child as run_child
 
-    work_dir.mkdir(parents=True, exist_ok=True)
-    spec, out = work_dir / "trial.json", work_dir / "prepared.json"
-    spec.write_text(trial.model_dump_json())
-    proc = subprocess.run(
-        [sys.executable, "-m", "edgebench.backends.onnxruntime.prepare", str(spec), str(out)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        raise RuntimeError(f"preparing the ONNX model failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
-    doc = json.loads(out.read_text())
+    doc = run_child("edgebench.backends.onnxruntime.prepare", trial, work_dir, "the ONNX model")
     doc["exported"] = ExportedModel(**{**doc["exported"], "input_shape": tuple(doc["exported"]["input_shape"])})
     return Prepared(**doc)
 
 
-def main(argv: list[str] | None = None) -> int:
-    spec_path, out_path = argv or sys.argv[1:]
-    trial = Trial.model_validate_json(Path(spec_path).read_text())
-    prepared = prepare(trial, Path(out_path).parent)
-    Path(out_path).write_text(json.dumps(asdict(prepared)))
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from edgebench.backends.prepare_child import child_main
+
+    raise SystemExit(child_main(prepare, sys.argv[1:]))
