@@ -131,12 +131,14 @@ def test_unknown_device_is_refused_before_anything_is_stored(cluster, tmp_path):
         assert store.query(sweep_id="nope") == []
 
 
-def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_path):
-    """The same file, the local executor and Ray: the same trials, keys and settings; only hosts and times differ."""
+@pytest.mark.parametrize("axis", ["", "targets: [local]\n"], ids=["plain", "targets-axis"])
+def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_path, axis):
+    """The same file, the local executor and Ray: the same trials, keys and settings; only hosts and times differ.
+    With a ``targets:`` axis the local executor runs a process per target, Ray one driver: the same sweeps."""
     config = tmp_path / "same.yaml"
     config.write_text(
         'models: [lenet]\nbackend: command\ncommand: "sleep 0.1; echo step; sleep 0.1; echo step"\n'
-        'step_pattern: "^step$"\nbatch_sizes: [1, 2, 3]\nsteps: 2\nwarmup: 0\ninfer_steps: 0\nidle: 0\n'
+        f'step_pattern: "^step$"\nbatch_sizes: [1, 2, 3]\nsteps: 2\nwarmup: 0\ninfer_steps: 0\nidle: 0\n{axis}'
     )
     records = {}
     for executor in ("local", "ray"):
@@ -152,8 +154,52 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
                 r.status, r.target, r.mode, r.steps, r.schema_version)  # fmt: skip
 
     assert sorted(map(comparable, records["local"])) == sorted(map(comparable, records["ray"]))
+    assert {r.sweep.sweep_id.startswith("same-local") for r in records["ray"]} == {bool(axis)}
     assert {r.host for r in records["ray"]} <= {"h1", "h2", "h3"}
     assert all(r.host for r in records["local"])
+
+
+def axis_sweep_file(tmp_path, targets):
+    """Two sweeps of a ``targets:`` axis that can only finish together: each trial's command waits until two
+    trials have started, so trials run one at a time would never end (the test's timeout would)."""
+    met = tmp_path / "met"
+    met.mkdir()
+    wait = f"touch {met}/$$; while [ $(ls {met} | wc -l) -lt 2 ]; do sleep 0.05; done"
+    config = tmp_path / "axis.yaml"
+    config.write_text(
+        f'name: axis\nmodels: [lenet]\nbackend: command\ncommand: "{wait}; echo step; sleep 0.1; echo step"\n'
+        'step_pattern: "^step$"\nbatch_sizes: [1, 2]\nsteps: 2\nwarmup: 0\ninfer_steps: 0\nidle: 0\n'
+        f"targets: [{', '.join(targets)}]\n"
+    )
+    return config
+
+
+def test_a_targets_axis_on_ray_runs_a_sweep_per_device_at_the_same_time(cluster, tmp_path):
+    """``targets:`` in the file: the sweeps the local executor stores (``<name>-<target>``), each on its own device's
+    host, both devices busy at once (the commands wait for each other)."""
+    store = tmp_path / "s.sqlite"
+    config = axis_sweep_file(tmp_path, ["board-a", "board-b"])
+    done = edgebench(cluster, "sweep", str(config), "--executor", "ray", "--address", cluster.address,
+                     "--store", str(store))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(store) as db:
+        found = {sid: sorted((r.batch_size, r.host, r.status) for r in db.query(sweep_id=sid))
+                 for sid in ("axis-board-a", "axis-board-b")}  # fmt: skip
+    assert found == {"axis-board-a": [(1, "h1", "ok"), (2, "h1", "ok")],
+                     "axis-board-b": [(1, "h2", "ok"), (2, "h2", "ok")]}  # fmt: skip
+    assert "sweep axis-board-a" in done.stdout and "4 trials run, 0 already stored, 0 failed" in done.stdout
+
+
+def test_a_targets_axis_naming_a_device_no_host_has_is_refused_before_anything_is_stored(cluster, tmp_path):
+    store = tmp_path / "s.sqlite"
+    config = axis_sweep_file(tmp_path, ["board-a", "nope"])
+    done = edgebench(cluster, "sweep", str(config), "--executor", "ray", "--address", cluster.address,
+                     "--store", str(store))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "targets: no device of this Ray cluster is device nope" in line and "fleet join" in line
+    with Store(store) as db:
+        assert db.query() == []
 
 
 def cpufreq_state(root):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,10 @@ from edgebench.cli.options import RootOption, StoreOption, TargetOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from edgebench.config import LoadedConfig
+    from edgebench.result import TrialResult
 
 SetOption = Annotated[
     list[str] | None,
@@ -72,25 +76,36 @@ def sweep(
     axis = loaded.config.targets
     named = parse_targets(axis, "targets") if isinstance(axis, dict) else None
     fleet = executor != "local"  # the fleet's hosts open its devices; the driver plans on its own
-    if axis and target_spec is None and fleet:
-        raise UsageError(
-            "targets", "an axis of targets runs on the local executor; on a fleet give --target NAME or class:CLASS"
-        )
+    legs, target_field = [(target_spec or "local", loaded)], "--target"
     if axis and target_spec is None and not dry_run:
-        return _sweep_each_target(list(axis), loaded, config, overrides, store, resume, retry_failed, root)
+        if not fleet:
+            return _sweep_each_target(list(axis), loaded, config, overrides, store, resume, retry_failed, root)
+        # on a fleet the driver runs the axis itself: the sweeps the local executor's processes would store
+        base = _axis_base(loaded, config)
+        legs = [(spec, load_config(config, [*overrides, f"name={axis_sweep_name(base, spec)}"])) for spec in axis]
+        target_field = "targets"
     target = open_target(
         None if fleet else target_spec, sysfs_root=str(sysfs_root or "/"), root=root or None, named=named
     )
-    try:
-        planned = plan(
-            loaded.config, source=config, sysfs=target.sysfs(), allowed=target.allowed_cores(), max_trials=max_trials
-        )
-    except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
-        raise loaded.relabel(exc) from None
+    plans = []
+    for _, leg in legs:
+        try:
+            plans.append(
+                plan(
+                    leg.config,
+                    source=config,
+                    sysfs=target.sysfs(),
+                    allowed=target.allowed_cores(),
+                    max_trials=max_trials,
+                )
+            )
+        except UsageError as exc:  # name the key as the user wrote it (file or --set, DNNTune or native)
+            raise leg.relabel(exc) from None
     console = Console()
     for note in loaded.notes:
         console.print(f"[dim]note: {note}[/dim]")
     if dry_run:
+        planned = plans[0]
         console.print(f"sweep {planned.sweep_id}: {len(planned.trials)} trials")
         for p in planned.trials:
             console.print(f"  {p.position:>4}  {p.key}  {p.label}")
@@ -98,7 +113,7 @@ def sweep(
 
     from edgebench.runner.launch import check_device_present
 
-    first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(planned.trials)}
+    first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(plans[0].trials)}
     for trial in (
         first_of_each.values() if not fleet else ()
     ):  # a device this machine lacks is refused before the first trial
@@ -108,53 +123,66 @@ def sweep(
             raise loaded.relabel(exc) from None
 
     from edgebench.fleet import SweepJob, open_executor
-    from edgebench.report.sweep_summary import best_per_model, sweep_table
     from edgebench.store import Store
     from edgebench.sweep.progress import RichReporter
 
     runner = open_executor(executor, address=address)  # a missing extra or a stray --address is refused first
     with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
         db.verify()  # a damaged store is refused before the first trial, not after it
-        outcome = runner.run(  # type: ignore[attr-defined]
+        jobs = [
             SweepJob(
                 plan=planned,
                 store=db,
-                config_json=json.dumps({"source": loaded.source, "config": loaded.config.model_dump(mode="json")}),
-                cooldown=loaded.config.cooldown,
+                config_json=json.dumps({"source": leg.source, "config": leg.config.model_dump(mode="json")}),
+                cooldown=leg.config.cooldown,
                 reporter=reporter,
                 resume=resume,
                 retry_failed=retry_failed,
-                target=target_spec or "local",
+                target=spec,
+                target_field=target_field,
                 device=None if fleet else target,
                 sysfs_root=str(sysfs_root or "/"),
                 journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
             )
-        )
+            for (spec, leg), planned in zip(legs, plans, strict=True)
+        ]
+        outcomes = runner.run_each(jobs)  # type: ignore[attr-defined]
         reporter.progress.stop()
-        stored = db.query(sweep_id=planned.sweep_id)
-    if outcome.interrupted:
-        left = len(planned.trials) - len(stored)
+        stored = [db.query(sweep_id=planned.sweep_id) for planned in plans]
+    planned_n = sum(len(p.trials) for p in plans)
+    ran = [r for o in outcomes for r in o.results]
+    if any(o.interrupted for o in outcomes):
+        left = planned_n - sum(map(len, stored))
         again = resume_command(
             config, list(set_ or []), target_ci, store, sysfs_root, target_spec, root, executor, address
         )
         return fail(
-            f"interrupted: {len(outcome.results)} trials of this run are stored, {left} of {len(planned.trials)} "
-            f"remain; `{again}` runs them",
+            f"interrupted: {len(ran)} trials of this run are stored, {left} of {planned_n} remain; `{again}` runs them",
             130,
         )
-    console.print(sweep_table(stored, f"sweep {planned.sweep_id} ({db.path})"))
-    best = best_per_model(stored, loaded.config.objective)
-    for model, r in best.items():
-        console.print(f"best for {model} ({loaded.config.objective}): {_config(r)}  [{r.trial_id}]")
-    if loaded.config.objective == "energy-first" and not best:
-        console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
-    elsewhere = f", {outcome.taken_elsewhere} run by another sweep at the same time" if outcome.taken_elsewhere else ""
+    for (_, leg), planned, records in zip(legs, plans, stored, strict=True):
+        _summarise(console, records, f"sweep {planned.sweep_id} ({db.path})", leg.config.objective)
+    failed = [r for r in ran if not r.ok]
+    elsewhere = sum(o.taken_elsewhere for o in outcomes)
+    also = f", {elsewhere} run by another sweep at the same time" if elsewhere else ""
     console.print(
-        f"{len(outcome.results)} trials run, {outcome.skipped} already stored{elsewhere}, {len(outcome.failed)} failed"
+        f"{len(ran)} trials run, {sum(o.skipped for o in outcomes)} already stored{also}, {len(failed)} failed"
     )
-    if outcome.failed:
-        return fail(f"{len(outcome.failed)} of {len(outcome.results)} trials failed (stored with their reason)", 1)
+    if failed:
+        return fail(f"{len(failed)} of {len(ran)} trials failed (stored with their reason)", 1)
     return 0
+
+
+def _summarise(console: Console, stored: list[TrialResult], title: str, objective: str) -> None:
+    """A sweep's table and the best configuration of each model for its objective."""
+    from edgebench.report.sweep_summary import best_per_model, sweep_table
+
+    console.print(sweep_table(stored, title))
+    best = best_per_model(stored, objective)
+    for model, r in best.items():
+        console.print(f"best for {model} ({objective}): {_config(r)}  [{r.trial_id}]")
+    if objective == "energy-first" and not best:
+        console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 
 
 def resume_command(
@@ -200,6 +228,15 @@ def _relabelled(loaded: LoadedConfig) -> Iterator[None]:
         raise loaded.relabel(exc) from None
 
 
+def _axis_base(loaded: LoadedConfig, config: Path | None) -> str:
+    return loaded.config.name or (config.stem if config else "sweep")
+
+
+def axis_sweep_name(base: str, spec: str) -> str:
+    """The sweep that a ``targets:`` axis stores for one target, on every executor: ``<name>-<target>``."""
+    return f"{base}-{re.sub(r'[^A-Za-z0-9._-]+', '_', spec)}".strip("_")
+
+
 def _sweep_each_target(
     targets: list[str],
     loaded: LoadedConfig,
@@ -214,15 +251,14 @@ def _sweep_each_target(
     trials one at a time on its device and storing them as the sweep ``<name>-<target>``.  Each has its own
     process (its own signals, store connection and frequency restore); their lines are prefixed with the target.
     """
-    import re
     import subprocess
     import sys
     import threading
 
-    base = loaded.config.name or (config.stem if config else "sweep")
+    base = _axis_base(loaded, config)
     children = {}
     for spec in targets:
-        name = f"{base}-{re.sub(r'[^A-Za-z0-9._-]+', '_', spec)}".strip("_")
+        name = axis_sweep_name(base, spec)
         args = [sys.executable, "-m", "edgebench", "sweep", *([str(config)] if config else [])]
         for item in [*overrides, f"name={name}"]:
             args += ["--set", item]

@@ -26,6 +26,8 @@ class SweepJob:
     #: The target the sweep names for its trials (``local`` unless ``--target`` says otherwise); on a fleet a
     #: device's name or ``class:CLASS`` (:mod:`edgebench.fleet.placement`).
     target: str = "local"
+    #: Where the user named ``target``, for errors about it: ``--target``, or ``targets`` (the sweep file's axis).
+    target_field: str = "--target"
     #: The target the local executor runs on, opened by the command (a fleet's hosts open their own devices).
     device: Target | None = None
     sysfs_root: str = "/"
@@ -36,4 +38,8 @@ class SweepJob:
 class Executor(Protocol):
     def run(self, job: SweepJob) -> SweepOutcome:
         """Run what ``job.plan`` still lacks in ``job.store``; Ctrl-C returns an interrupted outcome after cleanup."""
+        ...
+
+    def run_each(self, jobs: list[SweepJob]) -> list[SweepOutcome]:
+        """Run several sweeps (a ``targets:`` axis: one per target), in parallel where their devices differ."""
         ...

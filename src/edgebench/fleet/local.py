@@ -31,3 +31,8 @@ class LocalExecutor:
             journal=job.journal,
             host=socket.gethostname(),
         )
+
+    def run_each(self, jobs: list[SweepJob]) -> list[SweepOutcome]:
+        """One machine is one device: its sweeps run one after another (a ``targets:`` axis of several devices
+        runs one process per target instead, see ``edgebench sweep``)."""
+        return [self.run(job) for job in jobs]

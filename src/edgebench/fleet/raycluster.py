@@ -122,8 +122,19 @@ def _run_task(request: DeviceRequest) -> DeviceReply:
     return run_on_device(request)
 
 
+@dataclass(eq=False)
+class _Leg:
+    """One sweep of a run: its job, where its trials may run, what it has done."""
+
+    job: SweepJob
+    placement: Placement
+    outcome: SweepOutcome
+    todo: list[PlannedTrial]
+
+
 @dataclass
 class _Running:
+    leg: _Leg
     planned: PlannedTrial
     device: Device
     index: int
@@ -135,48 +146,53 @@ class RayExecutor:
         self.ray = import_ray()
 
     def run(self, job: SweepJob) -> SweepOutcome:
+        return self.run_each([job])[0]
+
+    def run_each(self, jobs: list[SweepJob]) -> list[SweepOutcome]:
+        """Several sweeps at once on one fleet -- a sweep file's ``targets:`` axis is one sweep per target, named as
+        the local executor names them -- each trial on a free device its own sweep's target accepts.  Every sweep
+        is checked (stored already? a device that takes it?) before any of them stores anything."""
         ray = connect(self.address)
         devices = fleet_devices(ray)
-        _, todo = pending(job.plan, job.store, resume=job.resume, retry_failed=job.retry_failed)
-        placement = placement_of(job.target)
-        if todo and not candidates(placement, devices):
-            offered = ", ".join(f"{d.name} ({d.device_class}, {d.host})" for d in devices) or "none"
-            raise UsageError(
-                "--target",
-                f"no device of this Ray cluster is {placement.describe()} (it offers: {offered}); run "
-                "`edgebench fleet join --targets ...` on the host that owns it",
-            )
-        outcome = SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo))
+        legs = []
+        for job in jobs:
+            _, todo = pending(job.plan, job.store, resume=job.resume, retry_failed=job.retry_failed)
+            placement = placement_of(job.target)
+            if todo and not candidates(placement, devices):
+                offered = ", ".join(f"{d.name} ({d.device_class}, {d.host})" for d in devices) or "none"
+                raise UsageError(
+                    job.target_field,
+                    f"no device of this Ray cluster is {placement.describe()} (it offers: {offered}); run "
+                    "`edgebench fleet join --targets ...` on the host that owns it",
+                )
+            legs.append(_Leg(job, placement, SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo)), todo))
         claimant = Claimant.this_process()
-        job.store.add_sweep(job.plan.sweep_id, len(job.plan.trials), job.config_json)
-        run = _Dispatch(ray, job, devices, outcome, claimant, placement)
+        for leg in legs:
+            leg.job.store.add_sweep(leg.job.plan.sweep_id, len(leg.job.plan.trials), leg.job.config_json)
+        run = _Dispatch(ray, legs, devices, claimant)
         try:
             with sigterm_as_interrupt():
-                job.reporter.begin(job.plan, todo, outcome.skipped)
-                run.loop(todo)
+                for leg in legs:
+                    leg.job.reporter.begin(leg.job.plan, leg.todo, leg.outcome.skipped)
+                run.loop()
         except KeyboardInterrupt:
-            outcome.interrupted = True
+            for leg in legs:
+                leg.outcome.interrupted = True
             run.cancel_all()
         finally:
             run.unpublish()
-            with contextlib.suppress(sqlite3.Error):
-                job.store.release_claims(claimant)
-        return outcome
+            for store in {id(leg.job.store): leg.job.store for leg in legs}.values():
+                with contextlib.suppress(sqlite3.Error):
+                    store.release_claims(claimant)
+        return [leg.outcome for leg in legs]
 
 
 class _Dispatch:
-    """One sweep's scheduling state on the driver: free devices, running tasks, what each device ran last."""
+    """The scheduling state on the driver: the queue, free devices, running tasks, what each device ran last."""
 
-    def __init__(
-        self,
-        ray: Any,
-        job: SweepJob,
-        devices: list[Device],
-        outcome: SweepOutcome,
-        claimant: Claimant,
-        placement: Placement,
-    ) -> None:
-        self.ray, self.job, self.outcome, self.claimant, self.placement = ray, job, outcome, claimant, placement
+    def __init__(self, ray: Any, legs: list[_Leg], devices: list[Device], claimant: Claimant) -> None:
+        self.ray, self.legs, self.claimant = ray, legs, claimant
+        self.queue: list[tuple[_Leg, PlannedTrial]] = [(leg, p) for leg in legs for p in leg.todo]
         self.devices = {d.name: d for d in devices}
         self.running: dict[Any, _Running] = {}
         self.previous: dict[str, Trial] = {}
@@ -184,20 +200,19 @@ class _Dispatch:
         self.free_since: dict[str, float] = dict.fromkeys(self.devices, 0.0)
         self.started = 0
         self.task = ray.remote(num_cpus=0, max_retries=0)(_run_task)
-        self.key = f"{STATUS_KEY}{job.plan.sweep_id}:{claimant.owner}"
 
-    def loop(self, todo: list[PlannedTrial]) -> None:
-        queue = list(todo)
-        while queue or self.running:
-            queue = self._dispatch(queue)
+    def loop(self) -> None:
+        while self.queue or self.running:
+            self._dispatch()
             if not self.running:
-                if queue:
-                    self.job.reporter.note(
-                        f"{len(queue)} trials wait for {self.placement.describe()}, which left the fleet; "
-                        "--resume runs them once it is back"
-                    )
+                for leg in self.legs:
+                    if waiting := sum(1 for queued, _ in self.queue if queued is leg):
+                        leg.job.reporter.note(
+                            f"{waiting} trials wait for {leg.placement.describe()}, which left the fleet; "
+                            "--resume runs them once it is back"
+                        )
                 return
-            self._publish(queue)
+            self._publish()
             ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=_POLL_S)
             for ref in ready:
                 self._finish(ref)
@@ -205,48 +220,50 @@ class _Dispatch:
 
     def _free_devices(self) -> list[Device]:
         busy = {r.device.name for r in self.running.values()}
-        free = [d for d in self.devices.values() if d.name not in busy and self.placement.accepts(d)]
+        free = [
+            d
+            for d in self.devices.values()
+            if d.name not in busy and any(leg.placement.accepts(d) for leg in self.legs)
+        ]
         return sorted(free, key=lambda d: (self.free_since[d.name], d.host, d.name))
 
-    def _dispatch(self, queue: list[PlannedTrial]) -> list[PlannedTrial]:
-        """Start the next queued trials on the free devices that accept them (the longest idle first)."""
+    def _dispatch(self) -> None:
+        """Start the first queued trials that the free devices accept (the longest idle device first)."""
         for device in self._free_devices():
-            while queue:
-                planned = queue.pop(0)
-                taken = self.job.store.claim(
-                    self.job.plan.sweep_id, planned.key, self.claimant, retry_failed=self.job.retry_failed
-                )
+            while entry := next((e for e in self.queue if e[0].placement.accepts(device)), None):
+                self.queue.remove(entry)
+                leg, planned = entry
+                job = leg.job
+                taken = job.store.claim(job.plan.sweep_id, planned.key, self.claimant, retry_failed=job.retry_failed)
                 if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
-                    self.job.reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
-                    self.outcome.taken_elsewhere += 1
+                    job.reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
+                    leg.outcome.taken_elsewhere += 1
                     continue
-                self._start(planned, device)
+                self._start(leg, planned, device)
                 break
-        return queue
 
-    def _start(self, planned: PlannedTrial, device: Device) -> None:
+    def _start(self, leg: _Leg, planned: PlannedTrial, device: Device) -> None:
         previous = self.previous.get(device.name)
         request = DeviceRequest(
             device=device.name,
             planned=planned,
-            cooldown=self.job.cooldown,
-            cool_first=previous is not None and cools_between(self.job.cooldown, previous, planned.trial),
+            cooldown=leg.job.cooldown,
+            cool_first=previous is not None and cools_between(leg.job.cooldown, previous, planned.trial),
             idle_c=self.idle_c.get(device.name),
         )
         ref = self.task.options(resources={device.resource: 1}, name=f"{device.name}: {planned.label}").remote(request)
-        self.running[ref] = _Running(planned, device, self.started)
-        self.job.reporter.trial_started(planned, self.started)
+        self.running[ref] = _Running(leg, planned, device, self.started)
+        leg.job.reporter.trial_started(planned, self.started)
         self.started += 1
 
     def _finish(self, ref: Any) -> None:
         entry = self.running.pop(ref)
-        device, planned = entry.device, entry.planned
         try:
             reply: DeviceReply = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self._store(entry, self._lost(planned, device, exc), {}, None)
+            self._store(entry, self._lost(entry, exc), {}, None)
         else:
-            self.idle_c[device.name] = reply.idle_c
+            self.idle_c[entry.device.name] = reply.idle_c
             self._store(entry, TrialResult.model_validate_json(reply.result_json), reply.series, reply)
 
     def _reap_lost(self) -> None:
@@ -264,32 +281,33 @@ class _Dispatch:
             del self.running[ref]
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
-            self._store(entry, self._lost(entry.planned, entry.device, None), {}, None)
+            self._store(entry, self._lost(entry, None), {}, None)
 
     def _store(self, entry: _Running, result: TrialResult, series: dict[str, str], reply: DeviceReply | None) -> None:
-        device, planned = entry.device, entry.planned
+        device, planned, job = entry.device, entry.planned, entry.leg.job
         previous = self.previous.get(device.name)
         info = SweepInfo(
-            sweep_id=self.job.plan.sweep_id,
+            sweep_id=job.plan.sweep_id,
             trial_key=planned.key,
             position=planned.position,
             freq_set_khz=reply.freq_set_khz if reply else None,
             cooldown_s=round(reply.waited_s, 3) if reply else 0.0,
-            cooldown_by=reply.cooldown_rule if reply and self.job.cooldown.enabled and previous is not None else None,
+            cooldown_by=reply.cooldown_rule if reply and job.cooldown.enabled and previous is not None else None,
         )
         result = result.model_copy(update={"sweep": info, "host": device.host})
-        save_or_keep(self.job.store, result, series)  # the driver is the only writer
-        self.outcome.results.append(result)
-        self.job.reporter.trial_finished(planned, result)
+        save_or_keep(job.store, result, series)  # the driver is the only writer
+        entry.leg.outcome.results.append(result)
+        job.reporter.trial_finished(planned, result)
         self.previous[device.name] = planned.trial
         self.free_since[device.name] = time.monotonic()
 
-    def _lost(self, planned: PlannedTrial, device: Device, exc: Exception | None) -> TrialResult:
+    def _lost(self, entry: _Running, exc: Exception | None) -> TrialResult:
         """A task that did not come back: its host left (node died), or the task failed outside the trial."""
+        planned, device = entry.planned, entry.device
         alive = {d.name for d in fleet_devices(self.ray)}
         for name in [n for n in self.devices if n not in alive]:  # a host that left takes its devices with it
             del self.devices[name]
-            self.job.reporter.note(f"device {name} left the fleet")
+            entry.leg.job.reporter.note(f"device {name} left the fleet")
         first = (str(exc or "").strip().splitlines() or [""])[0][:300]
         # Ray may fail the task (NodeDiedError) before the cluster's table marks its node dead: the host left either way
         node_died = isinstance(exc, self.ray.exceptions.NodeDiedError)
@@ -311,20 +329,25 @@ class _Dispatch:
             _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=1.0)
         self.running.clear()
 
-    def _publish(self, queue: list[PlannedTrial]) -> None:
-        """What ``edgebench fleet status`` shows: each device's trial and this sweep's queue."""
-        state = {
-            "sweep": self.job.plan.sweep_id,
-            "driver": self.claimant.owner,
-            "running": {r.device.name: r.planned.label for r in self.running.values()},
-            "queued": [p.label for p in queue],
-        }
-        with contextlib.suppress(Exception):  # status is a courtesy; a sweep never fails for it
-            _kv()._internal_kv_put(self.key, json.dumps(state), overwrite=True)
+    def _key(self, leg: _Leg) -> str:
+        return f"{STATUS_KEY}{leg.job.plan.sweep_id}:{self.claimant.owner}"
+
+    def _publish(self) -> None:
+        """What ``edgebench fleet status`` shows: each device's trial and each sweep's queue."""
+        for leg in self.legs:
+            state = {
+                "sweep": leg.job.plan.sweep_id,
+                "driver": self.claimant.owner,
+                "running": {r.device.name: r.planned.label for r in self.running.values() if r.leg is leg},
+                "queued": [p.label for queued, p in self.queue if queued is leg],
+            }
+            with contextlib.suppress(Exception):  # status is a courtesy; a sweep never fails for it
+                _kv()._internal_kv_put(self._key(leg), json.dumps(state), overwrite=True)
 
     def unpublish(self) -> None:
-        with contextlib.suppress(Exception):
-            _kv()._internal_kv_del(self.key)
+        for leg in self.legs:
+            with contextlib.suppress(Exception):
+                _kv()._internal_kv_del(self._key(leg))
 
 
 def _kv() -> Any:

@@ -50,6 +50,7 @@ class RichReporter:
             transient=True,
         )
         self._task: TaskID | None = None
+        self._total = 0
         self._current = ""
 
     def __enter__(self) -> RichReporter:
@@ -62,7 +63,11 @@ class RichReporter:
     def begin(self, plan: Plan, todo: list[PlannedTrial], skipped: int) -> None:
         already = f", {skipped} already stored" if skipped else ""
         self.console.print(f"sweep [bold]{plan.sweep_id}[/bold]: {len(todo)} trials to run{already}")
-        self._task = self.progress.add_task("starting", total=len(todo))
+        self._total += len(todo)  # several sweeps at once (a fleet running a targets axis) share one bar
+        if self._task is None:
+            self._task = self.progress.add_task("starting", total=self._total)
+        else:
+            self.progress.update(self._task, total=self._total)
 
     def trial_started(self, planned: PlannedTrial, index: int) -> None:
         self._current = planned.label
