@@ -4,7 +4,9 @@ The driver plans as the local executor does, claims each trial in its store, and
 it: a task holding the device's resource (``edgebench-target:<name>``: 1), so Ray itself never lets two trials share
 a device, whoever submits them.  The driver chooses the device (pinned: the one the sweep names; spread: the free
 device of the class that has waited longest), because only the driver knows which trial each device ran last and
-so whether it cools down first.  Results come back as records and are stored as each trial ends.
+so whether it cools down first.  Results come back as records and are stored as each trial ends.  A sweep file's
+``targets:`` axis is several sweeps (one per target) sharing one queue: a free device takes the first queued trial
+whose own sweep's target accepts it.
 
 Failure and interruption:
 * a host that leaves mid-trial (its node dies) fails that task; its trial is stored ``crashed`` with the reason and
