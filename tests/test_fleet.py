@@ -241,12 +241,14 @@ def test_node_killed_mid_sweep_crashes_its_trial_only_and_resume_reruns_it(clust
     import ray
 
     board_c = "edgebench-target:board-c"
-    axis = "batch_sizes=[1, 2, 3, 4]"
+    gate = tmp_path / "gate"  # every trial waits for it: board-c's trial is surely running when h3 is killed
+    axis = ["batch_sizes=[1, 2, 3, 4]",
+            f"command=while [ ! -e {gate} ]; do sleep 0.05; done; echo step; sleep 0.1; echo step"]  # fmt: skip
     ran = {}
 
     def run_in_thread():  # SQLite connections belong to their thread
         with Store(tmp_path / "s.sqlite") as store:
-            ran["outcome"] = run_ray(cluster, job_for([axis], store, target="class:board", name="killed"))
+            ran["outcome"] = run_ray(cluster, job_for(axis, store, target="class:board", name="killed"))
 
     sweep = threading.Thread(target=run_in_thread, daemon=True)
     sweep.start()
@@ -256,23 +258,25 @@ def test_node_killed_mid_sweep_crashes_its_trial_only_and_resume_reruns_it(clust
             time.sleep(1.0)
             cluster.kill_node("h3")
             killed = True
+            gate.touch()
             break
         time.sleep(0.1)
+    gate.touch()
     sweep.join(timeout=300)
     assert killed, f"no trial ever ran on board-c: {[(r.host, r.status) for r in ran['outcome'].results]}"
     outcome = ran["outcome"]
     with Store(tmp_path / "s.sqlite") as store:
         stored = store.query(sweep_id="killed")
         crashed = [r for r in stored if r.status == "crashed"]
-        assert len(crashed) == 1 and crashed[0].host == "h3"
+        assert len(crashed) == 1 and crashed[0].host == "h3", [(r.host, r.batch_size, r.reason) for r in stored]
         assert "host h3 (device board-c) left the fleet mid-trial" in crashed[0].reason
         assert len(stored) == 4 and len(outcome.results) == 4  # the rest went on, on board-a and board-b
         assert {r.host for r in stored if r.status == "ok"} <= {"h1", "h2"}
 
-        again = run_ray(cluster, job_for([axis], store, target="class:board",
+        again = run_ray(cluster, job_for(axis, store, target="class:board",
                                          name="killed", resume=True))  # fmt: skip
         assert again.results == [] and again.skipped == 4
-        retried = run_ray(cluster, job_for([axis], store, target="class:board",
+        retried = run_ray(cluster, job_for(axis, store, target="class:board",
                                            name="killed", resume=True, retry_failed=True))  # fmt: skip
         assert [(r.batch_size, r.status) for r in retried.results] == [(crashed[0].batch_size, "ok")]
         assert retried.results[0].host in {"h1", "h2"}

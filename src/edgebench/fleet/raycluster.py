@@ -200,6 +200,8 @@ class _Dispatch:
         self.previous: dict[str, Trial] = {}
         self.idle_c: dict[str, dict[str, float]] = {}
         self.free_since: dict[str, float] = dict.fromkeys(self.devices, 0.0)
+        #: Ray nodes whose host left mid-trial: Ray's node table may list them alive for a while yet.
+        self.gone: set[str] = set()
         self.started = 0
         self.task = ray.remote(num_cpus=0, max_retries=0)(_run_task)
 
@@ -271,7 +273,7 @@ class _Dispatch:
     def _reap_lost(self) -> None:
         """Trials whose host left the cluster: Ray may never fail a task leased on a dead node, so the driver
         watches the nodes itself and stores such a trial ``crashed`` (its task is cancelled should it linger)."""
-        now = fleet_devices(self.ray)
+        now = self._alive()
         for device in now:  # a host that joins mid-sweep takes trials too
             if device.name not in self.devices:
                 self.devices[device.name] = device
@@ -306,19 +308,26 @@ class _Dispatch:
     def _lost(self, entry: _Running, exc: Exception | None) -> TrialResult:
         """A task that did not come back: its host left (node died), or the task failed outside the trial."""
         planned, device = entry.planned, entry.device
-        alive = {d.name for d in fleet_devices(self.ray)}
+        # Ray may fail the task (NodeDiedError) before the cluster's table marks its node dead: the host left either way
+        node_died = isinstance(exc, self.ray.exceptions.NodeDiedError)
+        left = exc is None or node_died or device.name not in {d.name for d in self._alive()}
+        if left and device.node_id:
+            self.gone.add(device.node_id)
+        alive = {d.name for d in self._alive()}
         for name in [n for n in self.devices if n not in alive]:  # a host that left takes its devices with it
             del self.devices[name]
             entry.leg.job.reporter.note(f"device {name} left the fleet")
         first = (str(exc or "").strip().splitlines() or [""])[0][:300]
-        # Ray may fail the task (NodeDiedError) before the cluster's table marks its node dead: the host left either way
-        node_died = isinstance(exc, self.ray.exceptions.NodeDiedError)
-        if device.name not in alive or exc is None or node_died:
+        if left:
             how = f": {type(exc).__name__}" if exc is not None else " (its Ray node is gone)"
             reason = f"host {device.host} (device {device.name}) left the fleet mid-trial{how}"
         else:
             reason = f"the trial's task on {device.host} failed: {type(exc).__name__}: {first}".rstrip(": ")
         return failed_result(planned.trial, new_trial_id(), "crashed", reason, [], {})
+
+    def _alive(self) -> list[Device]:
+        """The fleet's devices now, without those of hosts this sweep saw leave."""
+        return [d for d in fleet_devices(self.ray) if d.node_id not in self.gone]
 
     def cancel_all(self) -> None:
         """Ctrl-C: every running task gets a KeyboardInterrupt on its host and restores its device; none is stored."""

@@ -28,11 +28,21 @@ def die_with_parent() -> None:
 
 
 def process_running(pid: int) -> bool:
-    """Whether process ``pid`` runs on this machine (one of another user's counts as running: it is not ours)."""
+    """Whether process ``pid`` runs on this machine (one of another user's counts as running: it is not ours).
+
+    A zombie does not run: a process killed after its parent died waits as one until something reaps it, forever
+    where the machine's init does not reap orphans (some containers and micro-VMs)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[0]
+    except FileNotFoundError:  # it ended just now; without /proc at all (not Linux) what kill(0) said stands
+        return not os.path.isdir("/proc/self")
+    except (OSError, IndexError):
+        return True
+    return state not in (b"Z", b"X")
