@@ -179,6 +179,9 @@ def test_a_targets_axis_on_ray_runs_a_sweep_per_device_at_the_same_time(cluster,
     host, both devices busy at once (the commands wait for each other)."""
     store = tmp_path / "s.sqlite"
     config = axis_sweep_file(tmp_path, ["board-a", "board-b"])
+    planned = edgebench(cluster, "sweep", str(config), "--executor", "ray", "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert "sweep axis-board-a: 2 trials" in planned.stdout and "sweep axis-board-b: 2 trials" in planned.stdout
     done = edgebench(cluster, "sweep", str(config), "--executor", "ray", "--address", cluster.address,
                      "--store", str(store))  # fmt: skip
     assert done.returncode == 0, done.stderr

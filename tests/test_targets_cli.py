@@ -86,6 +86,9 @@ def test_sweep_targets_axis_runs_each_target_and_stores_both(cli, sshd, tmp_path
         "targets": boards, "models": ["lenet"], "batch_sizes": [2], "steps": 1, "warmup": 0,
         "infer_steps": 0, "idle": "0s",
     }))  # fmt: skip
+    planned = cli("sweep", str(config), "--dry-run", timeout=400)  # each target plans its own sweep, nothing runs
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "[a] sweep fleet-a: 1 trials" in planned.stdout and "[b] sweep fleet-b: 1 trials" in planned.stdout
     proc = cli("sweep", str(config), timeout=400)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[a] " in proc.stdout and "[b] " in proc.stdout

@@ -77,9 +77,11 @@ def sweep(
     named = parse_targets(axis, "targets") if isinstance(axis, dict) else None
     fleet = executor != "local"  # the fleet's hosts open its devices; the driver plans on its own
     legs, target_field = [(target_spec or "local", loaded)], "--target"
-    if axis and target_spec is None and not dry_run:
-        if not fleet:
-            return _sweep_each_target(list(axis), loaded, config, overrides, store, resume, retry_failed, root)
+    if axis and target_spec is None:
+        if not fleet:  # each target's own process plans against that target (--dry-run too)
+            return _sweep_each_target(
+                list(axis), loaded, config, overrides, store, resume, retry_failed, root, dry_run=dry_run
+            )
         # on a fleet the driver runs the axis itself: the sweeps the local executor's processes would store
         base = _axis_base(loaded, config)
         legs = [(spec, load_config(config, [*overrides, f"name={axis_sweep_name(base, spec)}"])) for spec in axis]
@@ -105,10 +107,10 @@ def sweep(
     for note in loaded.notes:
         console.print(f"[dim]note: {note}[/dim]")
     if dry_run:
-        planned = plans[0]
-        console.print(f"sweep {planned.sweep_id}: {len(planned.trials)} trials")
-        for p in planned.trials:
-            console.print(f"  {p.position:>4}  {p.key}  {p.label}")
+        for planned in plans:
+            console.print(f"sweep {planned.sweep_id}: {len(planned.trials)} trials")
+            for p in planned.trials:
+                console.print(f"  {p.position:>4}  {p.key}  {p.label}")
         return 0
 
     from edgebench.runner.launch import check_device_present
@@ -246,6 +248,8 @@ def _sweep_each_target(
     resume: bool,
     retry_failed: bool,
     root: bool,
+    *,
+    dry_run: bool = False,
 ) -> int:
     """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, all at once, each running its
     trials one at a time on its device and storing them as the sweep ``<name>-<target>``.  Each has its own
@@ -264,7 +268,7 @@ def _sweep_each_target(
             args += ["--set", item]
         args += ["--target", spec, *(["--store", str(store)] if store else [])]
         args += [*(["--resume"] if resume else []), *(["--retry-failed"] if retry_failed else [])]
-        args += ["--root"] if root else []
+        args += [*(["--root"] if root else []), *(["--dry-run"] if dry_run else [])]
         children[spec] = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def relay(spec: str, proc: subprocess.Popen[str]) -> None:
