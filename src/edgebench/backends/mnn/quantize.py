@@ -51,16 +51,9 @@ _DONE = "Quantize model done!"
 
 def run_batch(mnn: Any, interpreter: Any, session: Any, batch: np.ndarray) -> np.ndarray:
     """``batch`` through an Interpreter session built for its shape; the output as a new float array."""
-    from edgebench.backends.mnn.runtime import read_output
+    from edgebench.backends.mnn.runtime import host_tensor, read_output, run
 
-    host = mnn.Tensor(
-        tuple(batch.shape),
-        mnn.Halide_Type_Float,
-        np.ascontiguousarray(batch, np.float32),
-        mnn.Tensor_DimensionType_Caffe,
-    )
-    interpreter.getSessionInput(session).copyFrom(host)
-    interpreter.runSession(session)
+    run(interpreter, session, host_tensor(mnn, batch))
     return read_output(mnn, interpreter, session)
 
 

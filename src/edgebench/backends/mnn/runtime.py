@@ -85,27 +85,44 @@ def version() -> str:
     return str(mnn.version())
 
 
+def host_tensor(mnn: Any, array: Any) -> Any:
+    """``array`` as an MNN host tensor (float32, NCHW), to copy into a session's input before each run."""
+    import numpy as np
+
+    return mnn.Tensor(
+        tuple(array.shape),
+        mnn.Halide_Type_Float,
+        np.ascontiguousarray(array, dtype=np.float32),
+        mnn.Tensor_DimensionType_Caffe,
+    )
+
+
 def interpreter_session(
     mnn: Any, interpreter: Any, precision: str, inputs: Any, threads: int, core_ids: list[int] | None = None
 ) -> Any:
-    """A CPU session of ``interpreter`` at ``precision`` and ``threads``, resized for ``inputs`` and holding them."""
-    import numpy as np
+    """A CPU session of ``interpreter`` at ``precision`` and ``threads``, resized for ``inputs``.
 
+    The session holds no input: MNN reuses the input tensor's memory for intermediate results, so a run leaves
+    something else there (on mobilenet_v2, activations that shrink by ~1e-7 a run, through denormals that cost
+    80x a normal step, to zeros). Copy the input in before every run (:func:`run`), as MNN's own benchmark does.
+    """
     if core_ids:  # applies to the sessions created after it
         interpreter.setSessionHint(CPU_CORE_IDS, list(core_ids))
     config = {"backend": "CPU", "numThread": threads, "precision": SESSION_PRECISION[precision]}
     session = interpreter.createSession(config)
-    tensor = interpreter.getSessionInput(session)
-    interpreter.resizeTensor(tensor, tuple(inputs.shape))
+    interpreter.resizeTensor(interpreter.getSessionInput(session), tuple(inputs.shape))
     interpreter.resizeSession(session)
-    host = mnn.Tensor(
-        tuple(inputs.shape),
-        mnn.Halide_Type_Float,
-        np.ascontiguousarray(inputs, dtype=np.float32),
-        mnn.Tensor_DimensionType_Caffe,
-    )
-    tensor.copyFrom(host)
     return session
+
+
+def run(interpreter: Any, session: Any, host: Any, callbacks: tuple[Any, Any] | None = None) -> None:
+    """One inference of ``host`` (a :func:`host_tensor`) through ``session``, with MNN's per-op ``callbacks``
+    (begin, end) where given; the input is copied in first (see :func:`interpreter_session`)."""
+    interpreter.getSessionInput(session).copyFrom(host)
+    if callbacks is None:
+        interpreter.runSession(session)
+    else:
+        interpreter.runSessionWithCallBackInfo(session, *callbacks)
 
 
 def read_output(mnn: Any, interpreter: Any, session: Any) -> Any:

@@ -171,6 +171,7 @@ class MnnSession:
     # -- inference --------------------------------------------------------------------------------------------
     def _build_interpreter(self, prepared: Prepared) -> None:
         self.interpreter = self.mnn.Interpreter(prepared.model_path)
+        self._host_inputs = runtime.host_tensor(self.mnn, self.inputs)  # copied in before every run
         self.session = self._interpreter_session(self.trial.precision, self.inputs)
         if self.trial.precision in ("fp16", "bf16"):
             reference = self._interpreter_session("fp32", self.inputs)
@@ -181,10 +182,13 @@ class MnnSession:
     def _interpreter_session(self, precision: str, inputs: np.ndarray) -> Any:
         return runtime.interpreter_session(self.mnn, self.interpreter, precision, inputs, self.threads, self.core_ids)
 
-    def _run(self, session: Any, interpreter: Any = None) -> np.ndarray:
-        interpreter = interpreter or self.interpreter
-        interpreter.runSession(session)
-        return runtime.read_output(self.mnn, interpreter, session)
+    def _run(self, session: Any) -> np.ndarray:
+        self.run_interpreter(session)
+        return runtime.read_output(self.mnn, self.interpreter, session)
+
+    def run_interpreter(self, session: Any = None, callbacks: tuple[Any, Any] | None = None) -> None:
+        """One inference of the trial's batch (copied in first: MNN overwrites a session's input as it runs)."""
+        runtime.run(self.interpreter, session or self.session, self._host_inputs, callbacks)
 
     def infer_step(self) -> None:
         with stdout_to_stderr():
@@ -193,7 +197,7 @@ class MnnSession:
             elif self._traced_run is not None:
                 self._traced_run()
             else:
-                self.interpreter.runSession(self.session)
+                self.run_interpreter()
 
     def outputs(self) -> np.ndarray:
         """The logits of the trial's batch through the inference runtime (cross-checks against torch)."""

@@ -103,7 +103,7 @@ class InferenceTraceRecorder:
 
     def _run(self) -> None:
         """One inference through the callbacks; records spans while recording, costs on the counting step."""
-        interpreter, tree = self.session.interpreter, self.tree
+        tree = self.tree
         count = not self._counted
         ops: list[tuple[int, int, int]] = []
         start: dict[str, tuple[int, float]] = {}
@@ -126,7 +126,7 @@ class InferenceTraceRecorder:
             return True
 
         step_start = _clock()
-        interpreter.runSessionWithCallBackInfo(self.session.session, begin, end)
+        self.session.run_interpreter(callbacks=(begin, end))
         step_end = _clock()
         self._counted = True
         if self.recording:
