@@ -1,8 +1,10 @@
-"""A real Ray cluster on the loopback address, its nodes started by ``edgebench fleet join`` (tests, benchmarks).
+"""A real Ray cluster on this machine, its nodes started by ``edgebench fleet join`` (tests, benchmarks).
 
-Each node is a separate ``ray start`` (raylet, workers) with its own device resources; all of them share one
-session folder under ``root``, which is how their processes are found again to kill one node or all of them: by
-pid, never by name, so no other Ray on the machine is touched.  Usage statistics are off and there is no dashboard.
+The head is reached at 127.0.0.1; Ray registers every node under the machine's own address (``ray start`` replaces
+a loopback ``--node-ip-address`` with it), so none is given.  Each node is a separate ``ray start`` (raylet,
+workers) with its own device resources; all of them share one session folder under ``root``, which is how their
+processes are found again to kill one node or all of them: by pid, never by name, so no other Ray on the machine
+is touched.  Usage statistics are off and there is no dashboard UI.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class LocalCluster:
             args += ["--port", str(self.port), "--temp-dir", str(self.temp)]
         low = self._worker_port
         self._worker_port += 200
-        args += ["--", "--node-ip-address=127.0.0.1", f"--min-worker-port={low}", f"--max-worker-port={low + 150}",
+        args += ["--", f"--min-worker-port={low}", f"--max-worker-port={low + 150}",
                  f"--ray-client-server-port={_free_port()}", "--disable-usage-stats"]  # fmt: skip
         if not self.nodes:
             args += [f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}"]

@@ -1,4 +1,4 @@
-"""Fleets on a real Ray cluster started here: a head and two more nodes on 127.0.0.1, each joined with
+"""Fleets on a real Ray cluster started here: a head (reached at 127.0.0.1) and two more nodes, each joined with
 ``edgebench fleet join`` and its own devices; trials land on the devices they name, a node killed mid-sweep
 leaves its trial ``crashed`` and the rest stored, ``--resume`` reruns only what is missing."""
 
