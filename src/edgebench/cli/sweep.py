@@ -217,7 +217,7 @@ def _config(r: object) -> str:
     from edgebench.sweep.plan import trial_label
     from edgebench.trial import Trial
 
-    fields = {k: getattr(r, k) for k in ("model", "batch_size", "threads", "precision", "freq_khz")}
+    fields = {k: getattr(r, k) for k in ("model", "batch_size", "threads", "precision", "freq_khz", "backend", "mode")}
     cores = getattr(r, "cores", None)
     return trial_label(Trial(**fields, cores=tuple(cores) if cores else None))
 

@@ -20,22 +20,34 @@ def _energy_per_sample_j(r: TrialResult) -> float | None:
 
 def sweep_table(results: list[TrialResult], title: str) -> Table:
     """One row per trial, readable at 80 columns: no vertical rules, and a column no trial has a value for (no
-    pinned frequency, no power sensor) is left out rather than squeezing the others."""
+    pinned frequency, no power sensor) is left out rather than squeezing the others.  What is run (model, backend,
+    mode) is a column only where trials differ in it: a value every trial shares is said once, in the title
+    (``every trial mobilenet_v2 mnn infer``), the defaults (torch, training) not at all.  The status comes before
+    the figures, so that a table too wide for its terminal loses a figure, not the status."""
     rows = [_row(r) for r in results]
-    columns = ("model", "bs", "thr", "mask", "MHz", "prec", "step ms", "±ci95", "samples/s", "MiB", "J/sample",
-               "status")  # fmt: skip
-    keep = [i for i, name in enumerate(columns) if name in _ALWAYS or any(row[i] != "-" for row in rows)]
+    keep, shared = [], []
+    for i, name in enumerate(_COLUMNS):
+        values = {row[i] for row in rows}
+        if name in _TITLE_WHEN_SHARED and len(values) <= 1:
+            shared += sorted(values - {_TITLE_WHEN_SHARED[name]})
+        elif name in _ALWAYS or values - {"-"}:
+            keep.append(i)
+    title = f"{title}: every trial {' '.join(shared)}" if shared else title
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for i in keep:
-        name = columns[i]
-        table.add_column(name, justify="left" if name in ("model", "status", "prec") else "right")
+        name = _COLUMNS[i]
+        table.add_column(name, justify="left" if name in ("model", "backend", "mode", "prec", "status") else "right")
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     return keep_whole(table)
 
 
+_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "status", "step ms", "±ci95", "samples/s",
+            "MiB", "J/sample")  # fmt: skip
 #: Columns shown even when empty: they say what every row is.
-_ALWAYS = ("model", "bs", "thr", "mask", "prec", "step ms", "status")
+_ALWAYS = ("bs", "thr", "mask", "prec", "status", "step ms")
+#: Columns shown only where trials differ in them; a shared value goes in the title unless it is this default.
+_TITLE_WHEN_SHARED = {"model": None, "backend": "torch", "mode": "train"}
 
 
 def _row(r: TrialResult) -> list[str]:
@@ -43,17 +55,19 @@ def _row(r: TrialResult) -> list[str]:
     energy = _energy_per_sample_j(r)
     return [
         r.model,
+        r.backend,
+        r.mode,
         str(r.batch_size),
         str(r.threads or "-"),
         format_mask(r.cores) if r.cores else "-",
         f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
         r.precision,
+        r.status if r.ok else f"[red]{r.status}[/red]",
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
         f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
-        r.status if r.ok else f"[red]{r.status}[/red]",
     ]
 
 

@@ -61,12 +61,17 @@ def trial_key(trial: Trial) -> str:
 
 
 def trial_label(trial: Trial) -> str:
-    """Short human name: ``lenet b8 t2 cpu0-1 1708.8MHz fp16``."""
+    """Short human name: ``lenet b8 t2 cpu0-1 1708.8MHz fp16``, with the backend and mode where they are not the
+    defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``)."""
     parts = [trial.model, f"b{trial.batch_size}"]
     parts.append(f"t{trial.threads}" if trial.threads else "t=cores")
     parts.append(f"cpu{format_cpu_list(trial.cores)}" if trial.cores else "cpu=all")
     if trial.freq_khz:
         parts.append(f"{trial.freq_khz / 1e3:g}MHz")
+    if trial.backend != "torch":
+        parts.append(trial.backend)
+    if trial.mode != "train":
+        parts.append(trial.mode)
     if trial.precision != "fp32":
         parts.append(trial.precision)
     return " ".join(parts)
