@@ -178,11 +178,12 @@ def sweep(
 def _summarise(console: Console, stored: list[TrialResult], title: str, objective: str) -> None:
     """A sweep's table and the best configuration of each model for its objective."""
     from edgebench.report.sweep_summary import best_per_model, sweep_table
+    from edgebench.sweep.plan import trial_label
 
     console.print(sweep_table(stored, title))
     best = best_per_model(stored, objective)
     for model, r in best.items():
-        console.print(f"best for {model} ({objective}): {_config(r)}  [{r.trial_id}]")
+        console.print(f"best for {model} ({objective}): {trial_label(r)}  [{r.trial_id}]")
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 
@@ -211,15 +212,6 @@ def resume_command(
         if value is not None:
             words += [flag, str(value)]
     return shlex.join([*words, *(["--root"] if root else []), "--resume"])
-
-
-def _config(r: object) -> str:
-    from edgebench.sweep.plan import trial_label
-    from edgebench.trial import Trial
-
-    fields = {k: getattr(r, k) for k in ("model", "batch_size", "threads", "precision", "freq_khz", "backend", "mode")}
-    cores = getattr(r, "cores", None)
-    return trial_label(Trial(**fields, cores=tuple(cores) if cores else None))
 
 
 @contextlib.contextmanager
