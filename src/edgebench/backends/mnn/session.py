@@ -188,7 +188,7 @@ class MnnSession:
 
     def run_interpreter(self, session: Any = None, callbacks: tuple[Any, Any] | None = None) -> None:
         """One inference of the trial's batch (copied in first: MNN overwrites a session's input as it runs)."""
-        runtime.run(self.interpreter, session or self.session, self._host_inputs, callbacks)
+        runtime.run(self.interpreter, self.session if session is None else session, self._host_inputs, callbacks)
 
     def infer_step(self) -> None:
         with stdout_to_stderr():
