@@ -13,10 +13,10 @@ import time
 
 from _common import interleave, ratio_line
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.runner.budget import POLL_S
 from edgebench.runner.launch import run_trial
 from edgebench.sensors.process import read_status_kib
-from edgebench.trial import Trial
 
 
 def poll_cpu_s(n: int = 2000) -> float:

@@ -18,8 +18,8 @@ import sys
 import time
 
 from _common import interleave, ratio_line
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import run_trial
-from edgebench.trial import Trial
 
 PLAIN_LOOP = r"""
 import os, statistics, sys, time
@@ -81,7 +81,7 @@ def main() -> None:
 
 def bookkeeping_us_per_step(n: int = 20_000) -> float:
     """Wall time per step of edgebench's timed loop around a no-op step, minus a bare loop around the same."""
-    from edgebench.runner.events import EventWriter
+    from edgebench.records.events import EventWriter
     from edgebench.runner.stopping import FixedSteps
     from edgebench.runner.worker import timed
 

@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.browser, the Chromium driver
 
+from edgebench.records.result import TrialResult
 from edgebench.report.content import build_content, select
 from edgebench.report.html import render_html
-from edgebench.result import TrialResult
 from edgebench.store import Store
 
 CORES = 4

@@ -20,8 +20,8 @@ from pathlib import Path
 from _common import interleave, ratio_line
 from edgebench.command.run import run_command_trial
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.targets.shell import LocalShell
-from edgebench.trial import Trial
 
 SHELLS = {"mksh": ("mksh",), "busybox sh": ("busybox", "sh"), "dash": ("dash",)}
 PHONE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "sysfs" / "android_phone"

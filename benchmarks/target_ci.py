@@ -13,9 +13,9 @@ import argparse
 import statistics
 import time
 
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import run_trial
 from edgebench.runner.stopping import TargetCI
-from edgebench.trial import Trial
 
 WORKLOADS = {
     # short steps (~ms), noisy on a shared machine

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from edgebench.measure.stats import summarize
-from edgebench.result import SweepInfo, TrialResult
+from edgebench.records.result import SweepInfo, TrialResult
 
 MS = 1_000_000
 

@@ -7,8 +7,8 @@ from edgebench.data.mnist import MNIST
 from edgebench.data.text import SHAKESPEARE
 from edgebench.measure.accuracy import accuracy_fields
 from edgebench.models import get_workload
+from edgebench.records.trial import Trial
 from edgebench.runner.stopping import UntilAccuracy
-from edgebench.trial import Trial
 from tests.conftest import json_out
 
 
@@ -115,8 +115,8 @@ def test_energy_to_accuracy_spans_first_step_to_the_reaching_evaluation():
     import numpy as np
 
     from edgebench.measure.accuracy import energy_to_accuracy_j
+    from edgebench.records.sampling import SamplerMeta
     from edgebench.sensors.base import PowerChannel
-    from edgebench.sensors.sampler import SamplerMeta
     from edgebench.sensors.samples import Samples
 
     s = 1_000_000_000

@@ -19,11 +19,11 @@ from edgebench.measure.attribution import (
 )
 from edgebench.measure.layers import layer_report
 from edgebench.measure.roofline import roofline_point
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 from edgebench.sensors.base import PowerChannel
-from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples
-from edgebench.tracing.spans import BACKWARD, FORWARD, SpanTable, span_table
 
 MS = 1_000_000
 

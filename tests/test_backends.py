@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from edgebench.backends.base import Backend, Capabilities
 from edgebench.cli.options import build
 from edgebench.errors import UsageError
+from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS, MODELS
-from edgebench.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.tasks import TASKS
 
@@ -51,7 +51,7 @@ def imports_torch(code: str) -> bool:
         config = load_config({str(EXAMPLES / "mnn_suite_cores.yaml")!r}, ["models=[resnet50, char_cnn]"]).config
         assert plan(config, source=None, sysfs=SysFS("/nonexistent"), allowed=tuple(range(8))).trials
         """,
-        "from edgebench.trial import Trial\nTrial(model='resnet50', preset='cifar10')\n"
+        "from edgebench.records.trial import Trial\nTrial(model='resnet50', preset='cifar10')\n"
         "Trial(model='lenet', data='mnist')\nTrial(model='char_cnn', data='shakespeare')",
         # every workload spec, and the worker's loop with its stop rules
         "from edgebench.registry import MODELS\n[MODELS.load(n) for n in MODELS.names()]",

@@ -53,9 +53,9 @@ def test_a_sweep_over_backends_says_which_row_is_which_at_80_columns():
     title, the defaults (torch, training) not at all; the status survives a table too wide for 80 columns."""
     from rich.console import Console
 
+    from edgebench.records.trial import Trial
     from edgebench.report.sweep_summary import sweep_table
     from edgebench.sweep.plan import trial_label
-    from edgebench.trial import Trial
     from tests.factories import result
 
     def rendered(results) -> str:

@@ -18,9 +18,9 @@ from edgebench.command.patterns import NAMED_PATTERNS, step_pattern
 from edgebench.command.run import parse_device_output, plan_sampler, run_command_trial, script_for
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import Sampler, SamplerConfig
 from edgebench.targets.shell import LocalShell
-from edgebench.trial import Trial
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHELLS = {"mksh": ("mksh",), "dash": ("dash",), "busybox": ("busybox", "sh")}

@@ -23,7 +23,7 @@ import torch  # noqa: E402
 
 from edgebench.backends.onnx_export import build_module, export_workload  # noqa: E402
 from edgebench.backends.quantize import calibration  # noqa: E402
-from edgebench.trial import Trial  # noqa: E402
+from edgebench.records.trial import Trial  # noqa: E402
 
 BATCH = 4
 FP32_RTOL, FP32_ATOL = 1e-4, 1e-6

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.models import get_workload
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 
 MODULE = textwrap.dedent(
     """

@@ -13,10 +13,10 @@ from edgebench.measure.power import (
     window_energy_j,
 )
 from edgebench.measure.trial import build_result
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.trial import Trial
 from edgebench.sensors.base import PowerChannel
-from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples
-from edgebench.trial import Trial
 
 S = 1_000_000_000
 

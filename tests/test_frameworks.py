@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from edgebench.records.result import Quantization, Stats, TrialResult
 from edgebench.report.frameworks import Cell, mark_best
-from edgebench.result import Quantization, Stats, TrialResult
 from edgebench.store import Store
 from tests.conftest import require_onnxruntime
 

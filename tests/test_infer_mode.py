@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from edgebench.config import load_config
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.events import measured_steps, parse_events, steps_of
+from edgebench.records.events import measured_steps, parse_events, steps_of
+from edgebench.records.trial import Trial
 from edgebench.store import Store
 from edgebench.sweep.plan import plan
-from edgebench.trial import Trial
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import pytest
 
 from edgebench.measure.trial import build_result
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from tests.conftest import json_out
 
 MS = 1_000_000

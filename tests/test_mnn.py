@@ -29,7 +29,7 @@ def require_mnn() -> None:
 def lenet_train():
     require_mnn()
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     return MnnSession(Trial(model="lenet", backend="mnn", batch_size=4, threads=1))
 
@@ -38,7 +38,7 @@ def lenet_train():
 def mobilenet_train():
     require_mnn()
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     trial = Trial(model="mobilenet_v2", backend="mnn", batch_size=2, threads=1, input_shape=(3, 32, 32), num_classes=10)
     return MnnSession(trial)
@@ -46,7 +46,7 @@ def mobilenet_train():
 
 def infer_session(model: str, **fields):
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     return MnnSession(Trial(model=model, backend="mnn", mode="infer", threads=1, **fields))
 
@@ -315,7 +315,7 @@ def test_supported_features_parse():
 
 def test_inference_trace_has_ops_under_their_torch_modules_with_flops(tmp_path):
     require_mnn()
-    from edgebench.tracing.spans import SpanTable
+    from edgebench.records.spans import SpanTable
 
     session = infer_session("mobilenet_v2", batch_size=1, input_shape=(3, 32, 32), num_classes=10, trace="layers")
     recorder = session.trace_recorder()
@@ -457,7 +457,7 @@ def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monke
     from edgebench.backends.mnn.convert import ConversionError
     from edgebench.backends.mnn.runtime import load
     from edgebench.backends.onnx_export import export_module
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
     from edgebench.workloads import get_workload
 
     (tmp_path / "bad.mnn").write_bytes(b"not a model")

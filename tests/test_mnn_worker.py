@@ -28,7 +28,7 @@ _WORKER_LIFE = textwrap.dedent(
     import json, sys
     from edgebench.backends.mnn.session import MnnSession
     from edgebench.backends.mnn.trace import recorder_for
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     seen = {}
     train = MnnSession(Trial(model="lenet", backend="mnn", batch_size=4, threads=1, data="mnist", steps=3))
@@ -83,7 +83,7 @@ def test_each_step_draws_the_torch_trials_batch():
     require_mnn()
     from edgebench.backends.mnn.prepare import torch_task
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     trial = Trial(model="lenet", backend="mnn", batch_size=256, threads=1, data="mnist", steps=20, warmup=2)
     session = MnnSession(trial)
@@ -100,7 +100,7 @@ def test_each_step_draws_the_torch_trials_batch():
 
 def test_orders_cover_the_steps_a_trial_may_take():
     from edgebench.backends.mnn.prepare import UNBOUNDED_EPOCHS, steps_drawn
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     base = {"model": "lenet", "backend": "mnn", "data": "mnist", "warmup": 3}
     assert steps_drawn(Trial(**base, steps=20)) == 23
@@ -112,7 +112,7 @@ def test_orders_cover_the_steps_a_trial_may_take():
 def test_optimizer_settings_are_the_workloads():
     require_mnn()
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
     from edgebench.workloads import get_workload
 
     session = MnnSession(Trial(model="lenet", backend="mnn", batch_size=2, threads=1))
@@ -160,7 +160,7 @@ def test_a_trials_cores_reach_mnn_and_the_env_says_whether_they_apply():
 
     from edgebench.backends.mnn import runtime
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
     core = sorted(os.sched_getaffinity(0))[0]
     session = MnnSession(Trial(model="lenet", backend="mnn", mode="infer", batch_size=2, threads=1, cores=(core,)))

@@ -22,8 +22,8 @@ from edgebench.backends.onnxruntime.session import thread_affinities  # noqa: E4
 from edgebench.cli import main  # noqa: E402
 from edgebench.host.cpu import int8_cpu_features  # noqa: E402
 from edgebench.host.sysfs import SysFS  # noqa: E402
+from edgebench.records.spans import SpanTable  # noqa: E402
 from edgebench.store import Store  # noqa: E402
-from edgebench.tracing.spans import SpanTable  # noqa: E402
 
 
 class Cli:

@@ -7,8 +7,8 @@ import pytest
 from edgebench.config import load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.sweep.plan import plan, trial_key
-from edgebench.trial import Trial
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "sweeps"
 EIGHT = tuple(range(8))

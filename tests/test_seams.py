@@ -17,13 +17,13 @@ from pydantic import ValidationError
 
 from edgebench.errors import UsageError
 from edgebench.measure.trial import measure
-from edgebench.result import TrialResult
-from edgebench.runner.bundle import BUNDLE_VERSION, Failure, TrialBundle
-from edgebench.runner.events import Done, EventWriter, Ready, Step, as_events, dump_events, parse_events
+from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle
+from edgebench.records.events import Done, EventWriter, Ready, Step, as_events, dump_events, parse_events
+from edgebench.records.result import TrialResult
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import resolve_placement, run_trial
 from edgebench.targets import open_target
 from edgebench.targets.local import LocalTarget
-from edgebench.trial import Trial
 from tests.factories import events, result
 
 

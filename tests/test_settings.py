@@ -9,9 +9,9 @@ from edgebench.cli import main
 from edgebench.config import load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.settings import BY_FIELD, SETTINGS
 from edgebench.sweep.plan import plan
-from edgebench.trial import Trial
 
 #: Two values per setting as a user types them (the second None: the field has one valid value here), and the
 #: settings it needs beside it. A Trial field added without a declaration, or a declaration without a sample, fails.

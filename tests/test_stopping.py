@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from edgebench.measure.stats import ci95_half_width
-from edgebench.runner.events import EventWriter
+from edgebench.records.events import EventWriter
+from edgebench.records.trial import Trial
 from edgebench.runner.stopping import FixedSteps, TargetCI, train_rule
 from edgebench.runner.worker import timed
-from edgebench.trial import Trial
 from tests.conftest import json_out
 
 

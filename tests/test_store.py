@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
 from edgebench.store import Store, default_store_path
 from edgebench.store.sqlite import SCHEMA_VERSION, TrialIdTaken
 

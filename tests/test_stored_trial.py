@@ -5,10 +5,10 @@ import pytest
 
 from edgebench.cli.stored import load_trial, power_series
 from edgebench.errors import UsageError
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
 from edgebench.runner.launch import TrialRun
 from edgebench.sensors.base import PowerChannel
-from edgebench.sensors.sampler import SamplerMeta
 from edgebench.store import Store
 
 VDD_IN = PowerChannel("VDD_IN", "jetson_power", "total", power_column="vdd_in_power_mw")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from edgebench.errors import UsageError
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import run_trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
-from edgebench.trial import Trial
 from tests.sshd import sshd  # noqa: F401  (the session fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"

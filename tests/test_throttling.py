@@ -8,8 +8,6 @@ import pytest
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import (
     LoadWindow,
-    PolicyLimit,
-    ThrottleReference,
     ThrottleTracker,
     default_hot_c,
     detect_throttling,
@@ -18,9 +16,10 @@ from edgebench.measure.throttling import (
     throttled,
 )
 from edgebench.measure.trial import build_result, trial_throttling
+from edgebench.records.throttle import PolicyLimit, ThrottleReference
+from edgebench.records.trial import Trial
 from edgebench.report.summary import throttling_text
 from edgebench.sensors.samples import Samples
-from edgebench.trial import Trial
 
 MS = 1_000_000
 BIG = PolicyLimit("policy4", (2, 3), 2_400_000)

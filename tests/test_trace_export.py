@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from edgebench.measure.attribution import PowerSeries
+from edgebench.records.result import SamplerSummary, TrialResult
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.spans import BACKWARD, FORWARD, span_table
 from edgebench.report.trace import DEVICE_PID, chrome_trace
 from edgebench.report.trace_check import check_trace, dumps, perfetto_check
-from edgebench.result import SamplerSummary, TrialResult
 from edgebench.sensors.base import PowerChannel
-from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples
-from edgebench.tracing.spans import BACKWARD, FORWARD, span_table
 
 MS = 1_000_000
 T0 = 5_000_000_123  # an arbitrary monotonic origin with sub-microsecond digits

@@ -15,7 +15,7 @@ from edgebench.backends.torch.tracing.layers import LayerTracer, spans_from_even
 from edgebench.backends.torch.tracing.ops import OpTracer, ops_table
 from edgebench.measure.attribution import table_segments
 from edgebench.models import get_workload
-from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
+from edgebench.records.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 
 
 class InplaceNet(nn.Module):

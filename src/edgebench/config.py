@@ -34,9 +34,9 @@ from pydantic import (
 )
 
 from edgebench.errors import UsageError, explain
+from edgebench.records.trial import check_step_cap
 from edgebench.registry import MODELS
 from edgebench.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
-from edgebench.trial import check_step_cap
 from edgebench.units import parse_duration_s
 from edgebench.yaml_values import parse_yaml
 

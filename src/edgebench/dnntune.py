@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.errors import UsageError
-from edgebench.trial import check_backend
+from edgebench.records.trial import check_backend
 
 MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
 PROCESSING_KEYS = (

@@ -4,7 +4,7 @@
 Trials, so a setting is written the same way, checked by the same code and refused in the same words wherever it
 is given: ``--memory-budget 8GiB`` on the command line, ``memory_budget: 8GiB`` in a sweep file, where a scalar is
 a constant and a list an axis (``memory_budget: [2GiB, 8GiB]``).  Types and limits stay on
-:class:`~edgebench.trial.Trial`; a declaration only adds what the record cannot know: names, units, words.
+:class:`~edgebench.records.trial.Trial`; a declaration only adds what the record cannot know: names, units, words.
 A Trial field without a declaration fails ``tests/test_settings.py``.
 """
 
@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BeforeValidator, InstanceOf, TypeAdapter, V
 
 from edgebench.errors import UsageError, explain
 from edgebench.host.cpuset import TypedMask, parse_cores
-from edgebench.trial import Trial, check_backend, check_device
+from edgebench.records.trial import Trial, check_backend, check_device
 from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape, parse_size_bytes
 from edgebench.yaml_values import read_scalar
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from edgebench.registry import import_target
 
 if TYPE_CHECKING:
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
     from edgebench.workloads.spec import Workload
 
 Mode = Literal["train", "infer"]
@@ -81,7 +81,7 @@ class BackendSession(Protocol):
     env: dict[str, Any]
     #: Held-out accuracy, for ``until_accuracy``; None where the session has no real held-out data.
     evaluate: Callable[[], float] | None
-    #: An int8 trial's quantization record (:class:`edgebench.result.Quantization` as a dict); None otherwise.
+    #: An int8 trial's quantization record (:class:`edgebench.records.result.Quantization` as a dict); None otherwise.
     quantization: dict[str, Any] | None
 
     def train_step(self) -> float | None:

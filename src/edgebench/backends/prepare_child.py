@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 
 
 def run_in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[str, Any]:

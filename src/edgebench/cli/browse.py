@@ -34,7 +34,7 @@ def trials(
     """List stored trials: id, when, model, backend, target, batch, key figures, status."""
     from typing import get_args
 
-    from edgebench.result import Status
+    from edgebench.records.result import Status
 
     if status is not None and status not in get_args(Status):
         raise UsageError("--status", f"{status!r} is not a status; choose from {', '.join(get_args(Status))}")

@@ -12,7 +12,7 @@ import typer
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
 from edgebench.store import Store, default_store_path
 
 

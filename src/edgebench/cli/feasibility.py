@@ -13,7 +13,7 @@ from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreO
 from edgebench.cli.recording import recorded_runs
 from edgebench.host.cpuset import parse_cores
 from edgebench.host.sysfs import SysFS
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_size_bytes
 
 

@@ -11,7 +11,7 @@ import typer
 from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
 from edgebench.cli.recording import recorded_runs
 from edgebench.host.cpuset import parse_cores
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_shape
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
     from edgebench.partition.costs import CostTable
-    from edgebench.result import TrialResult
+    from edgebench.records.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")
 _MODES = ("infer", "train")
@@ -205,9 +205,9 @@ def _run_traced_trial(
 ) -> str:
     """Run a layer-traced trial of ``model`` here and store it; a failed trial is an error naming why."""
     from edgebench.cli.options import build
+    from edgebench.records.trial import Trial
     from edgebench.runner.launch import run_trial
     from edgebench.store import Store
-    from edgebench.trial import Trial
 
     size = batch_size or (1 if mode == "infer" else 8)
     values = {"model": model, "batch_size": size, "steps": steps, "warmup": warmup, "trace": "layers",

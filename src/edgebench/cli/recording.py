@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from edgebench.result import TrialResult
+    from edgebench.records.result import TrialResult
+    from edgebench.records.trial import Trial
     from edgebench.targets import Target
-    from edgebench.trial import Trial
 
 
 @contextmanager

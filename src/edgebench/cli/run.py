@@ -17,8 +17,8 @@ import typer
 
 from edgebench.cli.options import JsonOption, RootOption, StoreOption, TargetOption, build, sysfs_root
 from edgebench.errors import UsageError
+from edgebench.records.trial import Trial
 from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
-from edgebench.trial import Trial
 
 if TYPE_CHECKING:
     from edgebench.targets import Target

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.measure.attribution import PowerSeries
-from edgebench.result import TrialResult
-from edgebench.runner.events import Event, parse_events
-from edgebench.sensors.sampler import SamplerMeta
+from edgebench.records.events import Event, parse_events
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.spans import SpanTable
 from edgebench.sensors.samples import Samples, parse_samples
-from edgebench.tracing.spans import SpanTable
 
 
 @dataclass(frozen=True)

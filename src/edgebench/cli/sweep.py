@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from edgebench.config import LoadedConfig
-    from edgebench.result import TrialResult
+    from edgebench.records.result import TrialResult
 
 SetOption = Annotated[
     list[str] | None,

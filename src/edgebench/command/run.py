@@ -6,7 +6,7 @@ the device.  The workstation side plans which files to read with the very sensor
 :class:`~edgebench.sensors.sampler.Sampler` built without opening anything), and decodes the recorded file
 contents with the same :meth:`Sensor.decode` parsers, so a command trial's samples mean what a local trial's do.
 Steps come from the output through the trial's step pattern; the result is the same
-:class:`~edgebench.runner.bundle.TrialBundle` the Python agent gives.
+:class:`~edgebench.records.bundle.TrialBundle` the Python agent gives.
 
 Clock: where the shell has ``EPOCHREALTIME`` (mksh, busybox ash) stamps have microsecond resolution but are wall
 clock; the script reads it beside ``/proc/uptime`` (the device's monotonic clock, 10 ms steps) at the start and
@@ -28,11 +28,12 @@ from typing import Any
 from edgebench.command.patterns import StepPattern, Summary, step_pattern
 from edgebench.command.push import parse_push, remote_path
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.bundle import Failure, TrialBundle
-from edgebench.runner.events import Done, Event, Ready, Step
-from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig, SamplerMeta
+from edgebench.records.bundle import Failure, TrialBundle
+from edgebench.records.events import Done, Event, Ready, Step
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.trial import Trial
+from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig
 from edgebench.targets.shell import Shell
-from edgebench.trial import Trial
 
 #: The pid the sensors of the workload are planned with: the script puts the workload's pid in its place.
 WORKLOAD_PID = "self"

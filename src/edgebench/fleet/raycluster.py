@@ -40,14 +40,14 @@ from edgebench.fleet.placement import Placement, candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
 from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
-from edgebench.result import SweepInfo, TrialResult
+from edgebench.records.result import SweepInfo, TrialResult
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import new_trial_id
 from edgebench.store.rescue import save_or_keep
 from edgebench.store.sqlite import Claimant
 from edgebench.sweep.cooldown import cools_between
 from edgebench.sweep.execute import SweepOutcome, pending
 from edgebench.sweep.plan import PlannedTrial
-from edgebench.trial import Trial
 
 INSTALL = "pip install 'edgebench[fleet]'"
 #: Prefix of the Ray key-value entries where running sweeps publish their devices' trials and queue.

@@ -6,10 +6,10 @@ from typing import Any
 
 from edgebench.measure.energy import idle_window
 from edgebench.measure.power import device_energy
-from edgebench.result import AccuracyPoint
-from edgebench.runner.events import Eval, EventsLike, Step, as_events
+from edgebench.records.events import Eval, EventsLike, Step, as_events
+from edgebench.records.result import AccuracyPoint
+from edgebench.records.trial import Trial
 from edgebench.sensors.samples import Samples
-from edgebench.trial import Trial
 
 
 def _training(events: EventsLike) -> tuple[list[Step], list[Eval]]:

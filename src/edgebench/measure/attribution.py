@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgebench.measure.power import device_power_w, power_channels, power_series_w
-from edgebench.result import TraceSummary
-from edgebench.runner.events import EventsLike, as_events, measured_steps
+from edgebench.records.events import EventsLike, as_events, measured_steps
+from edgebench.records.result import TraceSummary
+from edgebench.records.spans import SpanTable
 from edgebench.sensors.samples import Samples
-from edgebench.tracing.spans import SpanTable
 
 N_KINDS = 4
 

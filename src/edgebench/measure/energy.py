@@ -14,10 +14,10 @@ from typing import Any
 from edgebench.measure.estimate import estimate_energy, parse_power_model
 from edgebench.measure.gpu import gpu_utilization_pct
 from edgebench.measure.power import device_energy
-from edgebench.result import GpuUtil, RailEnergy
-from edgebench.runner.events import EventsLike, Idle, as_events, first
+from edgebench.records.events import EventsLike, Idle, as_events, first
+from edgebench.records.result import GpuUtil, RailEnergy
+from edgebench.records.trial import Trial
 from edgebench.sensors.samples import Samples
-from edgebench.trial import Trial
 
 
 def idle_window(events: EventsLike) -> tuple[int, int] | None:

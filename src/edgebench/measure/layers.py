@@ -28,9 +28,9 @@ from edgebench.measure.attribution import (
     window_total,
 )
 from edgebench.measure.roofline import roofline_point
-from edgebench.runner.events import EventsLike
+from edgebench.records.events import EventsLike
+from edgebench.records.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 from edgebench.sensors.samples import Samples
-from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 
 
 class LayerRow(BaseModel):
@@ -129,7 +129,7 @@ def layer_report(
     peak: dict[str, Any] | None = None,
     depth: int | None = None,
 ) -> LayerReport:
-    """Build the table for a stored trial (``result`` is its :class:`~edgebench.result.TrialResult`)."""
+    """Build the table for a stored trial (``result`` is its :class:`~edgebench.records.result.TrialResult`)."""
     windows = train_windows(events)
     if not windows:
         raise ValueError("the trial has no measured steps")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from edgebench.measure.stats import t975
-from edgebench.result import Predictability
+from edgebench.records.result import Predictability
 from edgebench.sensors.samples import Samples
 
 MIN_LAG_SAMPLES = 2.0

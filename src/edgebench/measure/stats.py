@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from edgebench.result import Stats
+from edgebench.records.result import Stats
 
 
 def t975(df: int | np.ndarray) -> float | np.ndarray:

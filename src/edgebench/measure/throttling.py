@@ -23,19 +23,11 @@ import numpy as np
 
 from edgebench.host.cpu import FreqPolicy, freq_policies
 from edgebench.host.sysfs import SysFS
+from edgebench.records.throttle import PolicyLimit, ThrottleReference
 from edgebench.sensors.samples import Samples
 
 DEFAULT_HOT_C = 70.0
 _CORE = re.compile(r"^cpu(\d+)_(active_ticks|idle_ticks|freq_khz)$")
-
-
-@dataclass(frozen=True)
-class PolicyLimit:
-    """The cores of one cpufreq policy and the clock they would run at unthrottled (kHz)."""
-
-    name: str
-    cores: tuple[int, ...]
-    max_khz: int
 
 
 @dataclass(frozen=True)
@@ -231,17 +223,9 @@ def load_windows(samples: Samples, window_s: float = 1.0) -> list[LoadWindow]:
     return windows + ([last] if last else [])
 
 
-@dataclass(frozen=True)
-class ThrottleReference:
-    """What throttling is judged against, read from the device when a trial or a monitoring run starts."""
-
-    policies: tuple[PolicyLimit, ...]
-    hot_c: float
-
-    @classmethod
-    def read(cls, sysfs: SysFS, hot_c: float | None = None) -> ThrottleReference:
-        """The policies' reference clocks now, and ``hot_c`` (default: :func:`default_hot_c`)."""
-        return cls(tuple(policy_limits(sysfs)), hot_c if hot_c is not None else default_hot_c(sysfs))
+def read_throttle_reference(sysfs: SysFS, hot_c: float | None = None) -> ThrottleReference:
+    """The policies' reference clocks now, and ``hot_c`` (default: :func:`default_hot_c`)."""
+    return ThrottleReference(tuple(policy_limits(sysfs)), hot_c if hot_c is not None else default_hot_c(sysfs))
 
 
 def episodes_between(

@@ -14,7 +14,7 @@ from edgebench.measure.attribution import trace_summary
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
-from edgebench.measure.throttling import ThrottleReference, covered_ns, episodes_between
+from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
     core_ids,
     idle_ratio,
@@ -22,19 +22,8 @@ from edgebench.measure.utilization import (
     per_core_utilization_pct,
     process_cpu_pct,
 )
-from edgebench.result import (
-    CpuUtil,
-    LossSummary,
-    Range,
-    SamplerSummary,
-    Status,
-    ThrottleSpan,
-    Throttling,
-    TrialResult,
-)
-from edgebench.runner.budget import budget_outcome
-from edgebench.runner.bundle import TrialBundle
-from edgebench.runner.events import (
+from edgebench.records.bundle import TrialBundle
+from edgebench.records.events import (
     Done,
     Error,
     Event,
@@ -46,9 +35,21 @@ from edgebench.runner.events import (
     measured_phase,
     steps_of,
 )
+from edgebench.records.result import (
+    CpuUtil,
+    LossSummary,
+    Range,
+    SamplerSummary,
+    Status,
+    ThrottleSpan,
+    Throttling,
+    TrialResult,
+)
+from edgebench.records.spans import SpanTable
+from edgebench.records.throttle import ThrottleReference
+from edgebench.records.trial import Trial
+from edgebench.runner.budget import budget_outcome
 from edgebench.sensors.samples import Samples, parse_samples
-from edgebench.tracing.spans import SpanTable
-from edgebench.trial import Trial
 
 
 def durations_ms(steps: Sequence[Step]) -> np.ndarray:

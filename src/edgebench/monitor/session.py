@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import ThrottleEpisode, ThrottleReference, ThrottleTracker, WindowAccumulator
+from edgebench.measure.throttling import ThrottleEpisode, ThrottleTracker, WindowAccumulator, read_throttle_reference
 from edgebench.monitor.mnn_csv import FreqTemperatureWriter
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
@@ -199,7 +199,7 @@ def run_monitor(
             pid=config.pid,
         )
     )
-    reference = ThrottleReference.read(sysfs, config.hot_c)
+    reference = read_throttle_reference(sysfs, config.hot_c)
     policies, hot_c = reference.policies, reference.hot_c
     tracker = ThrottleTracker(
         policies,

@@ -24,7 +24,7 @@ from typing import Literal
 
 from edgebench.measure.layers import LayerReport, LayerRow
 from edgebench.partition.graph import GraphTensor, LayerGraph
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
 
 Mode = Literal["infer", "train"]
 

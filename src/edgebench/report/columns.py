@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j
-from edgebench.result import TrialResult
 
 _MIB = 2**20
 

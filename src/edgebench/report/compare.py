@@ -22,8 +22,8 @@ import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
-from edgebench.result import TrialResult
-from edgebench.runner.events import parse_events, steps_of
+from edgebench.records.events import parse_events, steps_of
+from edgebench.records.result import TrialResult
 from edgebench.store import Store
 
 Kind = Literal["trial", "sweep", "device"]

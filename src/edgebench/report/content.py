@@ -14,9 +14,9 @@ from pathlib import Path
 
 from edgebench.cli.stored import StoredTrial
 from edgebench.errors import UsageError
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
 from edgebench.report import figures as f
-from edgebench.result import TrialResult
-from edgebench.sensors.sampler import SamplerMeta
 from edgebench.sensors.samples import Samples, read_samples
 
 #: Trials drawn one by one; beyond this a report of many trials shows their table and curves only (opens quickly).
@@ -55,9 +55,9 @@ class ReportContent:
 
 def load_stored(store, result: TrialResult) -> StoredTrial:  # type: ignore[no-untyped-def]
     """One trial's series from an open store (``cli.stored.load_trial`` opens the store per trial)."""
-    from edgebench.runner.events import parse_events
+    from edgebench.records.events import parse_events
+    from edgebench.records.spans import SpanTable
     from edgebench.sensors.samples import parse_samples
-    from edgebench.tracing.spans import SpanTable
 
     events = parse_events(store.series(result.trial_id, "events") or "")
     meta_text = store.series(result.trial_id, "sampler_meta")

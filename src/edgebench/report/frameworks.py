@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from edgebench.errors import explain
-from edgebench.result import TrialResult
-from edgebench.trial import Trial
+from edgebench.records.result import TrialResult
+from edgebench.records.trial import Trial
 
 
 @dataclass
@@ -65,8 +65,8 @@ COLUMNS = {
 
 def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], precisions: Iterable[str]) -> list[Cell]:
     """Every combination, each with its trial or the one-line reason it cannot run (nothing runs here)."""
+    from edgebench.records.trial import check_backend
     from edgebench.targets import open_target
-    from edgebench.trial import check_backend
 
     target = open_target()
     cells = []

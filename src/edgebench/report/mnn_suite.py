@@ -37,6 +37,7 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.outputs import write_text_replacing
+from edgebench.records.result import TrialResult
 from edgebench.report.mnn_suite_series import (
     BENCH_SESSION_TEXT,
     RAIL_COLUMNS,
@@ -53,7 +54,6 @@ from edgebench.report.mnn_suite_series import (
     train_bench_text,
     usage_monitor_text,
 )
-from edgebench.result import TrialResult
 
 #: edgebench model -> the suite's network name, in the suite's column order.
 SUITE_NETS = {

@@ -30,9 +30,9 @@ import numpy as np
 
 from edgebench.measure.power import device_energy
 from edgebench.monitor.mnn_csv import temperature_column
-from edgebench.result import TrialResult
-from edgebench.runner.events import Idle, Ready, Step, first, parse_events
-from edgebench.sensors.sampler import SamplerMeta
+from edgebench.records.events import Idle, Ready, Step, first, parse_events
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
 from edgebench.sensors.samples import Samples, parse_samples
 
 PROCESSED_COLUMNS = ("stamp", "processPid", "VIRT", "RES", "SHR", "cpuUsage")

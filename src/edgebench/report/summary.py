@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
-from edgebench.result import Stats, Throttling, TrialResult
+from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
 

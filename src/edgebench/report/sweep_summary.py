@@ -6,8 +6,8 @@ from rich import box
 from rich.table import Table
 
 from edgebench.host.cpuset import format_mask
+from edgebench.records.result import TrialResult
 from edgebench.report.fit import keep_whole
-from edgebench.result import TrialResult
 
 
 def _energy_per_sample_j(r: TrialResult) -> float | None:

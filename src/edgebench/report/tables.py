@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from edgebench.host.cpuset import format_mask
 from edgebench.outputs import write_with
-from edgebench.result import TrialResult
-from edgebench.runner.events import Step, parse_events
+from edgebench.records.events import Step, parse_events
+from edgebench.records.result import TrialResult
 
 #: Lists indexed by core: one column per core.
 PER_CORE = ("cpu_util_pct.per_core", "idle_ratio", "cpu_freq_khz")

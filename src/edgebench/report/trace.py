@@ -25,10 +25,10 @@ import numpy as np
 
 from edgebench.measure.attribution import PowerSeries
 from edgebench.measure.power import power_channels, power_series_w
-from edgebench.result import TrialResult
-from edgebench.runner.events import EventsLike, Ready, Step, as_events, first
+from edgebench.records.events import EventsLike, Ready, Step, as_events, first
+from edgebench.records.result import TrialResult
+from edgebench.records.spans import BACKWARD, KINDS, SpanTable
 from edgebench.sensors.samples import Samples
-from edgebench.tracing.spans import BACKWARD, KINDS, SpanTable
 
 #: Pseudo process id of the device's counter tracks (above Linux's pid_max, so it never names a real process).
 DEVICE_PID = 4_194_305

@@ -9,9 +9,9 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
+from edgebench.records.result import TrialResult
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.fit import keep_whole
-from edgebench.result import TrialResult
 
 #: Shown in the terminal (the HTML report has every summary column), with the terminal's shorter headers.
 _SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "target": "target", "batch_size": "bs",

@@ -31,15 +31,16 @@ from typing import Literal
 from edgebench.host.environment import host_environment
 from edgebench.host.lifetime import process_running
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import ThrottleReference
+from edgebench.measure.throttling import read_throttle_reference
+from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
+from edgebench.records.events import Error, Idle, measured_phase, read_events, steps_of
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.trial import Trial
 from edgebench.runner.budget import wait_within_budget
-from edgebench.runner.bundle import Failure, MemoryWatch, TrialBundle
-from edgebench.runner.events import Error, Idle, measured_phase, read_events, steps_of
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE, is_allocation_failure
-from edgebench.sensors.sampler import SamplerConfig, SamplerMeta, SamplerProcess
-from edgebench.trial import Trial
+from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 
 _STARTUP_TIMEOUT_S = 300.0
 
@@ -64,7 +65,7 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
     """Run ``trial`` (placement already resolved for this device) and bundle what was measured."""
     sysfs = SysFS(sysfs_root)
     env = host_environment(sysfs)
-    reference = ThrottleReference.read(sysfs)  # before the trial heats the device
+    reference = read_throttle_reference(sysfs)  # before the trial heats the device
     remove_stale_work_dirs()
     with work_dir() as tmp:
         files = TrialFiles.under(Path(tmp))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from edgebench.result import TrialResult
-from edgebench.trial import Trial
+from edgebench.records.result import TrialResult
+from edgebench.records.trial import Trial
 
 #: The characterization paper's table II, in its order: ten that trained on the TX2 and six that did not.
 PAPER_MODELS = (

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 
 from edgebench.host.sysfs import SysFS
+from edgebench.records.events import Idle
+from edgebench.records.trial import Trial
 from edgebench.registry import SENSORS
-from edgebench.runner.events import Idle
-from edgebench.trial import Trial
 
 DEFAULT_IDLE_S = 5.0
 #: Sensors that measure power or energy.

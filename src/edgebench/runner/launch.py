@@ -1,7 +1,7 @@
 """The launcher: one trial on one target, measured and ready to store.
 
 A target runs the trial on its device through the device-side agent (:mod:`edgebench.runner.agent`) and hands
-back a :class:`~edgebench.runner.bundle.TrialBundle`; the launcher only turns that into a result
+back a :class:`~edgebench.records.bundle.TrialBundle`; the launcher only turns that into a result
 (:func:`edgebench.measure.trial.measure`).  Nothing here reads the device itself: placement checks use the
 target's cores, and the device's clock, files and environment are the agent's.
 """
@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.measure.trial import measure
-from edgebench.result import TrialResult
-from edgebench.runner.events import Event, as_events, dump_events
-from edgebench.sensors.sampler import SamplerMeta
+from edgebench.records.events import Event, as_events, dump_events
+from edgebench.records.result import TrialResult
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.trial import Trial
 from edgebench.settings import thread_oversubscription
 from edgebench.targets import Target, open_target
-from edgebench.trial import Trial
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
 
 class StopRule(Protocol):

@@ -2,7 +2,7 @@
 
 Protocol with the agent: the worker applies its placement, builds the workload, writes a ``ready`` event and
 prints ``edgebench-worker-ready``; it starts the warm-up when it reads ``go`` on stdin (by then the sampler is
-polling).  Every step is an event (:mod:`edgebench.runner.events`: phase, index, start_ns, end_ns, loss) on the
+polling).  Every step is an event (:mod:`edgebench.records.events`: phase, index, start_ns, end_ns, loss) on the
 monotonic clock the sampler uses.  The last line is ``done`` or ``error`` (with ``status`` oom or crashed).
 
 With ``mode="infer"`` the warm-up (phase ``infer_warmup``) and the measured steps (phase ``infer``) are forward
@@ -30,11 +30,11 @@ from typing import Any
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import SysFS
+from edgebench.records.events import EventWriter
+from edgebench.records.trial import Trial
 from edgebench.runner.budget import apply_memory_budget
-from edgebench.runner.events import EventWriter
 from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
 from edgebench.sensors.process import read_status_kib
-from edgebench.trial import Trial
 from edgebench.units import format_size
 
 READY_LINE = "edgebench-worker-ready"

@@ -21,12 +21,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.sysfs import PseudoFile, SysFS
+from edgebench.records.sampling import SamplerMeta
 from edgebench.registry import SENSORS
 from edgebench.sensors.base import PolledSource, Sensor, Source, open_source
 
@@ -46,31 +47,6 @@ class SamplerConfig:
     @property
     def meta_path(self) -> Path:
         return Path(self.out_csv).with_suffix(".meta.json")
-
-
-@dataclass
-class SamplerMeta:
-    """What a sampling run was: which sensors read, which could not and why, and what the sampler itself cost."""
-
-    interval_ms: float
-    columns: list[str]
-    sensors: list[str]
-    unavailable: dict[str, str]
-    labels: dict[str, str] = field(default_factory=dict)
-    clk_tck: int = 100
-    anchor_wall_ns: int = 0
-    anchor_mono_ns: int = 0
-    samples: int = 0
-    late_samples: int = 0
-    loop_cpu_s: float = 0.0
-    loop_wall_s: float = 0.0
-    #: The power and energy quantities among the columns (``PowerChannel`` as dicts), for ``measure.power``.
-    power_channels: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def cpu_pct_of_core(self) -> float:
-        """Share of one core the polling loop used (start-up excluded)."""
-        return 100.0 * self.loop_cpu_s / self.loop_wall_s if self.loop_wall_s > 0 else 0.0
 
 
 def build_sensors(sysfs: SysFS, names: tuple[str, ...], pid: int | None) -> tuple[list[Sensor], dict[str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebench.sensors.sampler import SamplerMeta
+from edgebench.records.sampling import SamplerMeta
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgebench.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult, upgrade
 from edgebench.store.sqlite import Store
 
 

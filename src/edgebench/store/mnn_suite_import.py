@@ -35,11 +35,11 @@ import numpy as np
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import parse_cores
 from edgebench.measure.power import above_idle, integrate_power_j
+from edgebench.records.result import Stats, TrialResult
+from edgebench.records.sampling import SamplerMeta
 from edgebench.report.mnn_suite import SUITE_NETS
 from edgebench.report.mnn_suite_series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
-from edgebench.result import Stats, TrialResult
 from edgebench.sensors.base import PowerChannel
-from edgebench.sensors.sampler import SamplerMeta
 
 #: the suite's net name -> edgebench's model
 MODELS = {net: model for model, net in SUITE_NETS.items()}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
-from edgebench.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult, upgrade
 
 if TYPE_CHECKING:
     from edgebench.store.sqlite import Store

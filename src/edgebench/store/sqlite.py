@@ -19,7 +19,7 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.host.lifetime import process_running
-from edgebench.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult, upgrade
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
 MIGRATIONS: tuple[str, ...] = (

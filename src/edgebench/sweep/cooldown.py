@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from edgebench.config import CooldownConfig
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.sensors.thermal import TempSource, temperature_sources
-from edgebench.trial import Trial
 
 #: The MNN-based suite's pause, used when idle temperature is asked for on a device without sensors.
 FALLBACK_S = 120.0

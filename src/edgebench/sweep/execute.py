@@ -23,7 +23,8 @@ from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
 from edgebench.interrupts import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
-from edgebench.result import SweepInfo, TrialResult
+from edgebench.records.result import SweepInfo, TrialResult
+from edgebench.records.trial import Trial
 from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
 from edgebench.store.rescue import save_or_keep
@@ -31,7 +32,6 @@ from edgebench.store.sqlite import Claimant
 from edgebench.sweep.cooldown import CooldownOutcome, Cooler, cools_between
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
-from edgebench.trial import Trial
 
 Runner = Callable[..., TrialRun]
 

@@ -29,11 +29,11 @@ from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
+from edgebench.records.trial import Trial
 from edgebench.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
-from edgebench.trial import Trial
 
 if TYPE_CHECKING:
-    from edgebench.result import TrialResult
+    from edgebench.records.result import TrialResult
 
 
 @dataclass(frozen=True)

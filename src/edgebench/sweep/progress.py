@@ -18,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from edgebench.result import TrialResult
+from edgebench.records.result import TrialResult
 from edgebench.sweep.plan import Plan, PlannedTrial
 
 

@@ -1,7 +1,7 @@
 """What the workstation needs from the device a trial runs on: a target.
 
 Anything that reads or writes the device goes through its target: running a trial (the target starts the
-device-side agent and returns its :class:`~edgebench.runner.bundle.TrialBundle`), the cores a trial may be placed
+device-side agent and returns its :class:`~edgebench.records.bundle.TrialBundle`), the cores a trial may be placed
 on, the device's ``/proc`` and ``/sys`` (frequency pinning and restore, cool-down temperatures, core roles), root
 rights and the device's environment.  The workstation itself only plans, measures, stores and reports, so a new
 kind of device (over SSH, over adb) is a new transport behind this protocol, not a branch through the launcher.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.bundle import TrialBundle
-from edgebench.trial import Trial
+from edgebench.records.bundle import TrialBundle
+from edgebench.records.trial import Trial
 
 
 class Target(Protocol):

@@ -14,10 +14,10 @@ from typing import Any
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.frequency import running_as_root
 from edgebench.host.sysfs import SysFS
+from edgebench.records.bundle import TrialBundle
+from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS
 from edgebench.runner.agent import run_agent
-from edgebench.runner.bundle import TrialBundle
-from edgebench.trial import Trial
 
 
 class LocalTarget:

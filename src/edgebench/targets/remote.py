@@ -22,13 +22,13 @@ from typing import Any, ClassVar
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import parse_cpu_list
 from edgebench.host.environment import host_environment
-from edgebench.runner.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
-from edgebench.runner.events import read_events, steps_of
+from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
+from edgebench.records.events import read_events, steps_of
+from edgebench.records.trial import Trial
 from edgebench.targets.guard import guarded
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
 from edgebench.targets.shell import Shell
-from edgebench.trial import Trial
 
 #: Commands every remote target needs on the device (the rest of the device-side scripts are ``sh`` builtins).
 NEEDED_COMMANDS = ("cat", "mkdir", "rm", "mv")
@@ -38,7 +38,7 @@ _STARTUP_MARGIN_S = 360.0
 DEFAULT_SU_FORMS = ("su -0", "su -c")
 
 _PROBE_EDGEBENCH = (
-    "import json, edgebench, edgebench.runner.bundle as b; "
+    "import json, edgebench, edgebench.records.bundle as b; "
     "print(json.dumps({'version': edgebench.__version__, 'bundle': b.BUNDLE_VERSION, "
     "'schema': b.schema_fingerprint() if hasattr(b, 'schema_fingerprint') else None}))"
 )

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.mnn.support import unsupported
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import Workload
 

@@ -36,7 +36,7 @@ from edgebench.backends.onnx_export import INPUT_NAME
 
 if TYPE_CHECKING:
     from edgebench.backends.quantize import Calibration
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
 
 METHOD = "MNN converter --weightQuantBits 8 (int8 weights with per-channel scales, float compute)"
 FULL_METHOD = (
@@ -135,7 +135,7 @@ def int8_model(
     mnn: Any, onnx_path: Path, work_dir: Path, trial: Trial, input_shape: tuple[int, ...], inputs: np.ndarray
 ) -> tuple[Path, dict[str, Any]]:
     """The trial's int8 model (full where MNN's quantizer succeeds, else weight-only) and its
-    :class:`edgebench.result.Quantization` record (a dict), against the fp32 conversion on the shared inputs."""
+    :class:`edgebench.records.result.Quantization` record (a dict), against the fp32 conversion on the shared inputs."""
     from edgebench.backends.quantize import calibration
 
     calib = calibration(trial.model, input_shape, preset=trial.preset, data=trial.data, seed=trial.seed)

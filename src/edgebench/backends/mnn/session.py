@@ -29,7 +29,7 @@ from edgebench.backends.mnn.batches import ReplayedSampler
 from edgebench.backends.mnn.model import load_trainable
 from edgebench.backends.mnn.prepare import Prepared, run_in_child
 from edgebench.backends.mnn.quiet import stdout_to_stderr
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import OptimizerSettings, Workload
 

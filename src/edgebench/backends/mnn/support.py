@@ -81,7 +81,7 @@ def probe(model: str) -> dict[str, Any]:
 
     from edgebench.backends.mnn.prepare import torch_task
     from edgebench.backends.mnn.session import MnnSession
-    from edgebench.trial import Trial
+    from edgebench.records.trial import Trial
     from edgebench.workloads import get_workload
 
     workload = get_workload(model)

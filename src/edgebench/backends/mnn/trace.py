@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from edgebench.tracing.spans import BACKWARD, FORWARD, SpanTable, span_table
+from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 
 if TYPE_CHECKING:
     from edgebench.backends.mnn.session import MnnSession

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.onnx_export import ExportedModel, export_workload
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 
 
 @dataclass(frozen=True)

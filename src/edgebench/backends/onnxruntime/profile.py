@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edgebench.backends.onnx_export import module_of_node
-from edgebench.tracing.spans import FORWARD, SpanTable, span_table
+from edgebench.records.spans import FORWARD, SpanTable, span_table
 
 if TYPE_CHECKING:
     from edgebench.backends.onnxruntime.session import OrtSession

@@ -20,7 +20,7 @@ import numpy as np
 
 from edgebench.backends.base import TraceRecording
 from edgebench.backends.onnxruntime import INSTALL
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 
 #: The level every trial runs at, recorded as ORT names it.
 OPTIMIZATION_LEVEL = "ORT_ENABLE_ALL"

@@ -14,7 +14,7 @@ import torch
 
 from edgebench.backends.base import TraceRecording
 from edgebench.backends.torch.precision import at_precision
-from edgebench.trial import Trial
+from edgebench.records.trial import Trial
 from edgebench.workloads import get_workload
 
 #: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).

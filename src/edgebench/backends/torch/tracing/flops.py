@@ -117,7 +117,7 @@ def count_layer_costs(model: nn.Module, step: Callable[[], Any]) -> tuple[dict[s
     """Run ``step`` (one forward and backward of ``model``) once and count each module's own FLOPs and bytes.
 
     Returns per-label arrays in :func:`edgebench.backends.torch.tracing.layers.module_labels` order, keyed by
-    :data:`edgebench.tracing.spans.COST_FIELDS`, and the unattributed totals (loss, optimizer, accumulation).
+    :data:`edgebench.records.spans.COST_FIELDS`, and the unattributed totals (loss, optimizer, accumulation).
     """
     modules, _, _, _ = module_labels(model)
     stack: list[int] = []

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from edgebench.tracing.spans import BACKWARD, FORWARD, SpanTable, span_table
+from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 
 _FWD_BEGIN, _FWD_END, _BWD_BEGIN, _BWD_END = 0, 1, 2, 3
 _ACCUMULATE_GRAD_SEQ = 2**64 - 1

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from edgebench.tracing.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable, span_table
+from edgebench.records.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable, span_table
 
 _BACKWARD_SCOPE = "autograd::engine::evaluate_function"
 _OPTIMIZER_SCOPE = "Optimizer."

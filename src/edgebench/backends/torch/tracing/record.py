@@ -17,7 +17,7 @@ from torch import nn
 from edgebench.backends.torch.tracing.flops import count_layer_costs
 from edgebench.backends.torch.tracing.layers import LayerTracer
 from edgebench.backends.torch.tracing.ops import OpTracer
-from edgebench.tracing.spans import SpanTable
+from edgebench.records.spans import SpanTable
 
 
 class TraceRecorder:

@@ -1,9 +1,9 @@
 """What a device-side agent hands back for one trial: everything measured there, on the device's clock.
 
 The agent runs the worker, the sampler, the idle baseline and the memory watchdog on the device; the workstation
-turns the bundle into a :class:`~edgebench.result.TrialResult` (``measure.trial.measure``) and stores it with the
-raw series.  The bundle is versioned so that a workstation refuses one from an agent that speaks another version
-instead of misreading it.
+turns the bundle into a :class:`~edgebench.records.result.TrialResult` (``measure.trial.measure``) and stores it
+with the raw series.  The bundle is versioned so that a workstation refuses one from an agent that speaks another
+version instead of misreading it.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from edgebench.measure.throttling import ThrottleReference
-from edgebench.runner.events import Event
-from edgebench.sensors.sampler import SamplerMeta
-from edgebench.trial import Trial
+from edgebench.records.events import Event
+from edgebench.records.sampling import SamplerMeta
+from edgebench.records.throttle import ThrottleReference
+from edgebench.records.trial import Trial
 
 BUNDLE_VERSION = 1
 

@@ -34,7 +34,8 @@ class Ready(_Event):
     num_classes: int | None = None
     #: The backend's own environment (framework version, its thread pools, affinity).
     env: dict[str, Any] = {}
-    #: An int8 trial's :class:`edgebench.result.Quantization`, as the backend measured it while building the model.
+    #: An int8 trial's :class:`edgebench.records.result.Quantization`, as the backend measured it while building
+    #: the model.
     quantization: dict[str, Any] | None = None
 
 
