@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.ray_cluster import LocalCluster
 
 from _common import interleave
-from edgebench.config import load_config
+from edgebench.config.sweep_file import load_config
 from edgebench.fleet import SweepJob, open_executor
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store

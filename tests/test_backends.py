@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from edgebench.backends.base import Backend, Capabilities
 from edgebench.cli.options import build
+from edgebench.config.trial import make_trial
 from edgebench.errors import UsageError
 from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS, MODELS
@@ -45,7 +46,7 @@ def imports_torch(code: str) -> bool:
         "from edgebench.cli import main\nassert main(['models', 'resnet50', '--no-measure']) == 0",
         # config validation and sweep planning, presets and real data included
         f"""
-        from edgebench.config import load_config
+        from edgebench.config.sweep_file import load_config
         from edgebench.host.sysfs import SysFS
         from edgebench.sweep.plan import plan
         config = load_config({str(EXAMPLES / "mnn_suite_cores.yaml")!r}, ["models=[resnet50, char_cnn]"]).config
@@ -106,14 +107,14 @@ def limited(monkeypatch):
 def test_a_trial_its_backend_cannot_run_is_a_usage_error(limited, option, value, flag, message):
     assert Trial(backend=limited, infer_steps=0).backend == "limited"
     with pytest.raises(UsageError) as info:
-        build(Trial, {"backend": limited, "infer_steps": 0, option: value}, {})
+        build(make_trial, {"backend": limited, "infer_steps": 0, option: value}, {})
     assert (info.value.field, info.value.message) == (flag, message)
     assert "\n" not in str(info.value)
 
 
 def test_an_unknown_backend_names_the_known_ones():
     with pytest.raises(ValidationError, match="unknown backend 'tflite': must be 'torch'"):
-        Trial(backend="tflite")
+        make_trial(backend="tflite")
 
 
 def test_the_spec_builds_its_model_only_when_asked():

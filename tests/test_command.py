@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.command.patterns import NAMED_PATTERNS, step_pattern
+from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
 from edgebench.command.run import parse_device_output, plan_sampler, run_command_trial, script_for
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS

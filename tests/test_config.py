@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.config import load_config, parse_override
+from edgebench.config.sweep_file import load_config, parse_override
 from edgebench.errors import UsageError
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "sweeps"

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from edgebench.config import CooldownConfig
+from edgebench.config.sweep_file import CooldownConfig
 from edgebench.host.sysfs import SysFS
 from edgebench.sweep.cooldown import FALLBACK_S, Cooler
 

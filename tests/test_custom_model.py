@@ -10,6 +10,7 @@ import textwrap
 import pytest
 from pydantic import ValidationError
 
+from edgebench.config.trial import make_trial
 from edgebench.models import get_workload
 from edgebench.records.trial import Trial
 
@@ -82,7 +83,7 @@ def test_a_workload_object_is_used_as_it_is(user_module):
 )
 def test_bad_targets_fail_validation_in_one_line(user_module, target, message):
     with pytest.raises(ValidationError, match=message) as info:
-        Trial(model=target)
+        make_trial(model=target)
     assert info.value.errors()[0]["loc"] == ("model",)
 
 
@@ -129,3 +130,21 @@ def test_the_edgebench_script_finds_a_model_in_the_current_directory(tmp_path):
     proc = subprocess.run([script, *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "ok"
+
+
+def test_parsing_a_trial_imports_nothing_and_the_edge_check_does(tmp_path, monkeypatch):
+    """A stored or bundled trial reads back without the user's module; the check where input enters imports it."""
+    (tmp_path / "side_effect_models.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_suffix('.imported').touch()\n"
+        "def tiny(num_classes=10):\n    raise RuntimeError('not built here')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parsed = Trial.model_validate_json(Trial(model="side_effect_models:tiny").model_dump_json())
+    assert parsed.model == "side_effect_models:tiny"
+    assert not (tmp_path / "side_effect_models.imported").exists()
+    assert Trial(model="no_such_module_anywhere:Net").model == "no_such_module_anywhere:Net"
+    with pytest.raises(ValidationError) as info:
+        make_trial(model="no_such_module_anywhere:Net")
+    assert info.value.errors()[0]["loc"] == ("model",)
+    make_trial(model="side_effect_models:tiny")
+    assert (tmp_path / "side_effect_models.imported").exists()

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from edgebench.config import CooldownConfig, load_config
+from edgebench.config.sweep_file import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.fleet import SweepJob
 from edgebench.fleet.devices import Device, devices_of_nodes, local_device, resources_of

@@ -10,7 +10,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from edgebench.config import load_config
+from edgebench.config.sweep_file import load_config
 from edgebench.host.sysfs import SysFS
 from edgebench.records.events import measured_steps, parse_events, steps_of
 from edgebench.records.trial import Trial

@@ -133,7 +133,7 @@ def test_folders_keep_the_mask_as_typed_and_an_uncontrolled_trial_is_the_unroote
 
 
 def test_a_sweep_keeps_the_typed_mask_and_still_runs_duplicates_once():
-    from edgebench.config import load_config
+    from edgebench.config.sweep_file import load_config
     from edgebench.host.sysfs import SysFS
     from edgebench.sweep.plan import plan
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.config import load_config
+from edgebench.config.sweep_file import load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from edgebench.cli import main
-from edgebench.config import load_config
+from edgebench.config.settings import BY_FIELD, SETTINGS
+from edgebench.config.sweep_file import load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
-from edgebench.settings import BY_FIELD, SETTINGS
 from edgebench.sweep.plan import plan
 
 #: Two values per setting as a user types them (the second None: the field has one valid value here), and the

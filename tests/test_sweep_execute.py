@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from edgebench.config import CooldownConfig, load_config
+from edgebench.config.sweep_file import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.runner.launch import TrialRun

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from edgebench.config import load_config
+from edgebench.config.sweep_file import load_config
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
 from edgebench.sweep.plan import plan

@@ -17,6 +17,15 @@ class UsageError(Exception):
         self.message = message
 
 
+def located(error: ErrorDetails) -> tuple[str, str]:
+    """``(field, message)`` of one pydantic error: its location, or for a check across fields (located nowhere) the
+    field its message starts with (``until_accuracy: needs real held-out data...``)."""
+    field, message = (str(error["loc"][0]) if error["loc"] else ""), explain(error)
+    if not field and ": " in message:
+        field, message = message.split(": ", 1)
+    return field, message
+
+
 def explain(error: ErrorDetails) -> str:
     """One pydantic error in the words every command uses: ``must be greater than or equal to 1 (got 0)``.
 

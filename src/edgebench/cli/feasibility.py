@@ -11,9 +11,9 @@ import typer
 
 from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
 from edgebench.cli.recording import recorded_runs
+from edgebench.config.trial import make_trial
 from edgebench.host.cpuset import parse_cores
 from edgebench.host.sysfs import SysFS
-from edgebench.records.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_size_bytes
 
 
@@ -51,10 +51,10 @@ def feasibility(
     from edgebench.runner.launch import resolve_placement
     from edgebench.targets import open_target
 
-    names = [build(Trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
+    names = [build(make_trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
     sizes = parse("--batch-sizes", batch_sizes, _batch_sizes)
     base = build(
-        Trial,
+        make_trial,
         {
             "model": names[0],
             "steps": steps,

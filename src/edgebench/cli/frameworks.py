@@ -10,8 +10,8 @@ import typer
 
 from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
 from edgebench.cli.recording import recorded_runs
+from edgebench.config.trial import make_trial
 from edgebench.host.cpuset import parse_cores
-from edgebench.records.trial import Trial
 from edgebench.units import format_size, parse_duration_s, parse_shape
 
 if TYPE_CHECKING:
@@ -57,12 +57,12 @@ def frameworks(
     from edgebench.targets import open_target
 
     model_names = parse("--models", models, _names) or []
-    names = [build(Trial, {"model": m}, {"model": "--models"}).model for m in model_names]
+    names = [build(make_trial, {"model": m}, {"model": "--models"}).model for m in model_names]
     backend_names = parse("--backends", backends, _names) or []
     default_precisions = "fp32,int8" if mode == "infer" else "fp32"
     precision_names = parse("--precisions", precisions or default_precisions, _names) or []
     base = build(
-        Trial,
+        make_trial,
         {
             "model": names[0],
             "mode": mode,
@@ -78,7 +78,7 @@ def frameworks(
         {"timeout_s": "--timeout", "batch_size": "--batch-size"},
     )
     for precision in precision_names:  # a precision no backend knows is the user's typo, not a cell's reason
-        build(Trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
+        build(make_trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
     target = open_target()
     resolve_placement(base, target)
     cells = plan_cells(base, names, backend_names, precision_names)

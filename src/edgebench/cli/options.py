@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from pydantic import BaseModel, ValidationError
 
-from edgebench.errors import UsageError, explain
+from edgebench.errors import UsageError, located
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -25,16 +25,13 @@ def parse(flag: str, text: str | None, parser: Callable[[str], T]) -> T | None:
         raise UsageError(flag, str(exc)) from None
 
 
-def build(model: type[M], values: dict[str, Any], flags: dict[str, str]) -> M:
-    """Validate ``values`` into ``model``; the first error is reported against its command-line flag."""
+def build(make: Callable[..., M], values: dict[str, Any], flags: dict[str, str]) -> M:
+    """Validate ``values`` through ``make`` (a model, or :func:`~edgebench.config.trial.make_trial` for a Trial); the
+    first error is reported against its command-line flag."""
     try:
-        return model(**{k: v for k, v in values.items() if v is not None})
+        return make(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        message = explain(error)
-        if not field and ": " in message:  # a check across fields names the field its message starts with
-            field, message = message.split(": ", 1)
+        field, message = located(exc.errors()[0])
         flag = flags.get(field, "--" + field.replace("_", "-"))
         raise UsageError(flag, message) from None
 

@@ -205,14 +205,14 @@ def _run_traced_trial(
 ) -> str:
     """Run a layer-traced trial of ``model`` here and store it; a failed trial is an error naming why."""
     from edgebench.cli.options import build
-    from edgebench.records.trial import Trial
+    from edgebench.config.trial import make_trial
     from edgebench.runner.launch import run_trial
     from edgebench.store import Store
 
     size = batch_size or (1 if mode == "infer" else 8)
     values = {"model": model, "batch_size": size, "steps": steps, "warmup": warmup, "trace": "layers",
               "estimate_energy": estimate, "infer_steps": max(steps, 5)}  # fmt: skip
-    trial = build(Trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
+    trial = build(make_trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
     typer.echo(
         f"no stored layer-traced trial of {model} on this device: running one (batch {size}, {steps} steps)", err=True
     )

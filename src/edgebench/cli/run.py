@@ -1,6 +1,6 @@
 """``edgebench run``: train one model on this device and report how it went.
 
-Its options are the Trial's settings as :mod:`edgebench.settings` declares them, plus a few of its own (output,
+Its options are the Trial's settings as :mod:`edgebench.config.settings` declares them, plus a few of its own (output,
 store, sysfs root): a setting added there is a flag here, with no change to this module.
 """
 
@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from edgebench.cli.options import JsonOption, RootOption, StoreOption, TargetOption, build, sysfs_root
+from edgebench.config.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
+from edgebench.config.trial import make_trial
 from edgebench.errors import UsageError
 from edgebench.records.trial import Trial
-from edgebench.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
 
 if TYPE_CHECKING:
     from edgebench.targets import Target
@@ -92,7 +93,7 @@ def run(**options: Any) -> int:
         given["cores_mask"] = given["cores"].text
     if given.get("freq_khz") == "all":
         raise UsageError("--frequency", "all is for a sweep's frequencies axis; give one frequency, e.g. 1.7GHz")
-    trial = build(Trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})
+    trial = build(make_trial, with_adaptive_minimum(given), {s.field: s.flag for s in SETTINGS})
     as_json, store, no_store = options["as_json"], options["store"], options["no_store"]
     placed = resolve_placement(trial, target)  # a bad --cores or --threads fails before anything starts
     assert placed.threads is not None and placed.cores is not None

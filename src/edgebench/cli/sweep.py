@@ -18,7 +18,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from edgebench.config import LoadedConfig
+    from edgebench.config.sweep_file import LoadedConfig
     from edgebench.records.result import TrialResult
 
 SetOption = Annotated[
@@ -60,7 +60,7 @@ def sweep(
     from rich.console import Console
 
     from edgebench.cli import fail
-    from edgebench.config import load_config
+    from edgebench.config.sweep_file import load_config
     from edgebench.registry import EXECUTORS
     from edgebench.sweep.plan import plan
     from edgebench.targets import open_target

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
 
-from edgebench.command.patterns import StepPattern, Summary, step_pattern
-from edgebench.command.push import parse_push, remote_path
+from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
+from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
 from edgebench.records.events import Done, Event, Ready, Step

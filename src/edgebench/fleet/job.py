@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from edgebench.config import CooldownConfig
+from edgebench.config.sweep_file import CooldownConfig
 from edgebench.store import Store
 from edgebench.sweep.execute import Reporter, SweepOutcome
 from edgebench.sweep.plan import Plan

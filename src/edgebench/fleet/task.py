@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edgebench.config import CooldownConfig
+from edgebench.config.sweep_file import CooldownConfig
 from edgebench.fleet.devices import device_here
 from edgebench.host.frequency import FrequencyControl
 from edgebench.runner.launch import run_trial

@@ -109,7 +109,7 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
 
 
 def _thread_notes(trial: Trial) -> list[str] | None:
-    from edgebench.settings import thread_oversubscription
+    from edgebench.config.settings import thread_oversubscription
 
     if trial.threads is None or not trial.cores:
         return None
@@ -121,7 +121,7 @@ def _thread_notes(trial: Trial) -> list[str] | None:
 
 
 def _sampler_notes(sampler: SamplerSummary | None) -> list[str]:
-    from edgebench.settings import SAMPLER_CPU_NOTE_PCT
+    from edgebench.config.settings import SAMPLER_CPU_NOTE_PCT
 
     if sampler is None or sampler.cpu_pct_of_core < SAMPLER_CPU_NOTE_PCT:
         return []

@@ -1,15 +1,16 @@
-"""A Trial: one model at one configuration, the unit a worker process runs and the store keeps."""
+"""A Trial: one model at one configuration, the unit a worker process runs and the store keeps.
+
+A record, so parsing one has no side effects: it checks types, ranges and how fields fit together, nothing that
+needs a registry or imports the user's code.  Those checks (a known model and backend, what the backend can run,
+a ``module:factory`` model that imports) run where the user's input enters (:mod:`edgebench.config.trial`), so a
+bundle or a stored result reads back on a machine without the model's module.
+"""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-
-from edgebench.backends.base import Capabilities, device_kind, refusal
-from edgebench.registry import BACKENDS, DATASETS, MODELS
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PositiveInt = Annotated[int, Field(ge=1)]
 #: Numeric precision: ``fp32``; autocast mixed precision with ``bf16`` / ``fp16`` compute; or ``int8``, post-training
@@ -17,6 +18,8 @@ PositiveInt = Annotated[int, Field(ge=1)]
 Precision = Literal["fp32", "bf16", "fp16", "int8"]
 #: What the measured steps are: ``train`` (forward, loss, backward, update) or ``infer`` (forward passes only).
 Mode = Literal["train", "infer"]
+#: The step cap of a ``target_ci_pct`` trial whose ``max_steps`` is unset.
+DEFAULT_MAX_STEPS = 2000
 
 
 class Trial(BaseModel):
@@ -80,20 +83,6 @@ class Trial(BaseModel):
     #: Per-step spans: ``layers`` (nn.Module forward and backward), ``ops`` (aten ops via torch.profiler).
     trace: Literal["none", "layers", "ops"] = "none"
 
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, name: str, info: ValidationInfo) -> str:
-        if info.data.get("command") is not None:  # the user's own workload: the model is only its label
-            if not name.strip():
-                raise ValueError("a command trial's label cannot be empty")
-            return name.strip()
-        if ":" in name:  # the user's own model: it must import now, not fail later in the worker
-            from edgebench.backends.torch.models.custom import resolve
-
-            resolve(name.strip())
-            return name.strip()
-        return MODELS.canonical(name)
-
     @model_validator(mode="before")
     @classmethod
     def _command_backend(cls, values: Any) -> Any:
@@ -116,113 +105,48 @@ class Trial(BaseModel):
                     "step_pattern: a command trial needs --step-pattern: a regex matching the line that ends each "
                     "step, or a shipped pattern (mnn-train-demo, tflite-benchmark-model)"
                 )
+            if values.get("preset") is not None:
+                raise ValueError("preset: a command trial runs its own inputs; drop --preset")
+            if "model" in values and not str(values["model"]).strip():
+                raise ValueError("model: a command trial's label cannot be empty")
         else:
             if backend == "command":
                 raise ValueError("backend: the command backend runs a --command; give one, or another backend")
             for key in ("push", "step_pattern"):
                 if values.get(key):
                     raise ValueError(f"{key}: only a --command trial uses it; add --command or drop it")
+        if isinstance(values.get("model"), str):
+            values = {**values, "model": values["model"].strip()}
         return values
 
-    @field_validator("step_pattern")
-    @classmethod
-    def _step_pattern(cls, text: str | None) -> str | None:
-        from edgebench.command.patterns import check_step_pattern
-
-        return None if text is None else check_step_pattern(text)
-
-    @field_validator("push")
-    @classmethod
-    def _push_specs(cls, specs: tuple[str, ...]) -> tuple[str, ...]:
-        from edgebench.command.push import parse_push
-
-        for spec in specs:
-            parse_push(spec)
-        return specs
-
-    @field_validator("preset")
-    @classmethod
-    def _known_preset(cls, preset: str | None, info: ValidationInfo) -> str | None:
-        if info.data.get("command") is not None and preset is not None:
-            raise ValueError("a command trial runs its own inputs; drop --preset")
-        if preset is None or "model" not in info.data:
-            return preset
-        from edgebench.workloads import get_workload
-
-        workload = get_workload(info.data["model"])
-        try:
-            return workload.preset(preset).name
-        except KeyError as exc:
-            raise ValueError(exc.args[0]) from None
-
-    @field_validator("data")
-    @classmethod
-    def _known_data(cls, data: str | None, info: ValidationInfo) -> str | None:
-        if data is None:
-            return None
-        data = DATASETS.canonical(data)
-        requires = getattr(DATASETS.load(data), "requires", "")
-        if requires and importlib.util.find_spec(requires) is None:
-            raise ValueError(f"the {data} data ships in {requires}: pip install 'edgebench[data]'")
-        if "model" in info.data:
-            from edgebench.workloads import get_workload
-            from edgebench.workloads.tasks import task_datasets
-
-            workload = get_workload(info.data["model"])
-            accepted = task_datasets(workload.task)
-            if data not in accepted:
-                what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
-                raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
-        return data
-
-    @field_validator("until_accuracy")
-    @classmethod
-    def _accuracy_needs_data(cls, target: float | None, info: ValidationInfo) -> float | None:
-        if target is not None and info.data.get("mode") == "infer":
-            raise ValueError("trains until an accuracy, which an inference trial (--mode infer) never does")
-        if target is not None and info.data.get("data") is None:
-            raise ValueError("needs real held-out data to measure accuracy on: add --data mnist or --data shakespeare")
-        return target
-
-    @field_validator("trace")
-    @classmethod
-    def _trace_measured_steps_only(cls, trace: str, info: ValidationInfo) -> str:
-        if "backend" in info.data:
-            _refuse(info.data["backend"], "trace", trace, lambda c: c.trace_kinds)
-        if trace != "none" and info.data.get("until_accuracy") is not None:
+    @model_validator(mode="after")
+    def _fields_agree(self) -> Trial:
+        """Checks across fields, on the whole record (never on the order fields happen to be declared in)."""
+        if self.until_accuracy is not None and self.mode == "infer":
             raise ValueError(
-                "cannot be combined with --until-accuracy: its held-out evaluations run between the steps and would "
-                "be traced as training; trace a fixed-step or --target-ci run"
+                "until_accuracy: trains until an accuracy, which an inference trial (--mode infer) never does"
             )
-        return trace
-
-    @field_validator("backend")
-    @classmethod
-    def _known_backend(cls, backend: str, info: ValidationInfo) -> str:
-        backend = check_backend(backend)
-        device = info.data.get("device")
-        if device is not None:
-            _refuse(backend, "on device", device_kind(device), lambda c: c.devices)
-        mode = info.data.get("mode", "train")
-        _refuse(backend, "mode", mode, lambda c: c.modes)
-        if mode == "train" and info.data.get("infer_steps"):  # inference passes after training
-            _refuse(backend, "mode", "infer", lambda c: c.modes)
-        if info.data.get("model") is not None:  # a model the backend refuses (MNN: its task, its recorded probe)
-            reason = BACKENDS.load(backend).model_refusal(info.data["model"], mode)
-            if reason:
-                raise ValueError(reason)
-        return backend
-
-    @field_validator("precision")
-    @classmethod
-    def _backend_precision(cls, precision: str, info: ValidationInfo) -> str:
-        if precision == "int8" and info.data.get("mode") != "infer":
-            raise ValueError("'int8' is post-training quantization, which only inference runs: add --mode infer")
-        if precision == "int8" and device_kind(info.data.get("device", "cpu")) != "cpu":
-            raise ValueError("'int8' (static quantization) runs on the CPU only: use --device cpu")
-        if "backend" in info.data:
-            _refuse(info.data["backend"], "at precision", precision, lambda c: c.precisions)
-        return precision
+        if self.until_accuracy is not None and self.data is None:
+            raise ValueError(
+                "until_accuracy: needs real held-out data to measure accuracy on: add --data mnist or "
+                "--data shakespeare"
+            )
+        if self.trace != "none" and self.until_accuracy is not None:
+            raise ValueError(
+                "trace: cannot be combined with --until-accuracy: its held-out evaluations run between the steps and "
+                "would be traced as training; trace a fixed-step or --target-ci run"
+            )
+        if self.precision == "int8" and self.mode != "infer":
+            raise ValueError(
+                "precision: 'int8' is post-training quantization, which only inference runs: add --mode infer"
+            )
+        if self.precision == "int8" and self.device.split(":", 1)[0] != "cpu":
+            raise ValueError("precision: 'int8' (static quantization) runs on the CPU only: use --device cpu")
+        try:
+            check_step_cap(self.max_steps, self.steps, self.target_ci_pct)
+        except ValueError as exc:
+            raise ValueError(f"max_steps: {exc}") from None
+        return self
 
     @field_validator("cores")
     @classmethod
@@ -240,42 +164,10 @@ class Trial(BaseModel):
     def _device(cls, device: str) -> str:
         return check_device(device)
 
-    @field_validator("max_steps")
-    @classmethod
-    def _cap_above_minimum(cls, max_steps: int | None, info: ValidationInfo) -> int | None:
-        return check_step_cap(max_steps, info.data.get("steps") or 1, info.data.get("target_ci_pct"))
-
-    @field_validator("estimate_energy")
-    @classmethod
-    def _power_model(cls, spec: str | None) -> str | None:
-        from edgebench.measure.estimate import parse_power_model
-
-        return None if spec is None else parse_power_model(spec).spec()
-
     def with_placement(self, allowed: tuple[int, ...]) -> Trial:
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""
         cores = self.cores or allowed
         return self.model_copy(update={"cores": cores, "threads": self.threads or len(cores)})
-
-
-def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:
-    """A ``ValueError`` (one usage line, exit 2) when ``backend``'s declared capabilities do not include ``wanted``.
-
-    The capabilities are read from the backend's framework-free record, so this check imports no framework.
-    """
-    capabilities = BACKENDS.load(backend).capabilities
-    reason = refusal(backend, what, wanted, offered(capabilities))
-    if reason:
-        raise ValueError(reason)
-
-
-def check_backend(backend: str) -> str:
-    """A registered backend's name, or the choices in the words a closed set of values is refused with."""
-    if backend in BACKENDS:
-        return BACKENDS.canonical(backend)
-    names = [repr(n) for n in BACKENDS.names()]
-    choices = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-    raise ValueError(f"unknown backend {backend!r}: must be {choices}")
 
 
 def check_device(device: str) -> str:

@@ -65,7 +65,7 @@ COLUMNS = {
 
 def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], precisions: Iterable[str]) -> list[Cell]:
     """Every combination, each with its trial or the one-line reason it cannot run (nothing runs here)."""
-    from edgebench.records.trial import check_backend
+    from edgebench.config.trial import check_backend, make_trial
     from edgebench.targets import open_target
 
     target = open_target()
@@ -82,7 +82,7 @@ def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], prec
                     continue
                 try:
                     values = base.model_dump(exclude_defaults=True)
-                    cell.trial = Trial(**{**values, "model": model, "backend": name, "precision": precision})
+                    cell.trial = make_trial(**{**values, "model": model, "backend": name, "precision": precision})
                 except ValidationError as exc:
                     cell.reason = explain(exc.errors()[0])
                     continue

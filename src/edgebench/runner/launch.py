@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+from edgebench.config.settings import thread_oversubscription
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.measure.trial import measure
@@ -20,7 +21,6 @@ from edgebench.records.events import Event, as_events, dump_events
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
-from edgebench.settings import thread_oversubscription
 from edgebench.targets import Target, open_target
 
 

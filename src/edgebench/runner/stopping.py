@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from edgebench.records.trial import DEFAULT_MAX_STEPS
+
 if TYPE_CHECKING:
     from edgebench.records.trial import Trial
 
@@ -33,8 +35,6 @@ class FixedSteps:
 
 
 _BLOCK = 10_000
-#: Step cap of the target-CI rule when the trial sets none.
-DEFAULT_MAX_STEPS = 2000
 
 
 class TargetCI:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from edgebench.config import CooldownConfig
+from edgebench.config.sweep_file import CooldownConfig
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.sensors.thermal import TempSource, temperature_sources

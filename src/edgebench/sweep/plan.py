@@ -6,9 +6,9 @@ Everything that depends on the device (core roles, ``all`` frequencies, cores th
 here, before any trial runs, so a bad core mask fails at once with the key that names it.
 
 Order: core set, then frequency (so the clock changes as rarely as possible), threads, precision, backend, any
-other setting given as an axis (in the order of :data:`edgebench.settings.SETTINGS`), model, batch size, as the
+other setting given as an axis (in the order of :data:`edgebench.config.settings.SETTINGS`), model, batch size, as the
 MNN-based suite walks models and then batch sizes inside one configuration.  Every setting of a Trial can be a
-constant or an axis of the sweep (:mod:`edgebench.settings`); a value the Trial refuses is reported with its key.
+constant or an axis of the sweep (:mod:`edgebench.config.settings`); a value the Trial refuses is reported with its key.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from edgebench.config import SweepConfig
-from edgebench.errors import UsageError, explain
+from edgebench.config.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
+from edgebench.config.sweep_file import SweepConfig
+from edgebench.config.trial import make_trial
+from edgebench.errors import UsageError, located
 from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
-from edgebench.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
 
 if TYPE_CHECKING:
     from edgebench.records.result import TrialResult
@@ -147,11 +148,10 @@ def _axis_order() -> tuple[Setting, ...]:
 def _build(values: dict[str, Any], where: dict[str, str]) -> Trial:
     """A Trial from one point of the grid; an error names the key (and item of an axis) that set the bad value."""
     try:
-        return Trial(**{k: v for k, v in with_adaptive_minimum(values).items() if v is not None})
+        return make_trial(**{k: v for k, v in with_adaptive_minimum(values).items() if v is not None})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else ""
-        raise UsageError(where.get(field, field), explain(error)) from None
+        field, message = located(exc.errors()[0])
+        raise UsageError(where.get(field, field), message) from None
 
 
 #: The largest grid planned without asking: each planned trial is a validated Trial held in memory (a million take

@@ -82,7 +82,7 @@ def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
 
 def steps_drawn(trial: Trial) -> int | None:
     """How many training batches the trial may draw at most (warm-up and measured steps); None: unbounded."""
-    from edgebench.runner.stopping import DEFAULT_MAX_STEPS
+    from edgebench.records.trial import DEFAULT_MAX_STEPS
 
     if trial.until_accuracy is not None:
         cap = trial.max_steps

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from edgebench.config.trial import check_backend
 from edgebench.errors import UsageError
-from edgebench.records.trial import check_backend
 
 MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
 PROCESSING_KEYS = (

@@ -17,11 +17,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, InstanceOf, TypeAdapter, ValidationError
 
+from edgebench.config.trial import check_backend
+from edgebench.config.yaml_values import read_scalar
 from edgebench.errors import UsageError, explain
 from edgebench.host.cpuset import TypedMask, parse_cores
-from edgebench.records.trial import Trial, check_backend, check_device
+from edgebench.records.trial import Trial, check_device
 from edgebench.units import parse_duration_s, parse_freq_khz, parse_percent, parse_shape, parse_size_bytes
-from edgebench.yaml_values import read_scalar
 
 #: Core sets named by role on big.LITTLE devices (DNNTune's ``CPU_affinity``), resolved against cpufreq clusters.
 CORE_ROLES = ("big", "little", "all")

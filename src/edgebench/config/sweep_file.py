@@ -3,7 +3,7 @@
 A configuration names the axes of a sweep (models, batch sizes, threads, core masks, CPU frequencies, precision,
 backend) and how each trial is measured (steps, warm-up, adaptive stopping, sampler period, cool-down).  Keys mirror
 the flags of ``edgebench run``; values that are quantities carry their unit (``10ms``, ``2m``, ``1.7GHz``, ``2%``).
-DNNTune's sections (``model`` / ``processing`` / ``objective``) are accepted too (see :mod:`edgebench.dnntune`).
+DNNTune's sections (``model`` / ``processing`` / ``objective``) are accepted too (see :mod:`edgebench.config.dnntune`).
 
 Every error names the key at fault as a path (``batch_sizes[2]``, ``cooldown.within_c``) and says what would
 fix it; nothing runs until the whole configuration is valid.
@@ -33,12 +33,12 @@ from pydantic import (
     field_validator,
 )
 
+from edgebench.config.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
+from edgebench.config.yaml_values import parse_yaml
 from edgebench.errors import UsageError, explain
 from edgebench.records.trial import check_step_cap
 from edgebench.registry import MODELS
-from edgebench.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
 from edgebench.units import parse_duration_s
-from edgebench.yaml_values import parse_yaml
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -218,7 +218,7 @@ class LoadedConfig(BaseModel):
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> LoadedConfig:
     """Read ``path`` (YAML; None for none), apply ``--set`` overrides, translate DNNTune sections, validate."""
-    from edgebench.dnntune import translate
+    from edgebench.config.dnntune import translate
 
     source = str(path) if path else "--set"
     raw = read_yaml(Path(path)) if path else {}

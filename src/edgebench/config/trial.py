@@ -1,0 +1,159 @@
+"""The checks a Trial passes where the user's input enters: the CLI's flags, a sweep's plan, a DNNTune file.
+
+:class:`~edgebench.records.trial.Trial` is a record and checks only itself (types, ranges, fields that must agree).
+What needs the registries or the user's code is checked here, once, before anything runs: the model and backend are
+known (aliases become their canonical names), the backend can run the mode, device, precision and trace asked for,
+a ``module:factory`` model imports, a preset and a dataset fit the model's task, a step pattern and push specs
+parse, and a power model reads.  Errors come back as a pydantic ``ValidationError`` located at the field, as the
+record's own errors do, so every caller reports both the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from edgebench.backends.base import Capabilities, device_kind, refusal
+from edgebench.records.trial import Trial
+from edgebench.registry import BACKENDS, DATASETS, MODELS
+
+
+def make_trial(**values: Any) -> Trial:
+    """A Trial from the user's values, with every check (the record's and the edge's) passed."""
+    return check_trial(Trial(**values))
+
+
+def check_trial(trial: Trial) -> Trial:
+    """``trial`` with canonical names, or a ``ValidationError`` naming each field that cannot run (in field order)."""
+    update: dict[str, Any] = {}
+    errors: list[tuple[str, Any, str]] = []
+
+    def check(field: str, fix: Callable[[Any], Any]) -> bool:
+        value = getattr(trial, field)
+        try:
+            checked = fix(value)
+        except ValueError as exc:
+            errors.append((field, value, str(exc)))
+            return False
+        if checked != value:
+            update[field] = checked
+        return True
+
+    command = trial.command is not None
+    if trial.push:
+        check("push", _push)
+    if trial.step_pattern is not None:
+        check("step_pattern", _step_pattern)
+    model_ok = command or check("model", _model)
+    model = update.get("model", trial.model)
+    if trial.estimate_energy is not None:
+        check("estimate_energy", _power_model)
+    backend_ok = check("backend", lambda b: _backend(b, trial, model if model_ok else None))
+    backend = update.get("backend", trial.backend)
+    if backend_ok:
+        check("precision", lambda p: _refuse(backend, "at precision", p, lambda c: c.precisions) or p)
+    if trial.preset is not None and model_ok and not command:
+        check("preset", lambda p: _preset(model, p))
+    if trial.data is not None:
+        check("data", lambda d: _data(d, model if model_ok and not command else None))
+    if backend_ok:
+        check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
+    if errors:
+        raise ValidationError.from_exception_data(
+            "Trial",
+            [
+                {"type": "value_error", "loc": (field,), "input": value, "ctx": {"error": ValueError(message)}}
+                for field, value, message in errors
+            ],
+        )
+    return trial.model_copy(update=update) if update else trial
+
+
+def check_backend(backend: str) -> str:
+    """A registered backend's name, or the choices in the words a closed set of values is refused with."""
+    if backend in BACKENDS:
+        return BACKENDS.canonical(backend)
+    names = [repr(n) for n in BACKENDS.names()]
+    choices = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    raise ValueError(f"unknown backend {backend!r}: must be {choices}")
+
+
+def _model(name: str) -> str:
+    if ":" in name:  # the user's own model: it must import now, not fail later in the worker
+        from edgebench.backends.torch.models.custom import resolve
+
+        resolve(name)
+        return name
+    return MODELS.canonical(name)
+
+
+def _backend(name: str, trial: Trial, model: str | None) -> str:
+    backend = check_backend(name)
+    _refuse(backend, "on device", device_kind(trial.device), lambda c: c.devices)
+    _refuse(backend, "mode", trial.mode, lambda c: c.modes)
+    if trial.mode == "train" and trial.infer_steps:  # inference passes after training
+        _refuse(backend, "mode", "infer", lambda c: c.modes)
+    if model is not None:  # a model the backend refuses (MNN: its task, its recorded probe)
+        reason = BACKENDS.load(backend).model_refusal(model, trial.mode)
+        if reason:
+            raise ValueError(reason)
+    return backend
+
+
+def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:
+    """A ``ValueError`` (one usage line, exit 2) when ``backend``'s declared capabilities do not include ``wanted``.
+
+    The capabilities are read from the backend's framework-free record, so this check imports no framework.
+    """
+    reason = refusal(backend, what, wanted, offered(BACKENDS.load(backend).capabilities))
+    if reason:
+        raise ValueError(reason)
+
+
+def _preset(model: str, preset: str) -> str:
+    from edgebench.workloads import get_workload
+
+    try:
+        return get_workload(model).preset(preset).name
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+
+
+def _data(data: str, model: str | None) -> str:
+    data = DATASETS.canonical(data)
+    requires = getattr(DATASETS.load(data), "requires", "")
+    if requires and importlib.util.find_spec(requires) is None:
+        raise ValueError(f"the {data} data ships in {requires}: pip install 'edgebench[data]'")
+    if model is not None:
+        from edgebench.workloads import get_workload
+        from edgebench.workloads.tasks import task_datasets
+
+        workload = get_workload(model)
+        accepted = task_datasets(workload.task)
+        if data not in accepted:
+            what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
+            raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
+    return data
+
+
+def _step_pattern(text: str) -> str:
+    from edgebench.backends.command.patterns import check_step_pattern
+
+    return check_step_pattern(text)
+
+
+def _push(specs: tuple[str, ...]) -> tuple[str, ...]:
+    from edgebench.backends.command.push import parse_push
+
+    for spec in specs:
+        parse_push(spec)
+    return specs
+
+
+def _power_model(spec: str) -> str:
+    from edgebench.measure.estimate import parse_power_model
+
+    return parse_power_model(spec).spec()
