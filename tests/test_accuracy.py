@@ -6,9 +6,9 @@ import torch
 from edgebench.data.mnist import MNIST
 from edgebench.data.text import SHAKESPEARE
 from edgebench.measure.accuracy import accuracy_fields
-from edgebench.models import get_workload
 from edgebench.records.trial import Trial
 from edgebench.runner.stopping import UntilAccuracy
+from edgebench.workloads import get_workload
 from tests.conftest import json_out
 
 

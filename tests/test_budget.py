@@ -6,11 +6,17 @@ import sys
 import pytest
 
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.budget import Watch, budget_outcome, wait_within_budget
+from edgebench.measure.budget import budget_outcome
+from edgebench.records.bundle import MemoryWatch
+from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.feasibility import Cell, Row
 from tests.conftest import json_out
 
 MiB = 2**20
+
+
+def _watch(exceeded: bool, peak_rss_bytes: int | None) -> MemoryWatch:
+    return MemoryWatch(exceeded=exceeded, peak_rss_bytes=peak_rss_bytes)
 
 
 def test_rlimit_makes_an_allocation_over_the_budget_fail_in_the_process():
@@ -40,11 +46,11 @@ def test_watchdog_lets_a_small_process_finish():
 
 
 def test_outcomes_under_a_budget():
-    status, reason, peak = budget_outcome("oom", "out of memory: x", 100 * MiB, Watch(False, 90 * MiB), 99 * MiB)
+    status, reason, peak = budget_outcome("oom", "out of memory: x", 100 * MiB, _watch(False, 90 * MiB), 99 * MiB)
     assert status == "infeasible" and peak == 99 * MiB and "100.0 MiB memory budget; peak 99.0 MiB" in reason
-    status, reason, _ = budget_outcome("crashed", "killed", 100 * MiB, Watch(True, 120 * MiB), None)
+    status, reason, _ = budget_outcome("crashed", "killed", 100 * MiB, _watch(True, 120 * MiB), None)
     assert status == "infeasible" and "needs more than the 100.0 MiB" in reason
-    assert budget_outcome("crashed", "ValueError: x", 100 * MiB, Watch(False, 1), None)[:2] == (
+    assert budget_outcome("crashed", "ValueError: x", 100 * MiB, _watch(False, 1), None)[:2] == (
         "crashed",
         "ValueError: x",
     )

@@ -11,15 +11,15 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.config.trial import make_trial
-from edgebench.models import get_workload
 from edgebench.records.trial import Trial
+from edgebench.workloads import get_workload
 
 MODULE = textwrap.dedent(
     """
     import torch
     from torch import nn
 
-    from edgebench.models.workload import Workload
+    from edgebench.workloads.spec import Workload
 
 
     def tiny(num_classes=10, input_shape=(3, 8, 8)):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.report.mnn_suite import Setting, build_files, folder_names
+from edgebench.formats.mnn_suite.export import Setting, build_files, folder_names
 from edgebench.store import Store
 from tests.factories import MS, result, save
 

@@ -7,8 +7,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from edgebench.backends.torch.flops import count_flops, counted_flops
 from edgebench.backends.torch.models.mobilenet_v1 import BLOCKS
-from edgebench.models import get_workload
-from edgebench.workloads.catalog import Catalog
+from edgebench.report.catalog import Catalog
+from edgebench.workloads import get_workload
 
 C, H = 96, 56  # a depthwise 3x3 on 96 channels at 56x56, stride 1
 DEPTHWISE_MACS = C * H * H * 9

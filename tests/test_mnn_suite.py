@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from edgebench.formats.mnn_suite.export import Setting, build_files, folder_names
+from edgebench.formats.mnn_suite.importing import read_folder, read_processed_data, read_usage_monitor
+from edgebench.formats.mnn_suite.series import load_series, mib_text, nan_or
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.power import above_idle
-from edgebench.report.mnn_suite import Setting, build_files, folder_names
-from edgebench.report.mnn_suite_series import load_series, mib_text, nan_or
 from edgebench.store import Store
-from edgebench.store.mnn_suite_import import read_folder, read_processed_data, read_usage_monitor
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mnn_suite"
 SUITE = FIXTURES / "suite_outputs"

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from edgebench.models import get_workload
 from edgebench.registry import MODELS, UnknownName
+from edgebench.workloads import get_workload
 
 FIVE = ["lenet", "googlenet", "squeezenet", "alexnet", "mobilenet_v2"]
 

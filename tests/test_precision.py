@@ -3,7 +3,7 @@
 import torch
 
 from edgebench.backends.torch.precision import at_precision
-from edgebench.models import get_workload
+from edgebench.workloads import get_workload
 
 
 def test_fp32_is_the_step_itself():

@@ -14,8 +14,8 @@ from edgebench.backends.torch.tracing.flops import count_layer_costs
 from edgebench.backends.torch.tracing.layers import LayerTracer, spans_from_events
 from edgebench.backends.torch.tracing.ops import OpTracer, ops_table
 from edgebench.measure.attribution import table_segments
-from edgebench.models import get_workload
 from edgebench.records.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
+from edgebench.workloads import get_workload
 
 
 class InplaceNet(nn.Module):

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from edgebench.models import get_workload
 from edgebench.registry import MODELS
-from edgebench.workloads.catalog import Catalog
+from edgebench.report.catalog import Catalog
+from edgebench.workloads import get_workload
 
 #: Every model of REFERENCE.md sections 1-3 (issue 3's list).
 ZOO = [

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+#: One mebibyte: sizes are stored in bytes and shown in MiB.
+MIB = 2**20
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(us|ms|s|m|min|h)?\s*$", re.IGNORECASE)
 _DURATION_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)

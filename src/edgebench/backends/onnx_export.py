@@ -111,8 +111,8 @@ def export_workload(
     Raises ``ValueError`` (one line) for a workload whose model does not take one image-like tensor (a GAN's two
     nets, a sequence model's token ids and state): those are not exported.
     """
+    from edgebench.backends.torch.fingerprint import cacheable, fingerprint
     from edgebench.workloads import get_workload
-    from edgebench.workloads.counts_cache import cacheable, fingerprint
 
     workload = get_workload(model)
     shape, classes = resolve_input(workload.name, input_shape, num_classes, preset)

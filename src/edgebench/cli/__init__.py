@@ -34,7 +34,7 @@ from edgebench.cli import snapshot as snapshot_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
-from edgebench.interrupts import sigterm_as_interrupt
+from edgebench.host.lifetime import sigterm_as_interrupt
 from edgebench.registry import UnknownName
 from edgebench.store.rescue import NotStored
 

@@ -11,8 +11,8 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
 from edgebench.records.result import TrialResult
+from edgebench.report.outputs import check_output_file, check_output_folder, write_text_replacing
 from edgebench.store import Store, default_store_path
 
 
@@ -63,7 +63,7 @@ def export(
     with Store(db_path, read_only=True) as db:
         results = _select(db, sweep or [], host)
         if format_ is Format.mnn_suite:
-            from edgebench.report.mnn_suite import write_mnn_suite
+            from edgebench.formats.mnn_suite.export import write_mnn_suite
 
             device = device or _target_device_name(results)
             assert out is not None

@@ -98,8 +98,8 @@ def _import_store(db: Store, other: Path) -> None:
 
 def _import_mnn_suite(folders: list[Path], device: str | None, store: Path | None) -> int:
     """Read every folder first (a bad one stores nothing), then store each trial; ids already here are reported."""
+    from edgebench.formats.mnn_suite.importing import read_folder
     from edgebench.store import Store
-    from edgebench.store.mnn_suite_import import read_folder
     from edgebench.store.sqlite import TrialIdTaken
 
     if not device or not device.strip():

@@ -12,7 +12,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from edgebench.workloads.catalog import ModelInfo
+    from edgebench.report.catalog import ModelInfo
 
 
 def _si(value: float | None, unit: str = "") -> str:
@@ -43,8 +43,8 @@ def models(
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
     from edgebench.registry import MODELS, UnknownName
+    from edgebench.report.catalog import Catalog
     from edgebench.workloads import get_workload
-    from edgebench.workloads.catalog import Catalog
 
     try:
         workloads = [get_workload(n) for n in (names or MODELS.names())]
@@ -52,7 +52,7 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    from edgebench.workloads.counts_cache import CountCache
+    from edgebench.report.counts_cache import CountCache
 
     catalog = Catalog(flops=flops, measure=measure, counts=CountCache() if measure else None)
     infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]

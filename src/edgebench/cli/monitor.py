@@ -14,7 +14,7 @@ import typer
 from edgebench.cli.options import RootOption, TargetOption, parse, sysfs_root
 from edgebench.config.settings import sample_interval
 from edgebench.errors import UsageError
-from edgebench.outputs import check_output_folder
+from edgebench.report.outputs import check_output_folder
 from edgebench.units import parse_duration_s
 
 THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."

@@ -10,10 +10,11 @@ from typing import Annotated, Any
 
 import typer
 
+from edgebench.backends.torch.peak import device_key, measure
 from edgebench.cli.options import StoreOption, parse
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, parse_cores
-from edgebench.host.peak import device_key, measure
+from edgebench.units import MIB
 
 
 def _torch_version() -> str:
@@ -103,7 +104,7 @@ def peak(
     else:
         typer.echo(
             f"{figure['key']}\n  GEMM {figure['gemm_gflops']:.1f} GFLOP/s (fp32, n={figure['gemm_size']})\n"
-            f"  copy {figure['copy_gbps']:.1f} GB/s (read + write, {figure['copy_bytes'] // 2**20} MiB)\n"
+            f"  copy {figure['copy_gbps']:.1f} GB/s (read + write, {figure['copy_bytes'] // MIB} MiB)\n"
             f"  ridge {figure['gemm_gflops'] / figure['copy_gbps']:.1f} FLOP/B; measured {figure['measured_at']}"
         )
     return 0

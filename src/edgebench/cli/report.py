@@ -14,7 +14,8 @@ import typer
 from edgebench.cli.browse import open_store
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.outputs import check_output_file, write_text_replacing, write_with
+from edgebench.report.outputs import check_output_file, write_text_replacing, write_with
+from edgebench.units import MIB
 
 PLOT_KINDS = ("step-times", "utilization", "memory", "power", "clocks", "layers", "sweep", "freq-temp")
 INSTALL = "pip install 'edgebench[report]'"
@@ -61,7 +62,7 @@ def report(
     page = render_html(content, f"edgebench {__version__}")
     write_text_replacing(out, page)
     missing = len(content.missing())
-    typer.echo(f"wrote {out} ({len(page) / 2**20:.1f} MiB): {len(results)} trials, {missing} views not measured")
+    typer.echo(f"wrote {out} ({len(page) / MIB:.1f} MiB): {len(results)} trials, {missing} views not measured")
     return 0
 
 

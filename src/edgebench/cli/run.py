@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from edgebench.cli.options import JsonOption, RootOption, StoreOption, TargetOption, build, sysfs_root
-from edgebench.config.settings import SETTINGS, Setting, read_flag, thread_oversubscription, with_adaptive_minimum
+from edgebench.config.settings import SETTINGS, Setting, read_flag, with_adaptive_minimum
 from edgebench.config.trial import make_trial
 from edgebench.errors import UsageError
+from edgebench.measure.notes import thread_oversubscription
 from edgebench.records.trial import Trial
 
 if TYPE_CHECKING:

@@ -12,12 +12,13 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import JsonOption, RootOption, TargetOption, sysfs_root
+from edgebench.units import MIB
 
 #: column suffix -> (display unit, factor from the stored unit)
 _DISPLAY = {
     "_freq_khz": ("MHz", 1e-3),
     "_mc": ("°C", 1e-3),
-    "_bytes": ("MiB", 1 / 2**20),
+    "_bytes": ("MiB", 1 / MIB),
     "_power_mw": ("W", 1e-3),
     "_energy_uj": ("J", 1e-6),
     "_energy_mj": ("J", 1e-3),

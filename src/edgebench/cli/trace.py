@@ -10,7 +10,7 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.outputs import check_output_file, check_output_folder, write_text_replacing
+from edgebench.report.outputs import check_output_file, check_output_folder, write_text_replacing
 
 
 def trace(

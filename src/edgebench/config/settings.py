@@ -72,10 +72,6 @@ def core_spec(value: Any) -> tuple[int, ...] | str | None:
 #: The shortest sampler period honoured: each sample reads ``/proc`` and ``/sys`` files (about 0.1-0.5 ms on a
 #: phone or a Pi), so a shorter period is never kept and the sampler spins on a core the trial needs.
 MIN_SAMPLE_INTERVAL_MS = 1.0
-#: A sampler using more of a core than this competes with the trial it measures: the result says so.
-SAMPLER_CPU_NOTE_PCT = 10.0
-#: Threads beyond this many per core used are refused: they only queue for the cores and each holds memory.
-MAX_THREADS_PER_CORE = 4
 
 
 def sample_interval(interval_ms: float) -> float:
@@ -86,25 +82,6 @@ def sample_interval(interval_ms: float) -> float:
             f"{MIN_SAMPLE_INTERVAL_MS:g}ms, 10ms by default)"
         )
     return interval_ms
-
-
-def thread_oversubscription(threads: int, cores: int) -> str | None:
-    """Why ``threads`` on ``cores`` cores cannot run (a :class:`ValueError`), or a note on what it distorts.
-
-    One rule for ``run`` and ``sweep``: up to :data:`MAX_THREADS_PER_CORE` per core is a measurement of
-    oversubscription and only noted; beyond it the threads mostly wait, and thousands of them exhaust memory.
-    """
-    if threads > MAX_THREADS_PER_CORE * cores:
-        raise ValueError(
-            f"{threads} threads on {cores} core{'s' if cores > 1 else ''} is more than {MAX_THREADS_PER_CORE} per "
-            f"core ({MAX_THREADS_PER_CORE * cores}); give at most that, or more cores"
-        )
-    if threads > cores:
-        return (
-            f"{threads} threads on {cores} core{'s' if cores > 1 else ''}: {threads - cores} wait for a core at any "
-            "moment, so step times include their queueing"
-        )
-    return None
 
 
 def frequency(value: Any) -> int | str:

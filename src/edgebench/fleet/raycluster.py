@@ -38,7 +38,7 @@ from edgebench.fleet.devices import Device, devices_of_nodes
 from edgebench.fleet.job import SweepJob
 from edgebench.fleet.placement import Placement, candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
-from edgebench.interrupts import sigterm_as_interrupt
+from edgebench.host.lifetime import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial

@@ -11,6 +11,7 @@ import numpy as np
 
 from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
+from edgebench.measure.budget import budget_outcome
 from edgebench.measure.energy import energy_fields, gpu_fields
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
@@ -48,7 +49,6 @@ from edgebench.records.result import (
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
-from edgebench.runner.budget import budget_outcome
 from edgebench.sensors.samples import Samples, parse_samples
 
 
@@ -109,7 +109,7 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
 
 
 def _thread_notes(trial: Trial) -> list[str] | None:
-    from edgebench.config.settings import thread_oversubscription
+    from edgebench.measure.notes import thread_oversubscription
 
     if trial.threads is None or not trial.cores:
         return None
@@ -121,7 +121,7 @@ def _thread_notes(trial: Trial) -> list[str] | None:
 
 
 def _sampler_notes(sampler: SamplerSummary | None) -> list[str]:
-    from edgebench.config.settings import SAMPLER_CPU_NOTE_PCT
+    from edgebench.measure.notes import SAMPLER_CPU_NOTE_PCT
 
     if sampler is None or sampler.cpu_pct_of_core < SAMPLER_CPU_NOTE_PCT:
         return []

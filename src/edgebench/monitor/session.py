@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebench.formats.mnn_suite.monitor_csv import FreqTemperatureWriter
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.throttling import ThrottleEpisode, ThrottleTracker, WindowAccumulator, read_throttle_reference
-from edgebench.monitor.mnn_csv import FreqTemperatureWriter
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j
-
-_MIB = 2**20
+from edgebench.units import MIB
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
         "step_ci95_ms": s.ci95 if s else None,
         "throughput_sps": r.throughput_sps,
         "cpu_util_pct": r.cpu_util_pct.mean if r.cpu_util_pct else None,
-        "peak_memory_mib": r.peak_memory_bytes / _MIB if r.peak_memory_bytes is not None else None,
+        "peak_memory_mib": r.peak_memory_bytes / MIB if r.peak_memory_bytes is not None else None,
         "energy_per_sample_j": _energy_per_sample_j(r),
         "status": r.status,
     }

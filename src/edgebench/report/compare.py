@@ -25,6 +25,7 @@ from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.records.events import parse_events, steps_of
 from edgebench.records.result import TrialResult
 from edgebench.store import Store
+from edgebench.units import MIB
 
 Kind = Literal["trial", "sweep", "device"]
 ALPHA = 0.05
@@ -123,7 +124,7 @@ MEASURES = (
     Measure("inference mean (ms)", lambda r: r.infer_time_ms.mean if r.infer_time_ms else None, phase="infer"),
     Measure("cpu util mean (%)", lambda r: r.cpu_util_pct.mean if r.cpu_util_pct else None, "{:.1f}"),
     Measure("worker cpu (%)", lambda r: r.process_cpu_pct, "{:.0f}"),
-    Measure("peak memory (MiB)", lambda r: r.peak_memory_bytes / 2**20 if r.peak_memory_bytes else None, "{:.1f}"),
+    Measure("peak memory (MiB)", lambda r: r.peak_memory_bytes / MIB if r.peak_memory_bytes else None, "{:.1f}"),
     Measure("energy (J)", lambda r: r.energy_j, "{:.4g}"),
     Measure("energy per sample (J)", _extra("energy_per_sample_j"), "{:.4g}"),
     Measure("avg power (W)", _extra("avg_power_w"), "{:.3g}"),

@@ -18,10 +18,10 @@ from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
 from edgebench.report import figures as f
 from edgebench.sensors.samples import Samples, read_samples
+from edgebench.units import MIB
 
 #: Trials drawn one by one; beyond this a report of many trials shows their table and curves only (opens quickly).
 DETAIL_LIMIT = 12
-_MIB = 2**20
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def select(store, trial_ids: Sequence[str], sweep_id: str | None, last: int | No
 
 
 def _mib(n: int | None) -> float | None:
-    return n / _MIB if n is not None else None
+    return n / MIB if n is not None else None
 
 
 def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:

@@ -20,15 +20,14 @@ import numpy as np
 
 from edgebench.cli.stored import StoredTrial
 from edgebench.measure.energy import idle_window
-from edgebench.monitor.mnn_csv import temperature_column
 from edgebench.records.events import steps_of
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j, best_per_model
-from edgebench.sensors.samples import Samples
+from edgebench.sensors.samples import Samples, temperature_column
+from edgebench.units import MIB
 
 #: Points per trace beyond which a series is thinned for display.
 MAX_POINTS = 1500
-_MIB = 2**20
 
 
 @dataclass(frozen=True)
@@ -222,7 +221,7 @@ def memory(stored: StoredTrial) -> View:
     traces = []
     for column, name in present:
         ok = ~np.isnan(s.columns[column])
-        traces.append(_line(name, (s.t_ns[ok] - origin) / 1e9, s.columns[column][ok] / _MIB, thinned))
+        traces.append(_line(name, (s.t_ns[ok] - origin) / 1e9, s.columns[column][ok] / MIB, thinned))
     marks, _ = _step_marks(stored, origin, None)
     return Figure(key, title, "time since the first measured step (s)", "MiB", tuple(traces),
                   vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(thinned.notes))  # fmt: skip
@@ -374,7 +373,7 @@ def y_value(r: TrialResult, y: str) -> float | None:
             return r.energy_per_step_j
         return r.energy_j / r.step_time_ms.n if r.energy_j is not None and r.step_time_ms else None
     if y == "peak_memory_bytes":
-        return r.peak_memory_bytes / _MIB if r.peak_memory_bytes is not None else None
+        return r.peak_memory_bytes / MIB if r.peak_memory_bytes is not None else None
     return getattr(r, y)  # a plain number field of the record, named in Y_FIELDS
 
 

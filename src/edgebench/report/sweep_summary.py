@@ -8,6 +8,7 @@ from rich.table import Table
 from edgebench.host.cpuset import format_mask
 from edgebench.records.result import TrialResult
 from edgebench.report.fit import keep_whole
+from edgebench.units import MIB
 
 
 def _energy_per_sample_j(r: TrialResult) -> float | None:
@@ -66,7 +67,7 @@ def _row(r: TrialResult) -> list[str]:
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
-        f"{r.peak_memory_bytes / 2**20:.0f}" if r.peak_memory_bytes else "-",
+        f"{r.peak_memory_bytes / MIB:.0f}" if r.peak_memory_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
     ]
 

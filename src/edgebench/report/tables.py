@@ -18,9 +18,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from edgebench.host.cpuset import format_mask
-from edgebench.outputs import write_with
 from edgebench.records.events import Step, parse_events
 from edgebench.records.result import TrialResult
+from edgebench.report.outputs import write_with
 
 #: Lists indexed by core: one column per core.
 PER_CORE = ("cpu_util_pct.per_core", "idle_ratio", "cpu_freq_khz")

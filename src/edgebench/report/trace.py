@@ -29,6 +29,7 @@ from edgebench.records.events import EventsLike, Ready, Step, as_events, first
 from edgebench.records.result import TrialResult
 from edgebench.records.spans import BACKWARD, KINDS, SpanTable
 from edgebench.sensors.samples import Samples
+from edgebench.units import MIB
 
 #: Pseudo process id of the device's counter tracks (above Linux's pid_max, so it never names a real process).
 DEVICE_PID = 4_194_305
@@ -101,9 +102,9 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
     if power is not None and power.source not in shown:
         out += _counter(f"power {power.source}", "W", power.t_ns, power.watts, t0, DEVICE_PID)
     if "mem_available_bytes" in samples.columns:
-        out += _counter("memory available", "MiB", t, samples.columns["mem_available_bytes"] / 2**20, t0, DEVICE_PID)
+        out += _counter("memory available", "MiB", t, samples.columns["mem_available_bytes"] / MIB, t0, DEVICE_PID)
     if "proc_rss_bytes" in samples.columns:
-        out += _counter("worker resident memory", "MiB", t, samples.columns["proc_rss_bytes"] / 2**20, t0, worker_pid)
+        out += _counter("worker resident memory", "MiB", t, samples.columns["proc_rss_bytes"] / MIB, t0, worker_pid)
     return out
 
 

@@ -174,7 +174,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
                 worker.wait(left_s)
             else:
                 watch = wait_within_budget(worker, left_s, trial.memory_budget_bytes, SysFS("/"))
-                ended.watch = MemoryWatch(exceeded=watch.exceeded, peak_rss_bytes=watch.peak_rss_bytes)
+                ended.watch = watch
             if worker.returncode != 0:
                 ended.failure = _failed(worker, files, None, oom_before)
         except subprocess.TimeoutExpired:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import resource
 import subprocess
 import time
-from dataclasses import dataclass
 
 from edgebench.host.sysfs import SysFS
+from edgebench.records.bundle import MemoryWatch
 from edgebench.sensors.process import read_status_kib
-from edgebench.units import format_size
 
 POLL_S = 0.02
 
@@ -34,13 +33,7 @@ def apply_memory_budget(budget_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-@dataclass(frozen=True)
-class Watch:
-    exceeded: bool
-    peak_rss_bytes: int | None
-
-
-def wait_within_budget(proc: subprocess.Popen[str], timeout_s: float, budget_bytes: int, sysfs: SysFS) -> Watch:
+def wait_within_budget(proc: subprocess.Popen[str], timeout_s: float, budget_bytes: int, sysfs: SysFS) -> MemoryWatch:
     """Wait for ``proc`` like ``proc.wait(timeout_s)``, killing it if its resident memory passes the budget.
 
     Raises ``subprocess.TimeoutExpired`` as ``wait`` does when the timeout passes first.
@@ -55,25 +48,11 @@ def wait_within_budget(proc: subprocess.Popen[str], timeout_s: float, budget_byt
             if kib * 1024 > budget_bytes:
                 proc.kill()
                 proc.wait()
-                return Watch(True, peak)
+                return MemoryWatch(exceeded=True, peak_rss_bytes=peak)
         if time.monotonic() >= deadline:
             raise subprocess.TimeoutExpired(proc.args, timeout_s)
         time.sleep(POLL_S)
-    return Watch(False, peak)
-
-
-def budget_outcome(
-    status: str, reason: str, budget_bytes: int, watch: Watch | None, worker_peak_bytes: int | None
-) -> tuple[str, str, int | None]:
-    """``(status, reason, peak)`` of a trial that ran under a budget: running out of memory means infeasible."""
-    peaks = [p for p in (watch.peak_rss_bytes if watch else None, worker_peak_bytes) if p is not None]
-    peak = max(peaks) if peaks else None
-    reached = f"; peak {format_size(peak)} reached" if peak is not None else ""
-    if watch is not None and watch.exceeded:
-        return "infeasible", f"needs more than the {format_size(budget_bytes)} memory budget (killed{reached})", peak
-    if status == "oom":
-        return "infeasible", f"does not fit in the {format_size(budget_bytes)} memory budget{reached}: {reason}", peak
-    return status, reason, peak
+    return MemoryWatch(exceeded=False, peak_rss_bytes=peak)
 
 
 def available_memory_bytes(sysfs: SysFS) -> int | None:

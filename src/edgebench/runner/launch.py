@@ -13,9 +13,9 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from edgebench.config.settings import thread_oversubscription
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
+from edgebench.measure.notes import thread_oversubscription
 from edgebench.measure.trial import measure
 from edgebench.records.events import Event, as_events, dump_events
 from edgebench.records.result import TrialResult

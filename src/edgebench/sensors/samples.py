@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,3 +51,16 @@ def parse_samples(text: str, meta: SamplerMeta | None = None) -> Samples:
 
 def read_samples(csv_path: str | Path, meta: SamplerMeta | None = None) -> Samples:
     return parse_samples(Path(csv_path).read_text(encoding="ascii"), meta)
+
+
+#: The battery's temperature where a phone reports one: the MNN suite's monitor reads it.
+_PREFERRED_TEMPS = ("temp_power_supply_battery_mc", "temp_battery_mc")
+
+
+def temperature_column(columns: Sequence[str]) -> str | None:
+    """The column that stands for the device's temperature: the battery's, else a CPU zone, else the first."""
+    temps = [c for c in columns if c.startswith("temp_") and c.endswith("_mc")]
+    for preferred in _PREFERRED_TEMPS:
+        if preferred in temps:
+            return preferred
+    return next((c for c in temps if "cpu" in c), temps[0] if temps else None)

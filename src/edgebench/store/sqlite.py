@@ -61,7 +61,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (sweep_id, trial_key, trial_id)
     );
     """,
-    # The device's measured GEMM and copy ceilings (edgebench.host.peak), one row per device key.
+    # The device's measured GEMM and copy ceilings (edgebench.backends.torch.peak), one row per device key.
     """
     CREATE TABLE device_peaks (
         key         TEXT PRIMARY KEY,

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
-from edgebench.interrupts import sigterm_as_interrupt
+from edgebench.host.lifetime import sigterm_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial

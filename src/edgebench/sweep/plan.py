@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from edgebench.config.settings import BY_FIELD, SETTINGS, Setting, thread_oversubscription, with_adaptive_minimum
+from edgebench.config.settings import BY_FIELD, SETTINGS, Setting, with_adaptive_minimum
 from edgebench.config.sweep_file import SweepConfig
 from edgebench.config.trial import make_trial
 from edgebench.errors import UsageError, located
@@ -31,6 +31,7 @@ from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
+from edgebench.measure.notes import thread_oversubscription
 from edgebench.records.trial import Trial
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from edgebench.registry import MODELS
+from edgebench.registry import CUSTOM_WORKLOAD, MODELS, import_target
 from edgebench.workloads.spec import Workload
 
 
@@ -15,7 +15,5 @@ def get_workload(name: str) -> Workload:
     imports the user's module and so its framework.
     """
     if ":" in name:
-        from edgebench.backends.torch.models.custom import custom_workload
-
-        return custom_workload(name)
+        return import_target(CUSTOM_WORKLOAD)(name)
     return MODELS.load(name)

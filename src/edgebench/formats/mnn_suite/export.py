@@ -34,11 +34,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.errors import UsageError
-from edgebench.host.cpuset import format_mask
-from edgebench.measure.energy import per_step_and_sample
-from edgebench.outputs import write_text_replacing
-from edgebench.records.result import TrialResult
-from edgebench.report.mnn_suite_series import (
+from edgebench.formats.mnn_suite.series import (
     BENCH_SESSION_TEXT,
     RAIL_COLUMNS,
     FreqRow,
@@ -54,6 +50,11 @@ from edgebench.report.mnn_suite_series import (
     train_bench_text,
     usage_monitor_text,
 )
+from edgebench.host.cpuset import format_mask
+from edgebench.measure.energy import per_step_and_sample
+from edgebench.records.result import TrialResult
+from edgebench.report.outputs import write_text_replacing
+from edgebench.units import MIB
 
 #: edgebench model -> the suite's network name, in the suite's column order.
 SUITE_NETS = {
@@ -70,7 +71,6 @@ PERFORMANCE_COLUMNS = (
 )  # fmt: skip
 POWER_COLUMNS = tuple(RAIL_COLUMNS)
 ENERGY_FILES = ("batchsize_energy", "singleBatch_energy", "singleSample_energy")
-_MIB = 2**20
 _DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SeriesLoader = Callable[[str, str], str | None]
@@ -140,7 +140,7 @@ def _csv(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def _mib(n: int | float | None) -> float | None:
-    return n / _MIB if n is not None else None
+    return n / MIB if n is not None else None
 
 
 def _ms6(stats: Any) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from edgebench.workloads.counts_cache import CountCache, cacheable
+from edgebench.backends.torch.fingerprint import cacheable
+from edgebench.report.counts_cache import CountCache
 from edgebench.workloads.spec import Preset, Reference, Workload
 
 

@@ -16,16 +16,9 @@ import re
 from collections.abc import Sequence
 from typing import IO
 
+from edgebench.sensors.samples import temperature_column
+
 _FREQ = re.compile(r"^cpu(\d+)_(freq_khz|active_ticks)$")
-_PREFERRED_TEMPS = ("temp_power_supply_battery_mc", "temp_battery_mc")
-
-
-def temperature_column(columns: Sequence[str]) -> str | None:
-    temps = [c for c in columns if c.startswith("temp_") and c.endswith("_mc")]
-    for preferred in _PREFERRED_TEMPS:
-        if preferred in temps:
-            return preferred
-    return next((c for c in temps if "cpu" in c), temps[0] if temps else None)
 
 
 class FreqTemperatureWriter:

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from edgebench.measure.power import device_energy
-from edgebench.monitor.mnn_csv import temperature_column
 from edgebench.records.events import Idle, Ready, Step, first, parse_events
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
-from edgebench.sensors.samples import Samples, parse_samples
+from edgebench.sensors.samples import Samples, parse_samples, temperature_column
+from edgebench.units import MIB
 
 PROCESSED_COLUMNS = ("stamp", "processPid", "VIRT", "RES", "SHR", "cpuUsage")
 POWER_COLUMNS = ("battery_current", "battery_voltage", "usb_current", "usb_voltage")
@@ -50,7 +50,6 @@ MEMORY_COLUMNS = {"VIRT": ("proc_virt_bytes",), "RES": ("proc_res_bytes", "proc_
 SUITE_CPUS = tuple(f"cpu{i}" for i in range(8))
 #: an imported trial keeps the suite's stamp file verbatim under this series name
 TRAIN_STAMP_SERIES = "mnn_train_stamp"
-_MIB = 2**20
 #: the order the suite's monitor writes the rails in
 _MONITOR_ORDER = ("usb_current", "usb_voltage", "battery_current", "battery_voltage")
 
@@ -68,7 +67,7 @@ def mib_text(n_bytes: float | None) -> str:
     """top's memory text as the suite keeps it: MiB with an ``M`` (``66M``, ``5.6M``)."""
     if n_bytes is None or math.isnan(n_bytes):
         return "nan"
-    mib = n_bytes / _MIB
+    mib = n_bytes / MIB
     return f"{mib:.0f}M" if mib >= 10 else f"{mib:.1f}M"
 
 

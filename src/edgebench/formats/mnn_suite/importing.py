@@ -33,19 +33,19 @@ from typing import Any
 import numpy as np
 
 from edgebench.errors import UsageError
+from edgebench.formats.mnn_suite.export import SUITE_NETS
+from edgebench.formats.mnn_suite.series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
 from edgebench.host.cpuset import parse_cores
 from edgebench.measure.power import above_idle, integrate_power_j
 from edgebench.records.result import Stats, TrialResult
 from edgebench.records.sampling import SamplerMeta
-from edgebench.report.mnn_suite import SUITE_NETS
-from edgebench.report.mnn_suite_series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
 from edgebench.sensors.base import PowerChannel
+from edgebench.units import MIB
 
 #: the suite's net name -> edgebench's model
 MODELS = {net: model for model, net in SUITE_NETS.items()}
 #: rows the suite's energy script averages for its idle baseline (``perform.loc[:10]`` of a frame indexed from 1)
 BASELINE_ROWS = 10
-_MIB = 2**20
 _FOLDER = re.compile(r"^(?P<device>.+?)(?:_Core_(?P<mask>(?:0x)?[0-9a-fA-F]+)|_Freq_(?P<freq>\d+))?$")
 _LATENCY = re.compile(r"^(Training|Inferring) latency of (\S+) is : ([\d.]+) ms \(batchsize is (\d+)\)")
 _SESSION = re.compile(r"\.(\w+?)_(\d+)\.mnn\s.*avg =\s*([\d.]+)ms")
@@ -80,7 +80,7 @@ def _float(text: str | None) -> float | None:
         return None
     scale = 1.0
     if text[-1] in "MGK":
-        scale = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}[text[-1]] * _MIB
+        scale = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}[text[-1]] * MIB
         text = text[:-1]
     try:
         return float(text) * scale
@@ -396,9 +396,9 @@ def _performance_fields(row: dict[str, str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     virt, res = _float(row.get("VIRT")), _float(row.get("RES"))
     if virt:
-        out["virtual_memory_peak_bytes"] = round(virt * _MIB)
+        out["virtual_memory_peak_bytes"] = round(virt * MIB)
     if res:
-        out["peak_memory_bytes"] = round(res * _MIB)
+        out["peak_memory_bytes"] = round(res * MIB)
         out["peak_memory_source"] = "mnn-suite: top RES, the largest over the training and inference windows"
     for field, column in (("process_cpu_pct", "cpuUsage_train"), ("infer_process_cpu_pct", "cpuUsage_infer")):
         value = _float(row.get(column))

@@ -6,7 +6,7 @@ way the layers run: ``torch.mm`` on square fp32 matrices (best of several sizes 
 ``Tensor.copy_`` of a buffer larger than the caches (read + write counted), on the same cores and thread count
 as the trial.  Both are best-of figures: what this device can do, not what it usually does.
 
-It runs in a fresh process pinned like a worker (``python -m edgebench.host.peak CORES THREADS``), once per
+It runs in a fresh process pinned like a worker (``python -m edgebench.backends.torch.peak CORES THREADS``), once per
 device key (host, CPU model, cores, threads, torch version), and the store keeps the answer.
 """
 
@@ -120,7 +120,7 @@ def measure(cores: tuple[int, ...], threads: int, timeout_s: float = 300.0) -> D
     """Run the micro-benchmarks in a fresh process pinned to ``cores`` with ``threads`` intra-op threads."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     proc = subprocess.run(
-        [sys.executable, "-m", "edgebench.host.peak", format_cpu_list(cores), str(threads)],
+        [sys.executable, "-m", "edgebench.backends.torch.peak", format_cpu_list(cores), str(threads)],
         capture_output=True,
         text=True,
         env=env,

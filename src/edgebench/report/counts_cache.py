@@ -9,18 +9,13 @@ of those (the torch backend's sources and torch's version) and is ignored whole 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.metadata
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from edgebench.outputs import write_text_replacing
-from edgebench.workloads.spec import Workload
-
-#: What the counts depend on besides torch: the model definitions and the counters, all under this folder.
-_SOURCES = Path(__file__).resolve().parent.parent / "backends" / "torch"
+from edgebench.backends.torch.fingerprint import fingerprint
+from edgebench.report.outputs import write_text_replacing
 
 
 def default_cache_path() -> Path:
@@ -29,21 +24,6 @@ def default_cache_path() -> Path:
         return Path(os.environ["EDGEBENCH_CACHE"]).expanduser()
     cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache_home / "edgebench" / "model-counts.json"
-
-
-def fingerprint() -> str:
-    """The torch backend's sources and torch's version: the counts are valid while this stays the same."""
-    digest = hashlib.sha256()
-    for path in sorted(_SOURCES.rglob("*.py")):
-        digest.update(str(path.relative_to(_SOURCES)).encode() + b"\0" + path.read_bytes())
-    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-        digest.update(importlib.metadata.version("torch").encode())
-    return digest.hexdigest()[:16]
-
-
-def cacheable(workload: Workload) -> bool:
-    """A built-in workload (its model a ``module:function`` inside edgebench), not a user's own."""
-    return isinstance(workload.model, str) and workload.model.startswith("edgebench.")
 
 
 class CountCache:
