@@ -1,4 +1,4 @@
-"""A sweep file or ``--set`` the user got wrong is one line naming it, exit 2; an empty file says it is the default."""
+"""A sweep file, ``--set`` or flag the user got wrong is one line naming it, exit 2; an empty file is refused."""
 
 from __future__ import annotations
 
@@ -44,9 +44,32 @@ def test_an_unclosed_list_in_set_is_an_error_not_a_model_name(cli):
     assert proc.returncode == 0, proc.stderr
 
 
-def test_an_empty_file_says_it_runs_the_default_sweep(cli, tmp_path):
+def test_an_empty_file_is_refused_not_the_default_sweep(cli, tmp_path):
     path = tmp_path / "grid.yaml"
     path.write_text("# nothing yet\n")
+    store = tmp_path / "s.sqlite"
+    one_line(
+        cli("sweep", str(path), "--store", str(store)),
+        f"{path}: sets nothing; give at least one key (e.g. models: [lenet] or batch_sizes: [1, 8]), or run "
+        "`edgebench sweep` with no file for the default sweep",
+    )
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("text", ["batch_sizes: [true]", "steps: yes", "threads: [1, on]"])
+def test_a_yes_no_value_is_refused_not_read_as_one(cli, tmp_path, text):
+    path = tmp_path / "grid.yaml"
+    path.write_text(text + "\n")
     proc = cli("sweep", str(path), "--dry-run")
-    assert proc.returncode == 0, proc.stderr
-    assert f"note: {path} sets nothing: this is the default sweep" in " ".join(proc.stdout.split())
+    assert proc.returncode == 2, proc.stdout
+    assert "is a yes/no, not a value of this setting; quote it if you meant text" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("flag", ["--cores", "--batch-size", "--frequency"])
+def test_an_empty_flag_is_refused_not_the_default(cli, flag):
+    proc = cli("run", flag, "", "--no-store")
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip() == f"edgebench: error: {flag}: is empty; give a value, or leave {flag} out for its default"
+    )

@@ -241,7 +241,15 @@ def value_type(setting: Setting) -> Any:
         base = Annotated[base, AfterValidator(lambda v: v if v is None else check(v))]
     if setting.parse is not None:
         base = Annotated[base, BeforeValidator(setting.parse)]
-    return base
+    return Annotated[base, BeforeValidator(_not_a_boolean)]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """No setting is a yes/no: YAML reads ``true``, ``yes`` and ``on`` as booleans, which number fields would
+    otherwise take as 1 (``batch_sizes: [true]`` ran batch 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a yes/no, not a value of this setting; quote it if you meant text")
+    return value
 
 
 @functools.cache
@@ -252,6 +260,8 @@ def _adapter(setting: Setting) -> TypeAdapter[Any]:
 def read_flag(setting: Setting, text: str) -> Any:
     """One flag's text as the field's value, read as the sweep file's value would be (``8`` is a number there too);
     what is wrong is a :class:`UsageError` naming the flag, in the words a sweep file's key gets."""
+    if not text.strip():  # YAML reads nothing as null, which would mean the default (all cores for --cores "")
+        raise UsageError(setting.flag, f"is empty; give a value, or leave {setting.flag} out for its default")
     try:
         return _adapter(setting).validate_python(text if setting.raw_text else read_scalar(text))
     except ValidationError as exc:

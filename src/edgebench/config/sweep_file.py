@@ -227,12 +227,13 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
         key, value = parse_override(item)
         set_path(raw, key, value)
         overridden.add(key)
+    if path is not None and not raw:  # most likely the wrong file, or one not yet written: never a silent default
+        raise UsageError(
+            str(path),
+            "sets nothing; give at least one key (e.g. models: [lenet] or batch_sizes: [1, 8]), or run "
+            "`edgebench sweep` with no file for the default sweep",
+        )
     native, origins, notes = translate(raw, source)
-    if path is not None and not raw:
-        notes = [
-            *notes,
-            f"{path} sets nothing: this is the default sweep (every key at its default; --dry-run lists it)",
-        ]
     context = dict(source=source, origins=origins, overridden=frozenset(overridden), from_file=path is not None)
     try:
         config = SweepConfig.model_validate(native)
