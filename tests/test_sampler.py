@@ -107,6 +107,18 @@ def test_sampler_process_covers_the_run_and_reports_its_cost(tmp_path):
     }
 
 
+def test_a_long_period_sampler_stops_at_once_with_its_last_sample(tmp_path):
+    """``--interval 30s``: the stop wakes the sleeping loop, which takes the closing sample then, not 30 s later
+    (the launcher gives up after 10 s, and ``run`` ended in a traceback)."""
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=30_000, pid=os.getpid())
+    proc = SamplerProcess(config).start()
+    time.sleep(0.2)
+    t_stop = time.perf_counter_ns()
+    meta = proc.stop(timeout_s=10.0)
+    samples = read_samples(config.out_csv, meta)
+    assert len(samples) == 2 and samples.t_ns[-1] >= t_stop
+
+
 def test_sampler_process_start_failure_is_reported(tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "missing-dir" / "s.csv"))
     with pytest.raises(RuntimeError, match="sampler failed to start"):

@@ -130,10 +130,17 @@ class Sampler:
             power_channels=[asdict(c) for s in self.sensors for c in s.power_channels()],
         )
         self._stop = False
+        self._sleeping = False
 
     def stop(self, *_: object) -> None:
-        """Ask the loop to end after the sample in progress (safe from a signal handler)."""
+        """Ask the loop to end after the sample in progress (safe from a signal handler).
+
+        A loop asleep until its next sample is woken: Python resumes an interrupted ``sleep`` after the handler
+        returns, so at a long period (``--interval 30s``) the last sample would come a whole period late.
+        """
         self._stop = True
+        if self._sleeping:
+            raise _WakeUp
 
     def poll(self, every_source: bool = False) -> bytes:
         """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial.
@@ -180,7 +187,14 @@ class Sampler:
                 late += 1
                 deadline = now
                 continue
-            time.sleep((deadline - now) / 1e9)
+            try:
+                self._sleeping = True
+                if not self._stop:
+                    time.sleep((deadline - now) / 1e9)
+            except _WakeUp:
+                pass
+            finally:
+                self._sleeping = False
         out.flush()
         self.meta.samples, self.meta.late_samples = samples, late
         self.meta.loop_cpu_s = _cpu_s() - cpu0
@@ -250,6 +264,10 @@ class Sampler:
 def _cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+class _WakeUp(Exception):
+    """Raised by :meth:`Sampler.stop` in a handler that interrupts the loop's sleep."""
 
 
 class SamplerProcess:
