@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from edgebench.store import Store
 from tests.test_cli_sweep import start, stored_keys, wait_for
 
@@ -95,15 +97,17 @@ def work_dirs(launcher: subprocess.Popen[str]) -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob(f"edgebench-{launcher.pid}-*"))
 
 
-def test_sigterm_on_run_removes_its_trial_folder(cli):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_terminating_signal_on_run_stops_its_worker_and_removes_its_trial_folder(cli, signum):
     launcher = launch(cli, "run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
-    worker_of(launcher)
+    worker = worker_of(launcher)
     assert len(work_dirs(launcher)) == 1
-    launcher.terminate()
+    launcher.send_signal(signum)
     _, err = launcher.communicate(timeout=60)
     assert launcher.returncode == 130
     assert err.strip().splitlines()[-1] == "edgebench: error: interrupted; nothing was stored"
     assert work_dirs(launcher) == []
+    assert not Path(f"/proc/{worker}").exists() or "Z" in Path(f"/proc/{worker}/stat").read_text().split(")")[1][:3]
 
 
 def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):

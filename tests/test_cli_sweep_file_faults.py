@@ -73,3 +73,13 @@ def test_an_empty_flag_is_refused_not_the_default(cli, flag):
     assert (
         proc.stderr.strip() == f"edgebench: error: {flag}: is empty; give a value, or leave {flag} out for its default"
     )
+
+
+def test_an_idle_baseline_as_long_as_the_timeout_is_refused(cli, tmp_path):
+    proc = cli("run", "--idle", "100h", "--no-store")
+    one_line(proc, "--idle: an idle baseline of 360000 s leaves nothing of the 1800 s timeout for the trial; shorten "
+             "--idle or raise --timeout")  # fmt: skip
+    path = tmp_path / "grid.yaml"
+    path.write_text("idle: 10m\ntimeout: [5m, 1h]\n")
+    proc = cli("sweep", str(path), "--dry-run")
+    assert proc.returncode == 2 and "leaves nothing of the 300 s timeout" in proc.stderr

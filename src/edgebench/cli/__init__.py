@@ -34,7 +34,7 @@ from edgebench.cli import snapshot as snapshot_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
-from edgebench.host.lifetime import sigterm_as_interrupt
+from edgebench.host.lifetime import termination_as_interrupt
 from edgebench.registry import UnknownName
 from edgebench.store.rescue import NotStored
 
@@ -63,7 +63,7 @@ def interruptible(command: Callable[..., int], line: str = "interrupted") -> Cal
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         try:
-            with sigterm_as_interrupt():  # `kill` too: cleanup runs (temporary folders, frequencies)
+            with termination_as_interrupt():  # `kill` too: cleanup runs (temporary folders, frequencies)
                 return command(*args, **kwargs)
         except KeyboardInterrupt:
             return fail(line, 130)

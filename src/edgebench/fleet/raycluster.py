@@ -38,7 +38,7 @@ from edgebench.fleet.devices import Device, devices_of_nodes
 from edgebench.fleet.job import SweepJob
 from edgebench.fleet.placement import Placement, candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
-from edgebench.host.lifetime import sigterm_as_interrupt
+from edgebench.host.lifetime import termination_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial
@@ -173,7 +173,7 @@ class RayExecutor:
             leg.job.store.add_sweep(leg.job.plan.sweep_id, len(leg.job.plan.trials), leg.job.config_json)
         run = _Dispatch(ray, legs, devices, claimant)
         try:
-            with sigterm_as_interrupt():
+            with termination_as_interrupt():
                 for leg in legs:
                     leg.job.reporter.begin(leg.job.plan, leg.todo, leg.outcome.skipped)
                 run.loop()

@@ -51,26 +51,31 @@ def process_running(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
-# SIGTERM handled as Ctrl-C, so that every ``finally`` runs (frequencies restored, temporary folders removed):
-# Python's default for SIGTERM ends the process at once, skipping all cleanup; a supervisor, ``timeout`` or ``kill``
-# sends SIGTERM, and it must leave the device as Ctrl-C does.
+#: Signals that end a launcher from outside: ``kill``, a supervisor or ``timeout`` (SIGTERM), a closed terminal or a
+#: dropped SSH session to the workstation (SIGHUP).  Python's default for both ends the process at once, skipping
+#: all cleanup: the worker trains on and its trial folder stays.
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the sweep is, so that every ``finally`` (frequency restore) runs as for Ctrl-C."""
+    """SIGTERM or SIGHUP, raised where the launcher is, so that every ``finally`` (frequency restore, the worker
+    stopped, its folder removed) runs as for Ctrl-C."""
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
+def termination_as_interrupt() -> Iterator[None]:
+    """Within the block, :data:`TERMINATING_SIGNALS` raise :class:`Terminated` (a ``KeyboardInterrupt``)."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Terminated()
 
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        previous = {signum: signal.signal(signum, handler) for signum in TERMINATING_SIGNALS}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler_before in previous.items():
+            signal.signal(signum, handler_before)

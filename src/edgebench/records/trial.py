@@ -142,6 +142,11 @@ class Trial(BaseModel):
             )
         if self.precision == "int8" and self.device.split(":", 1)[0] != "cpu":
             raise ValueError("precision: 'int8' (static quantization) runs on the CPU only: use --device cpu")
+        if self.idle_s is not None and self.idle_s >= self.timeout_s:
+            raise ValueError(
+                f"idle_s: an idle baseline of {self.idle_s:g} s leaves nothing of the {self.timeout_s:g} s timeout for "
+                "the trial; shorten --idle or raise --timeout"
+            )
         try:
             check_step_cap(self.max_steps, self.steps, self.target_ci_pct)
         except ValueError as exc:

@@ -163,8 +163,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
             sampler = SamplerProcess(config).start()
             idle_s = resolve_idle_s(trial, sysfs_root)
             if idle_s > 0:  # the worker waits for "go" with its model built: the device is idle
-                ended.idle = wait_idle(idle_s)
-                deadline += idle_s
+                ended.idle = wait_idle(idle_s)  # inside the timeout: --timeout bounds the whole trial
         assert worker.stdin is not None
         worker.stdin.write("go\n")
         worker.stdin.flush()

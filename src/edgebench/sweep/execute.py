@@ -21,7 +21,7 @@ from typing import Protocol
 
 from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
-from edgebench.host.lifetime import sigterm_as_interrupt
+from edgebench.host.lifetime import termination_as_interrupt
 from edgebench.measure.trial import failed_result
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial
@@ -127,7 +127,7 @@ def run_sweep(
             control.check()  # refuse before anything is recorded
         store.add_sweep(plan.sweep_id, len(plan.trials), config_json)
         try:
-            stack.enter_context(sigterm_as_interrupt())
+            stack.enter_context(termination_as_interrupt())
             if control is not None:
                 stack.enter_context(control)
             reporter.begin(plan, todo, outcome.skipped)
