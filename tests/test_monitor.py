@@ -115,6 +115,35 @@ def test_ctrl_c_leaves_every_sample_on_disk(sysfs_tree, tmp_path):
     assert json.loads((out / "summary.json").read_text())["samples"] == summary["samples"]
 
 
+@pytest.mark.parametrize("stop", [None, signal.SIGTERM, signal.SIGHUP], ids=["duration", "SIGTERM", "SIGHUP"])
+def test_a_long_period_ends_on_time_with_every_sample_on_disk(sysfs_tree, tmp_path, stop):
+    """``--interval 1h --duration 2s`` ended after an hour, and SIGTERM/SIGHUP were not heard meanwhile."""
+    out = tmp_path / "m"
+    args = ["--out", str(out), "--interval", "1h", "--sysfs-root", str(sysfs_tree("rpi4")), "--json"]
+    proc = start_cli(*args, *(["--duration", "1s"] if stop is None else []))
+    assert proc.stderr.readline().startswith("monitoring ")
+    if stop is not None:
+        time.sleep(0.5)
+        proc.send_signal(stop)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    summary = json.loads(stdout)
+    assert (
+        summary["stopped_by"] == {None: "end of --duration", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}[stop]
+    )
+    assert summary["samples"] == 2 and len((out / "samples.csv").read_text().splitlines()) == 3
+
+
+def test_throttling_is_unknown_not_absent_without_a_clock_or_temperature(sysfs_tree, tmp_path):
+    proc = start_cli("--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("container")))
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "no thermal throttling" not in stdout
+    assert "thermal throttling: cannot be told (this device exposes no CPU clock and no temperature" in stdout
+    summary = json.loads((tmp_path / "m" / "summary.json").read_text())
+    assert summary["throttling"] is None and summary["throttling_unknown"].startswith("this device exposes no")
+
+
 def test_duration_ends_the_run_with_a_summary(sysfs_tree, tmp_path):
     proc = start_cli("--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("jetson_tx2")))
     stdout, stderr = proc.communicate(timeout=60)

@@ -94,9 +94,11 @@ def monitor(
     for name, e in summary.energy.items():
         if e["energy_j"] is not None:
             typer.echo(f"  {name} ({e['scope']}): {e['energy_j']:.2f} J, mean {e['avg_power_w']:.3f} W")
-    if not summary.throttling:
+    if summary.throttling is None:
+        typer.echo(f"  thermal throttling: cannot be told ({summary.throttling_unknown})")
+    elif not summary.throttling:
         typer.echo(f"  no thermal throttling (clock below 95% of max under load at >= {summary.hot_c:g} °C)")
-    for t in summary.throttling:
+    for t in summary.throttling or []:
         typer.echo(
             f"  throttled: {t['policy']} from {t['start']} for {t['duration_s']:.0f} s, down to "
             f"{t['min_freq_khz'] / 1e3:.0f} of {t['max_khz'] / 1e3:.0f} MHz, up to {t['max_temp_c']:.1f} °C"

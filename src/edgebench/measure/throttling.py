@@ -228,14 +228,28 @@ def read_throttle_reference(sysfs: SysFS, hot_c: float | None = None) -> Throttl
     return ThrottleReference(tuple(policy_limits(sysfs)), hot_c if hot_c is not None else default_hot_c(sysfs))
 
 
+def untellable(columns: Iterable[str], reference: ThrottleReference) -> str | None:
+    """Why throttling cannot be told from samples with these columns (None: it can): no CPU clock, no temperature,
+    or no reference clock to compare with.  "No throttling" is then unknown, never a finding."""
+    columns = list(columns)
+    missing = [
+        what
+        for what, present in (
+            ("CPU clock", any(_CORE.match(c) and c.endswith("_freq_khz") for c in columns)),
+            ("temperature", any(c.startswith("temp_") and c.endswith("_mc") for c in columns)),
+            ("cpufreq reference clock", bool(reference.policies)),
+        )
+        if not present
+    ]
+    return f"this device exposes no {' and no '.join(missing)}" if missing else None
+
+
 def episodes_between(
     samples: Samples, t0_ns: int, t1_ns: int, reference: ThrottleReference
 ) -> list[ThrottleEpisode] | None:
-    """Throttling episodes within ``[t0_ns, t1_ns]`` (a trial's measured steps); None when the samples hold no CPU
-    frequency or no temperature, or the device reports no reference clock (throttling cannot be told there)."""
-    has_freq = any(_CORE.match(c) and c.endswith("_freq_khz") for c in samples.columns)
-    has_temp = any(c.startswith("temp_") and c.endswith("_mc") for c in samples.columns)
-    if not (has_freq and has_temp and reference.policies):
+    """Throttling episodes within ``[t0_ns, t1_ns]`` (a trial's measured steps); None when throttling cannot be told
+    from these samples (:func:`untellable`)."""
+    if untellable(samples.columns, reference):
         return None
     inside = samples.take((samples.t_ns >= t0_ns) & (samples.t_ns <= t1_ns))
     return detect_throttling(inside, reference.policies, reference.hot_c) if len(inside) >= 2 else []

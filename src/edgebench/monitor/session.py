@@ -23,7 +23,13 @@ from typing import Any
 
 from edgebench.formats.mnn_suite.monitor_csv import FreqTemperatureWriter
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import ThrottleEpisode, ThrottleTracker, WindowAccumulator, read_throttle_reference
+from edgebench.measure.throttling import (
+    ThrottleEpisode,
+    ThrottleTracker,
+    WindowAccumulator,
+    read_throttle_reference,
+    untellable,
+)
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
 
@@ -102,7 +108,9 @@ class MonitorSummary:
     sensors: list[str] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
     hot_c: float = 0.0
-    throttling: list[dict[str, Any]] = field(default_factory=list)
+    #: Throttling episodes; None where the device cannot tell (``throttling_unknown`` says why).
+    throttling: list[dict[str, Any]] | None = field(default_factory=list)
+    throttling_unknown: str | None = None
     energy: dict[str, dict[str, Any]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
 
@@ -157,7 +165,8 @@ class MonitorSink:
 
 @contextmanager
 def _stop_on_signals(stop: Callable[..., None], duration_s: float | None) -> Iterator[dict[str, str]]:
-    """Ctrl-C, SIGTERM and the end of the duration each ask the loop to stop; the reason is recorded."""
+    """Ctrl-C, SIGTERM, SIGHUP (the terminal or SSH session closed) and the end of the duration each ask the loop to
+    stop; the reason is recorded."""
     why = {"stopped_by": "end of the sample budget"}
 
     def handler(reason: str) -> Callable[..., None]:
@@ -167,9 +176,10 @@ def _stop_on_signals(stop: Callable[..., None], duration_s: float | None) -> Ite
 
         return on_signal
 
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)}
     signal.signal(signal.SIGINT, handler("Ctrl-C"))
     signal.signal(signal.SIGTERM, handler("SIGTERM"))
+    signal.signal(signal.SIGHUP, handler("SIGHUP"))
     signal.signal(signal.SIGALRM, handler("end of --duration"))
     if duration_s:
         signal.setitimer(signal.ITIMER_REAL, duration_s)
@@ -233,14 +243,19 @@ def run_monitor(
     summary.cpu_pct_of_core = run_meta.cpu_pct_of_core
     summary.duration_s = ((sink.last_t_ns or 0) - (sink.first_t_ns or 0)) / 1e9
     summary.stopped_by = why["stopped_by"]
-    summary.throttling = [
-        {
-            **asdict(e),
-            "duration_s": e.duration_s,
-            "start": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime((e.start_ns + anchor) / 1e9)),
-        }
-        for e in episodes
-    ]
+    summary.throttling_unknown = untellable(sampler.meta.columns, reference)
+    summary.throttling = (
+        None
+        if summary.throttling_unknown
+        else [
+            {
+                **asdict(e),
+                "duration_s": e.duration_s,
+                "start": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime((e.start_ns + anchor) / 1e9)),
+            }
+            for e in episodes
+        ]
+    )
     summary.energy = {c.channel.name: c.summary() for c in sink.energy}
     (out / "summary.json").write_text(json.dumps(asdict(summary), indent=2))
     return summary
