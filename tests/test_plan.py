@@ -85,3 +85,19 @@ def test_example_mnn_suite_plans_on_the_phone(sysfs_tree):
     p = plan(config, source=None, sysfs=phone, allowed=EIGHT)
     assert p.sweep_id == "meizu-cores" and len(p.trials) == 5 * 6 * 2
     assert {t.trial.threads for t in p.trials} == {4}
+
+
+def test_core_roles_come_from_every_cluster_not_the_usable_ones(sysfs_tree):
+    """A replayed phone tree (Snapdragon 855: cpu0-3 little, 4-6 gold, 7 prime) on a machine that may use cpu0-1:
+    ``big`` is cpu4-7 and not usable here, never the little cluster renamed."""
+    from edgebench.sweep.plan import resolve_cores
+
+    tree = SysFS(str(sysfs_tree("sm8150_meizu16t")))
+    assert resolve_cores("big", 0, tree, tuple(range(8))) == (4, 5, 6, 7)
+    assert resolve_cores("little", 0, tree, (0, 1)) == (0, 1)
+    with pytest.raises(UsageError) as info:
+        resolve_cores("big", 0, tree, (0, 1))
+    assert (
+        info.value.message
+        == "the big cores of this device (cpu 4-7) are not usable here (usable: cpu 0-1); give usable cores"
+    )

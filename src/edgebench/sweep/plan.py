@@ -100,7 +100,9 @@ def resolve_cores(
     if spec is None or spec == "all":
         return None
     if isinstance(spec, str):
-        policies = [p for p in freq_policies(sysfs) if set(p.cores) & set(allowed)]
+        # The roles are the device's clusters, all of them: judged among the usable cores only, a replayed phone
+        # tree on a 2-core machine called its little cluster big.
+        policies = freq_policies(sysfs)
         if not policies:
             raise UsageError(
                 field, f"{spec} cores are told apart by cpufreq clusters and this device has none; give a mask"
@@ -108,7 +110,14 @@ def resolve_cores(
         ordered = sorted(policies, key=lambda p: (p.cpuinfo_max_khz or p.max_khz or 0, p.cores))
         little = set(ordered[0].cores)
         cores = little if spec == "little" or len(ordered) == 1 else {c for p in ordered[1:] for c in p.cores}
-        return tuple(sorted(cores & set(allowed)))
+        usable = tuple(sorted(cores & set(allowed)))
+        if not usable:
+            raise UsageError(
+                field,
+                f"the {spec} cores of this device (cpu {format_cpu_list(sorted(cores))}) are not usable here "
+                f"(usable: cpu {format_cpu_list(allowed)}); give usable cores",
+            )
+        return usable
     missing = sorted(set(spec) - set(allowed))
     if missing:
         raise UsageError(
