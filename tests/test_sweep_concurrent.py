@@ -49,5 +49,8 @@ def test_a_claim_is_held_while_its_process_lives_and_taken_over_after(tmp_path):
         assert store.claim("sw", "k1", me) is None  # its process is gone: taken over
         assert store.claim("sw", "k2", alive) is None
         assert "being run by another sweep" in store.claim("sw", "k2", me)
+        # a refusal ends its transaction: the next claim (what the refused sweep does next) goes through at once
+        # (a second sweep of the same name failed with "cannot start a transaction within a transaction")
+        assert store.claim("sw", "k3", me) is None
         store.release_claims(alive)
         assert store.claim("sw", "k2", me) is None

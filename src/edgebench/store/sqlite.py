@@ -325,31 +325,38 @@ class Store:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            statuses = [
-                r[0]
-                for r in db.execute(
-                    "SELECT t.status FROM sweep_trials s JOIN trials t USING (trial_id)"
-                    " WHERE s.sweep_id = ? AND s.trial_key = ? ORDER BY t.rowid",
-                    (sweep_id, trial_key),
+            taken = self._taken(sweep_id, trial_key, claimant, retry_failed)
+            if taken is None:
+                db.execute(
+                    "INSERT OR REPLACE INTO sweep_claims (sweep_id, trial_key, owner, hostname, pid)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (sweep_id, trial_key, claimant.owner, claimant.hostname, claimant.pid),
                 )
-            ]
-            if statuses and (not retry_failed or statuses[-1] == "ok"):
-                return f"already stored ({statuses[-1]})"
-            held = db.execute(
-                "SELECT owner, hostname, pid, claimed_at FROM sweep_claims WHERE sweep_id = ? AND trial_key = ?",
-                (sweep_id, trial_key),
-            ).fetchone()
-            if held is not None and held[0] != claimant.owner and _alive(held[1], held[2]):
-                return f"being run by another sweep (pid {held[2]} on {held[1]}, since {held[3]})"
-            db.execute(
-                "INSERT OR REPLACE INTO sweep_claims (sweep_id, trial_key, owner, hostname, pid)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (sweep_id, trial_key, claimant.owner, claimant.hostname, claimant.pid),
-            )
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
+        db.execute("COMMIT")  # a refusal too ends the transaction: the next claim begins its own
+        return taken
+
+    def _taken(self, sweep_id: str, trial_key: str, claimant: Claimant, retry_failed: bool) -> str | None:
+        """Why ``trial_key`` cannot be claimed by ``claimant`` now (inside the claim's transaction), or None."""
+        db = self._db
+        statuses = [
+            r[0]
+            for r in db.execute(
+                "SELECT t.status FROM sweep_trials s JOIN trials t USING (trial_id)"
+                " WHERE s.sweep_id = ? AND s.trial_key = ? ORDER BY t.rowid",
+                (sweep_id, trial_key),
+            )
+        ]
+        if statuses and (not retry_failed or statuses[-1] == "ok"):
+            return f"already stored ({statuses[-1]})"
+        held = db.execute(
+            "SELECT owner, hostname, pid, claimed_at FROM sweep_claims WHERE sweep_id = ? AND trial_key = ?",
+            (sweep_id, trial_key),
+        ).fetchone()
+        if held is not None and held[0] != claimant.owner and _alive(held[1], held[2]):
+            return f"being run by another sweep (pid {held[2]} on {held[1]}, since {held[3]})"
         return None
 
     def release_claims(self, claimant: Claimant) -> None:
