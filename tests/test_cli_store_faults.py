@@ -148,6 +148,34 @@ def test_a_read_only_store_refuses_writes_and_still_serves_reads(cli, tmp_path, 
     assert json.loads(proc.stdout)["rows"]
 
 
+@pytest.fixture
+def read_only_filesystem(tmp_path):
+    """A folder on a tmpfs and the function that remounts it read-only, as a mounted backup is."""
+    mount = tmp_path / "rofs"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "edgebench-test", str(mount)], check=True)
+
+    def seal() -> None:
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+
+    yield mount, seal
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_store_on_a_read_only_filesystem_serves_reads(cli, tmp_path, read_only_filesystem):
+    """A WAL store needs a ``-shm`` file even to be read; on read-only media `trials` said it could not be opened."""
+    mount, seal = read_only_filesystem
+    path = stored_store(tmp_path / "s.sqlite")
+    with Store(path) as store:
+        store.save(factories.result("20260102-000000-bbbbbbbb", [12.0, 13.0]), {"events": ""})
+    shutil.copy(path, mount / "s.sqlite")
+    seal()
+    proc = cli("trials", "--store", str(mount / "s.sqlite"))
+    assert proc.returncode == 0, proc.stderr
+    assert "20260102-000000-bbbbbbbb" in proc.stdout
+    one_store_line(cli(*COMMANDS["run"], "--store", str(mount / "s.sqlite")), "is read-only")
+
+
 def refusing_writes(path: Path) -> Path:
     """A healthy store whose inserts fail, as a disk that fills up during the trial makes them fail."""
     stored_store(path)

@@ -403,7 +403,7 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
             raise StoreUnusable(path, "does not exist: run `edgebench run` or `edgebench sweep` first, or give the "
                                       "--store the trials were recorded in")  # fmt: skip
         try:
-            return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+            return _connect_read_only(path)
         except sqlite3.Error as exc:
             raise _unusable(path, exc) from None
     try:
@@ -417,6 +417,31 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         return sqlite3.connect(path, timeout=30)
     except sqlite3.Error as exc:
         raise _unusable(path, exc) from None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A reading connection, also to a store on a read-only filesystem (a mounted backup, a read-only share).
+
+    A store in WAL mode needs its ``-shm`` file even to be read, and none can be made there; nobody can be writing
+    such a store either, so it is read as immutable (its last writer checkpointed it when it closed).
+    """
+    uri = path.resolve().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+    try:
+        db.execute("PRAGMA user_version").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+        if not _on_read_only_filesystem(path):
+            raise
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
+
+
+def _on_read_only_filesystem(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path if path.exists() else path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _check_writable(db: sqlite3.Connection) -> None:
@@ -436,7 +461,7 @@ def _check_writable(db: sqlite3.Connection) -> None:
 def _unusable(path: Path, exc: sqlite3.Error) -> StoreUnusable:
     """The one line for an ``sqlite3`` error on the store, with what the user can do about it."""
     text = str(exc)
-    if "readonly" in text or "read-only" in text:
+    if "readonly" in text or "read-only" in text or _on_read_only_filesystem(path):
         return StoreUnusable(path, "is read-only: give a writable --store to record trials (commands that only read, "
                                    "such as export and compare, still read it)")  # fmt: skip
     if "unable to open" in text:
