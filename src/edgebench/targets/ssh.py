@@ -43,6 +43,10 @@ def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
     return parts.username, host.strip("[]"), port
 
 
+#: Seconds to wait for the device's SSH server to answer at all (``ssh_options: [ConnectTimeout=N]`` overrides).
+CONNECT_TIMEOUT_S = 10
+
+
 class SshShell(ClientShell):
     """The device's POSIX shell through ``ssh``; every script runs under ``sh -c`` whatever the login shell is."""
 
@@ -70,7 +74,12 @@ class SshShell(ClientShell):
         args = ["ssh"]
         if self.ssh_config:
             args += ["-F", self.ssh_config]
+        for option in self.options:  # first: ssh keeps the first value given for an option, so the user's win
+            args += ["-o", option]
         args += [
+            # An address that drops packets (a board switched off, a phone's Wi-Fi asleep) otherwise holds the
+            # connect for the kernel's two minutes of SYN retries, for every command of the trial.
+            "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
             "-o", "BatchMode=yes",
             "-o", "ControlMaster=auto",
             "-o", f"ControlPath={self.control_path}",
@@ -78,8 +87,6 @@ class SshShell(ClientShell):
             "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3",
         ]  # fmt: skip
-        for option in self.options:
-            args += ["-o", option]
         if self.port is not None:
             args += ["-p", str(self.port)]
         if self.user:
