@@ -153,7 +153,8 @@ def test_jetson_tx2_iio_rails(sysfs_tree):
     assert values["rail_vdd_sys_ddr_power_mw"] == 611
     assert values["rail_vdd_sys_soc_power_mw"] == 687
     scopes = {c.name: c.scope for c in sensor.power_channels()}
-    assert scopes["VDD_IN"] == scopes["VDD_MUX"] == "total"  # module and carrier board inputs
+    assert scopes["VDD_IN"] == "total"  # the module's input; the carrier's VDD_MUX is never added to it
+    assert scopes["VDD_MUX"] == "sub"
     assert {scopes[r] for r in ("VDD_SYS_CPU", "VDD_SYS_GPU", "VDD_SYS_DDR", "VDD_SYS_SOC")} == {"sub"}
 
 
@@ -303,7 +304,7 @@ def test_process_memory_as_top_shows_it(sysfs_tree):
     assert not ProcessMemorySensor(SysFS(sysfs_tree("rpi4"))).available()
 
 
-def test_device_energy_on_tx2_samples_adds_module_and_carrier(sysfs_tree, tmp_path):
+def test_device_energy_on_tx2_samples_is_the_module_input_never_module_plus_carrier(sysfs_tree, tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(sysfs_tree("jetson_tx2")))
     sampler = Sampler(config)
     raw = b"".join(sampler.poll() for _ in range(5))
@@ -312,6 +313,7 @@ def test_device_energy_on_tx2_samples_adds_module_and_carrier(sysfs_tree, tmp_pa
     samples = parse_samples(csv.getvalue(), sampler.meta)
     t0, t1 = int(samples.t_ns[0]), int(samples.t_ns[-1])
     figures = device_energy(samples, t0, t1)
-    assert figures.source == "jetson_power: VDD_IN + VDD_MUX (power samples)"
-    assert figures.avg_power_w == pytest.approx(2.981 + 1.250)
+    assert figures.source == "jetson_power: VDD_IN (power samples)"
+    assert figures.avg_power_w == pytest.approx(2.981)  # not + VDD_MUX's 1.250: that may hold VDD_IN already
+    assert figures.rails["VDD_MUX"].avg_power_w == pytest.approx(1.250)  # shown, as a rail of its own
     assert figures.rails["VDD_SYS_CPU"].avg_power_w == pytest.approx(0.306)

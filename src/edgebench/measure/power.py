@@ -145,7 +145,7 @@ def choose_channels(samples: Samples, usable: Sequence[PowerChannel]) -> list[Po
 
 
 def describe(samples: Samples, chosen: Sequence[PowerChannel]) -> str:
-    """``jetson_power: VDD_IN + VDD_MUX (power samples); nvml: gpu0 (energy counter)``."""
+    """``jetson_power: VDD_IN (power samples); nvml: gpu0 (energy counter)``."""
     parts = []
     for source in dict.fromkeys(c.source for c in chosen):
         mine = [c for c in chosen if c.source == source]

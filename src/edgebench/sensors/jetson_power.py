@@ -7,11 +7,17 @@
   ``/sys/bus/i2c/drivers/ina3221/<bus>-<addr>/hwmon/hwmon<N>/{in<c>_label, in<c>_input (mV), curr<c>_input (mA)}``
   for channels 1-3; power is ``V * I``, computed when decoding.
 
-Each rail becomes ``rail_<name>_power_mw`` (the hwmon layout adds ``_voltage_mv`` and ``_current_ma``).  Rails that
-feed the whole module (``VDD_IN``, ``POM_5V_IN``, ``5V_IN``, and the carrier board's ``VDD_MUX`` beside it) are the
-device's total and the others (``VDD_SYS_CPU``, ``VDD_SYS_GPU``, ``VDD_SYS_DDR``, ``VDD_SOC``...) lie inside it;
-boards without an input rail (AGX Xavier, AGX Orin) measure the total as the sum of their rails.  Channels labelled
-``NC`` are not connected and are left out.
+Each rail becomes ``rail_<name>_power_mw`` (the hwmon layout adds ``_voltage_mv`` and ``_current_ma``).  The
+device's total is the module's input rail alone (``VDD_IN``, ``POM_5V_IN``, ``5V_IN``), and the module's rails
+(``VDD_SYS_CPU``, ``VDD_SYS_GPU``, ``VDD_SYS_DDR``, ``VDD_SOC``...) lie inside it.  A TX1/TX2 developer kit's carrier
+board also reports its own input, ``VDD_MUX``; it is shown as a rail and never added to the total.  NVIDIA's
+documents name the two inputs together ("the main supply (VDD_MUX/VDD_IN)", Jetson TX2/TX2i OEM Product Design
+Guide, power chapter) without saying whether VDD_MUX's shunt sits before the branch to the module (then it holds
+VDD_IN, and a sum counts the module twice) or beside it (energymon reads them as parallel and sums them).  jtop and
+tegrastats take VDD_IN alone as the total (jtop's ``total_power``: VDD_IN or POM_5V_IN, never VDD_MUX), and so does
+edgebench: the figure is the module's, labelled ``VDD_IN``, and never a double count.  Boards without an input
+rail (AGX Xavier, AGX Orin) measure the total as the sum of their rails.  Channels labelled ``NC`` are not
+connected and are left out.
 """
 
 from __future__ import annotations
@@ -35,8 +41,8 @@ from edgebench.sensors.base import (
 
 IIO_DRIVER = "/sys/bus/i2c/drivers/ina3221x"
 HWMON_DRIVER = "/sys/bus/i2c/drivers/ina3221"
-#: Rails that measure what the module (and carrier board) draws from the supply, per the boards' documentation.
-INPUT_RAILS = frozenset({"VDD_IN", "POM_5V_IN", "5V_IN", "VDD_MUX"})
+#: Rails that measure what the module draws from its supply: the device's total.
+INPUT_RAILS = frozenset({"VDD_IN", "POM_5V_IN", "5V_IN"})
 _IIO_RAIL = re.compile(r"rail_name_(\d+)$")
 _HWMON_LABEL = re.compile(r"in([123])_label$")
 
