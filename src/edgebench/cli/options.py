@@ -77,8 +77,6 @@ RootOption = Annotated[
 StoreOption = Annotated[Path | None, typer.Option(help="SQLite store [default: $EDGEBENCH_STORE or ~/.local/share].")]
 NoStoreOption = Annotated[bool, typer.Option("--no-store", help="Do not record the trials.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
-ThreadsOption = Annotated[int | None, typer.Option(help="Intra-op threads [default: one per core used].")]
-CoresOption = Annotated[str | None, typer.Option(help="Cores to run on: hex mask (f0) or list (0,2-3).")]
 ResumeOption = Annotated[bool, typer.Option("--resume", help="Run only the trials this sweep has not stored.")]
 CooldownOption = Annotated[
     str | None,
