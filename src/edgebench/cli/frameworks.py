@@ -103,9 +103,11 @@ def frameworks(
         build(Trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
     resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
     cells = plan_cells(base, names, backend_names, precision_names, target)
-    for c in cells:  # decided before anything runs
-        if c.trial is None:
-            print(f"{c.model} {c.backend} {c.precision}: not run ({c.reason})", file=sys.stderr, flush=True)
+
+    def unrunnable() -> None:  # decided before anything runs, told once the store is checked
+        for c in cells:
+            if c.trial is None:
+                print(f"{c.model} {c.backend} {c.precision}: not run ({c.reason})", file=sys.stderr, flush=True)
 
     def progress(planned: PlannedTrial, result: TrialResult) -> None:
         t = planned.trial
@@ -113,9 +115,8 @@ def frameworks(
         print(line + (f" ({result.status}: {result.reason})" if not result.ok else ""), file=sys.stderr, flush=True)
 
     config = {"mode": mode, "models": names, "backends": backend_names, "precisions": precision_names}
-    run = run_plan(
-        "frameworks", keyed([c.trial for c in cells if c.trial]), flags, target, config=config, on_result=progress
-    )
+    planned = keyed([c.trial for c in cells if c.trial])
+    run = run_plan("frameworks", planned, flags, target, config=config, on_result=progress, begin=unrunnable)
     if run.interrupted:
         return fail(interrupted_line(run), 130)
     take_results(cells, lambda trial: run.results.get(trial_key(trial)))

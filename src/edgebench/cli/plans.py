@@ -99,8 +99,10 @@ def run_plan(
     on_result: Callable[[PlannedTrial, TrialResult], None],
     skip: Skip | None = None,
     sample: bool = True,
+    begin: Callable[[], None] = lambda: None,
 ) -> PlanRun:
-    """Run ``trials`` as one run of ``command``'s plan (or resume its newest run) and store each as it ends."""
+    """Run ``trials`` as one run of ``command``'s plan (or resume its newest run) and store each as it ends;
+    ``begin`` is called once the store and the device's controls have been checked, before the first trial."""
     from edgebench.config import CooldownConfig, parse_cooldown
     from edgebench.launch.cooldown import Cooler
     from edgebench.launch.session import open_store
@@ -123,7 +125,7 @@ def run_plan(
             sweep_id = earlier[-1] if flags.resume and earlier else f"{plan_id}-{time.strftime('%Y%m%d-%H%M%S')}"
             known = _latest(db.query(sweep_id=sweep_id))
             plan = Plan(sweep_id, tuple(trials))
-            reporter = _PlanReporter(known, on_result)
+            reporter = _PlanReporter(known, on_result, begin)
             outcome = run_sweep(
                 plan,
                 db,
@@ -171,11 +173,18 @@ def _latest(results: list[TrialResult]) -> dict[str, TrialResult]:
 class _PlanReporter:
     """Tells the command each result as it is stored (for its progress lines) and keeps them by key (for skips)."""
 
-    def __init__(self, known: dict[str, TrialResult], on_result: Callable[[PlannedTrial, TrialResult], None]) -> None:
+    def __init__(
+        self,
+        known: dict[str, TrialResult],
+        on_result: Callable[[PlannedTrial, TrialResult], None],
+        on_begin: Callable[[], None],
+    ) -> None:
         self.known = known
         self.on_result = on_result
+        self.on_begin = on_begin
 
     def begin(self, plan: Plan, todo: list[PlannedTrial], skipped: int) -> None:
+        self.on_begin()
         if skipped:
             print(f"resuming sweep {plan.sweep_id}: {skipped} trials already stored", file=sys.stderr, flush=True)
 
