@@ -18,8 +18,8 @@ import sys
 import time
 
 from _common import interleave, ratio_line
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 
 PLAIN_LOOP = r"""
 import os, statistics, sys, time

@@ -19,8 +19,8 @@ import argparse
 import statistics
 
 from _common import interleave, ratio_line
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 
 SUITE = ("lenet", "googlenet", "squeezenet", "alexnet", "mobilenet_v2")
 

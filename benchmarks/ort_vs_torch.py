@@ -20,8 +20,8 @@ from collections.abc import Callable
 from _common import interleave, ratio_line
 from edgebench.host.cpu import int8_cpu_features
 from edgebench.host.sysfs import SysFS
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 
 CONFIGS = {
     "torch fp32": ("torch", "fp32"),

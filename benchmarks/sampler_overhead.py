@@ -13,8 +13,8 @@ import statistics
 import time
 
 from _common import interleave, ratio_line
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 
 
 def wake_floor_pct(interval_ms: float, seconds: float = 5.0, read_stat: bool = False) -> float:

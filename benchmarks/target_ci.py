@@ -13,8 +13,8 @@ import argparse
 import statistics
 import time
 
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 from edgebench.runner.stopping import TargetCI
 
 WORKLOADS = {

@@ -21,9 +21,9 @@ import statistics
 import time
 
 from _common import interleave, ratio_line
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
 from edgebench.registry import MODELS
-from edgebench.runner.launch import run_trial
 
 DEFAULT_BATCH = {"lenet": 32}
 

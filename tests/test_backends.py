@@ -58,8 +58,8 @@ def imports_torch(code: str) -> bool:
         "from edgebench.registry import MODELS\n[MODELS.load(n) for n in MODELS.names()]",
         "import edgebench.runner.worker, edgebench.runner.stopping, edgebench.backends.base",
         # the workstation's side of a trial: launcher, targets, agent, measuring a bundle, the store and reports
-        "import edgebench.runner.launch, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
-        "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.cli.stored",
+        "import edgebench.launch.trial, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
+        "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.store.trials",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('torch').capabilities",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('onnxruntime').capabilities\n"
         "BACKENDS.load('onnxruntime').missing_device('cpu')",

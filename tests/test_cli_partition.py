@@ -174,3 +174,44 @@ def test_import_brings_trials_with_series_and_refuses_duplicates(cli, first, tmp
     assert cloud.returncode == 0, cloud.stderr
     a = json.loads(cloud.stdout)
     assert a["cloud_source"].startswith(f"trial {ids[0]}")
+
+
+def _refusing_writes(path):
+    """A store that opens and verifies but whose inserts fail, as a disk that fills up during the trial."""
+    import sqlite3
+
+    with Store(path):
+        pass
+    db = sqlite3.connect(path)
+    db.execute("CREATE TRIGGER full BEFORE INSERT ON trials BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    db.commit()
+    db.close()
+    return path
+
+
+def test_the_traced_trial_goes_through_the_launch_path_and_is_rescued_when_the_store_fails(cli, tmp_path):
+    full = _refusing_writes(tmp_path / "full.sqlite")
+    proc = cli("partition", *TINY, "--json", store=full)
+    assert proc.returncode == 1, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("edgebench: error: --store: ") and "database or disk is full" in line
+    (kept,) = tmp_path.glob("edgebench-unsaved-*.json")
+    assert f"`edgebench import {kept}`" in line
+    elsewhere = tmp_path / "fixed.sqlite"
+    assert cli("import", str(kept), store=elsewhere).returncode == 0
+    with Store(elsewhere) as store:
+        (trial,) = store.trials()
+        assert trial.trace.granularity == "layers" and store.series(trial.trial_id, "spans") is not None
+    again = cli("partition", *TINY, "--json", store=elsewhere)  # the rescued trial serves the analysis
+    assert again.returncode == 0 and "running one" not in again.stderr
+
+
+def test_a_damaged_store_is_refused_before_the_traced_trial_runs(cli, tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    with Store(bad):
+        pass
+    bad.write_bytes(bad.read_bytes()[:100] + b"\xab" * 4000)
+    proc = cli("partition", *TINY, "--json", store=bad)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("edgebench: error: --store: ")
+    assert not list(tmp_path.glob("edgebench-unsaved-*"))

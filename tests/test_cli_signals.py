@@ -127,7 +127,7 @@ def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
 
 def test_a_killed_command_trials_folder_is_removed_by_the_next_command_trial(cli, tmp_path):
     # what a fleet host's node leaves when it dies mid-trial: a command trial's folder, with subfolders, of a dead pid
-    from edgebench.runner.agent import COMMAND_MARKER, remove_stale_work_dirs
+    from edgebench.host.workdirs import COMMAND_MARKER, remove_stale_work_dirs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -6,7 +6,7 @@ import pytest
 
 from edgebench.config.sweep_file import CooldownConfig
 from edgebench.host.sysfs import SysFS
-from edgebench.sweep.cooldown import FALLBACK_S, Cooler
+from edgebench.launch.cooldown import FALLBACK_S, Cooler
 
 
 class FakeTime:

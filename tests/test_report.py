@@ -291,7 +291,7 @@ def test_without_the_extra_report_and_plot_say_what_to_install(world, tmp_path):
 
 def test_the_core_never_imports_the_plotting_libraries():
     code = (
-        "import sys, edgebench.cli, edgebench.records.trial, edgebench.runner.launch, edgebench.report.figures, "
+        "import sys, edgebench.cli, edgebench.records.trial, edgebench.launch.trial, edgebench.report.figures, "
         "edgebench.report.content\nprint(sorted(m for m in ('plotly', 'matplotlib') if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

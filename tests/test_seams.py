@@ -16,12 +16,12 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.errors import UsageError
+from edgebench.launch.trial import resolve_placement, run_trial
 from edgebench.measure.trial import measure
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle
 from edgebench.records.events import Done, EventWriter, Ready, Step, as_events, dump_events, parse_events
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import resolve_placement, run_trial
 from edgebench.targets import open_target
 from edgebench.targets.local import LocalTarget
 from tests.factories import events, result
@@ -107,7 +107,7 @@ class RecordingTarget:
     def missing_device(self, backend: str, device: str) -> str | None:
         return None
 
-    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
+    def run_python_agent(self, module: str, trial: Trial, *, sample: bool = True) -> TrialBundle:
         self.ran.append(trial)
         steps = [e for e in as_events(events([10.0, 12.0, 11.0])) if isinstance(e, Step)]
         return TrialBundle(trial=trial, events=[Ready(pid=7), *steps, Done(stopped_by="fixed")], env=self.environment())

@@ -72,12 +72,12 @@ class Captured(Exception):
 @pytest.fixture
 def run_flags(monkeypatch, tmp_path, sysfs_tree):
     """``edgebench run`` with these flags, up to the Trial it would run (frequencies pinned in a copied tree)."""
-    import edgebench.runner.launch
+    import edgebench.launch.trial
 
     def capture(trial, **_):
         raise Captured(trial)
 
-    monkeypatch.setattr(edgebench.runner.launch, "run_trial", capture)
+    monkeypatch.setattr(edgebench.launch.trial, "run_trial", capture)
     tree = tmp_path / "rpi4"
     shutil.copytree(sysfs_tree("rpi4"), tree)
 

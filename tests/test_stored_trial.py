@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from edgebench.cli.stored import load_trial, power_series
 from edgebench.errors import UsageError
+from edgebench.records.finished import FinishedTrial
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
-from edgebench.runner.launch import TrialRun
 from edgebench.sensors.base import PowerChannel
 from edgebench.store import Store
+from edgebench.store.trials import load_trial, power_series
 
 VDD_IN = PowerChannel("VDD_IN", "jetson_power", "total", power_column="vdd_in_power_mw")
 
@@ -21,7 +21,8 @@ def stored(tmp_path, with_meta: bool):
     result = TrialResult(trial_id="20260101-000000-abcd", status="ok", model="lenet", batch_size=2, threads=1,
                          cores=[0], steps=1, warmup=0)  # fmt: skip
     csv = "t_ns,vdd_in_power_mw,temp_cpu_mc\n0,4000,41000\n10000000,6000,41500\n"
-    run = TrialRun(result, [{"event": "ready", "pid": 1}], csv, None, meta if with_meta else None)
+    run = FinishedTrial(result=result, events=[{"event": "ready", "pid": 1}], samples_csv=csv,
+                        sampler_meta=meta if with_meta else None)  # fmt: skip
     with Store(tmp_path / "s.sqlite") as store:
         store.save(result, run.series())
     return load_trial(tmp_path / "s.sqlite", "20260101")

@@ -10,9 +10,9 @@ import pytest
 from edgebench.config.sweep_file import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
-from edgebench.runner.launch import TrialRun
+from edgebench.launch.cooldown import Cooler
+from edgebench.records.finished import FinishedTrial
 from edgebench.store import Store
-from edgebench.sweep.cooldown import Cooler
 from edgebench.sweep.execute import run_sweep
 from edgebench.sweep.plan import plan
 from edgebench.targets.local import LocalTarget
@@ -31,7 +31,7 @@ class FakeRunner:
         self.fail_on = fail_on or {}
         self.on_call = on_call
 
-    def __call__(self, trial, *, target):
+    def __call__(self, trial, *, target, sample=True):
         n = len(self.calls)
         self.calls.append(trial)
         if self.on_call:
@@ -44,7 +44,7 @@ class FakeRunner:
                    cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
         if action == "crash":
             r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "step_time_ms": None})
-        return TrialRun(r, events(steps), None)
+        return FinishedTrial(result=r, events=events(steps))
 
 
 def make_plan(*overrides, tree=None, allowed=(0, 1)):

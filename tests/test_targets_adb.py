@@ -120,8 +120,8 @@ def test_frequencies_without_root_are_refused_with_the_fix(phones):
 
 
 def test_edgebench_trial_runs_on_the_phone_through_its_agent(phones):
+    from edgebench.launch.trial import run_trial
     from edgebench.records.trial import Trial
-    from edgebench.runner.launch import run_trial
 
     src = str(HERE.parent / "src")
     phone = phones("R1", root=True, python=sys.executable, env={"PYTHONPATH": src})
@@ -133,8 +133,8 @@ def test_edgebench_trial_runs_on_the_phone_through_its_agent(phones):
 
 
 def test_phone_without_edgebench_is_one_line_naming_the_fix(phones):
+    from edgebench.launch.trial import run_trial
     from edgebench.records.trial import Trial
-    from edgebench.runner.launch import run_trial
 
     phone = phones("U1", python="/nonexistent/python3")
     with pytest.raises(UsageError, match=r"has no edgebench .* or run your own binary with --command"):
@@ -142,8 +142,8 @@ def test_phone_without_edgebench_is_one_line_naming_the_fix(phones):
 
 
 def test_command_trial_on_an_unrooted_phone_gives_latency(phones, tmp_path):
+    from edgebench.launch.trial import run_trial
     from edgebench.records.trial import Trial
-    from edgebench.runner.launch import run_trial
 
     binary = tmp_path / "bench.sh"
     binary.write_text('i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo "iter $i"; done\n')

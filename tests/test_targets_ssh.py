@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from edgebench.errors import UsageError
+from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import run_trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
 from tests.sshd import sshd  # noqa: F401  (the session fixture)

@@ -4,17 +4,41 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
-from edgebench.cli.recording import recorded_runs
+from edgebench.cli.options import (
+    CooldownOption,
+    JsonOption,
+    NoStoreOption,
+    ResumeOption,
+    RootOption,
+    StoreOption,
+    TargetOption,
+    build,
+    parse,
+    setting_default,
+    setting_option,
+)
+from edgebench.cli.plans import PlanFlags, interrupted_line, keyed, run_plan
+from edgebench.config.settings import BY_FIELD
 from edgebench.config.trial import make_trial
-from edgebench.host.cpuset import parse_cores
 from edgebench.host.sysfs import SysFS
-from edgebench.units import format_size, parse_duration_s, parse_size_bytes
+from edgebench.units import format_size, parse_size_bytes
+
+if TYPE_CHECKING:
+    from edgebench.records.result import TrialResult
+    from edgebench.sweep.plan import PlannedTrial
+
+ThreadsSetting = setting_option("threads")
+CoresSetting = setting_option("cores")
+FrequencySetting = setting_option("freq_khz")
+TimeoutSetting = setting_option("timeout_s")
+#: ``--timeout``'s default: every command's, from the settings' declaration.
+DEFAULT_TIMEOUT = setting_default("timeout_s")
 
 
 def _batch_sizes(text: str) -> tuple[int, ...]:
@@ -38,47 +62,68 @@ def feasibility(
     ] = "cifar10",
     steps: Annotated[int, typer.Option(help="Measured training steps per trial.")] = 1,
     warmup: Annotated[int, typer.Option(help="Warm-up steps per trial (the optimizer's state appears here).")] = 1,
-    threads: ThreadsOption = None,
-    cores: CoresOption = None,
-    timeout: Annotated[str, typer.Option(help="Give up on one trial after this long.")] = "10m",
+    threads: ThreadsSetting = None,
+    cores: CoresSetting = None,
+    frequency: FrequencySetting = None,
+    timeout: TimeoutSetting = DEFAULT_TIMEOUT,
+    cooldown: CooldownOption = None,
+    resume: ResumeOption = False,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
     as_json: JsonOption = False,
     store: StoreOption = None,
     no_store: NoStoreOption = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
-    from edgebench.runner.feasibility import PAPER_MODELS
-    from edgebench.runner.feasibility import feasibility as run_feasibility
-    from edgebench.runner.launch import resolve_placement
-    from edgebench.targets import open_target
+    from edgebench.cli import fail
+    from edgebench.launch.trial import resolve_placement
+    from edgebench.runner.feasibility import PAPER_MODELS, blocked_by, plan_trials
+    from edgebench.runner.feasibility import rows as table_rows
 
     names = [build(make_trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
-    sizes = parse("--batch-sizes", batch_sizes, _batch_sizes)
-    base = build(
-        make_trial,
-        {
-            "model": names[0],
-            "steps": steps,
-            "warmup": warmup,
-            "threads": threads,
-            "cores": parse("--cores", cores, parse_cores),
-            "infer_steps": 0,
-            "timeout_s": parse("--timeout", timeout, parse_duration_s),
-            "memory_budget_bytes": parse("--memory-budget", memory_budget, parse_size_bytes),
-        },
-        {"timeout_s": "--timeout", "memory_budget_bytes": "--memory-budget"},
-    )
-    target = open_target()
-    resolve_placement(base, target)
+    sizes = parse("--batch-sizes", batch_sizes, _batch_sizes) or ()
+    flags = PlanFlags(target_spec, root, cores, frequency, threads, timeout, cooldown, resume, store, no_store)
+    target = flags.open_target()
+    values = {
+        "model": names[0],
+        "steps": steps,
+        "warmup": warmup,
+        "infer_steps": 0,
+        "memory_budget_bytes": parse("--memory-budget", memory_budget, parse_size_bytes),
+        **flags.trial_values(target),
+    }
+    base = build(make_trial, values, {"memory_budget_bytes": "--memory-budget", **FLAGS})
+    resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
     budget = base.memory_budget_bytes or 0
     _warn_if_device_is_smaller(budget, target.sysfs())
+    planned = keyed(plan_trials(base, names, sizes, preset))
+    by_cell = {(p.trial.model, p.trial.batch_size): p.key for p in planned}
 
-    def progress(name: str, cell: object) -> None:
-        peak = getattr(cell, "peak_memory_bytes", None)
+    def progress(name: str, batch: int, status: str, peak: int | None) -> None:
         shown = format_size(peak) if peak else "-"
-        print(f"{name} batch {cell.batch_size}: {cell.status} (peak {shown})", file=sys.stderr, flush=True)  # type: ignore[attr-defined]
+        print(f"{name} batch {batch}: {status} (peak {shown})", file=sys.stderr, flush=True)
 
-    with recorded_runs(store, no_store, target, sample=False) as run:
-        rows = run_feasibility(base, names, sizes, preset, run, progress)  # type: ignore[arg-type]
+    def skip(p: PlannedTrial, known: Mapping[str, TrialResult]) -> str | None:
+        trial = p.trial
+        smaller = [known.get(by_cell[(trial.model, b)]) for b in sorted(sizes) if b < trial.batch_size]
+        reason = blocked_by(trial, smaller)
+        if reason is not None:
+            progress(trial.model, trial.batch_size, "skipped", None)
+        return reason
+
+    run = run_plan(
+        "feasibility",
+        planned,
+        flags,
+        target,
+        config={"memory_budget_bytes": budget, "preset": preset, "batch_sizes": list(sizes), "models": names},
+        on_result=lambda p, r: progress(p.trial.model, p.trial.batch_size, r.status, r.peak_memory_bytes),
+        skip=skip,
+        sample=False,
+    )
+    if run.interrupted:
+        return fail(interrupted_line(run), 130)
+    rows = table_rows(names, sizes, preset, lambda name, batch: run.results.get(by_cell[(name, batch)]))
     if as_json:
         out = {
             "memory_budget_bytes": budget,
@@ -118,6 +163,10 @@ def feasibility(
         table.add_row(r.model, r.preset, *cells, verdict)
     Console().print(table)
     return 0
+
+
+#: The Trial fields the shared options set, by flag (an error names the flag the user typed).
+FLAGS = {field: BY_FIELD[field].flag for field in ("cores", "freq_khz", "threads", "timeout_s")}
 
 
 def _warn_if_device_is_smaller(budget_bytes: int, sysfs: SysFS) -> None:

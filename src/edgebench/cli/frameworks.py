@@ -8,14 +8,33 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import CoresOption, JsonOption, NoStoreOption, StoreOption, ThreadsOption, build, parse
-from edgebench.cli.recording import recorded_runs
+from edgebench.cli.feasibility import (
+    DEFAULT_TIMEOUT,
+    FLAGS,
+    CoresSetting,
+    FrequencySetting,
+    ThreadsSetting,
+    TimeoutSetting,
+)
+from edgebench.cli.options import (
+    CooldownOption,
+    JsonOption,
+    NoStoreOption,
+    ResumeOption,
+    RootOption,
+    StoreOption,
+    TargetOption,
+    build,
+    parse,
+)
+from edgebench.cli.plans import PlanFlags, interrupted_line, keyed, run_plan
 from edgebench.config.trial import make_trial
-from edgebench.host.cpuset import parse_cores
-from edgebench.units import format_size, parse_duration_s, parse_shape
+from edgebench.units import format_size, parse_shape
 
 if TYPE_CHECKING:
+    from edgebench.records.result import TrialResult
     from edgebench.report.frameworks import Cell
+    from edgebench.sweep.plan import PlannedTrial
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
 DEFAULT_BACKENDS = "torch,onnxruntime,mnn"
@@ -43,53 +62,64 @@ def frameworks(
     ] = None,
     steps: Annotated[int, typer.Option(help="Measured steps per cell.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps per cell.")] = 3,
-    threads: ThreadsOption = None,
-    cores: CoresOption = None,
-    timeout: Annotated[str, typer.Option(help="Give up on one cell after this long.")] = "10m",
+    threads: ThreadsSetting = None,
+    cores: CoresSetting = None,
+    frequency: FrequencySetting = None,
+    timeout: TimeoutSetting = DEFAULT_TIMEOUT,
+    cooldown: CooldownOption = None,
+    resume: ResumeOption = False,
+    target_spec: TargetOption = None,
+    root: RootOption = False,
     as_json: JsonOption = False,
     store: StoreOption = None,
     no_store: NoStoreOption = False,
 ) -> int:
     """Compare backends and precisions on each model: latency, energy, peak memory, accuracy change (DNNTune's
     table 5), every cell a stored trial."""
-    from edgebench.report.frameworks import plan_cells, run_cells
-    from edgebench.runner.launch import resolve_placement
-    from edgebench.targets import open_target
+    from edgebench.cli import fail
+    from edgebench.launch.trial import resolve_placement
+    from edgebench.report.frameworks import plan_cells, take_results
+    from edgebench.sweep.plan import trial_key
 
     model_names = parse("--models", models, _names) or []
     names = [build(make_trial, {"model": m}, {"model": "--models"}).model for m in model_names]
     backend_names = parse("--backends", backends, _names) or []
     default_precisions = "fp32,int8" if mode == "infer" else "fp32"
     precision_names = parse("--precisions", precisions or default_precisions, _names) or []
-    base = build(
-        make_trial,
-        {
-            "model": names[0],
-            "mode": mode,
-            "batch_size": batch_size or (1 if mode == "infer" else 32),
-            "input_shape": parse("--input-shape", input_shape, parse_shape),
-            "steps": steps,
-            "warmup": warmup,
-            "threads": threads,
-            "cores": parse("--cores", cores, parse_cores),
-            "infer_steps": 0,
-            "timeout_s": parse("--timeout", timeout, parse_duration_s),
-        },
-        {"timeout_s": "--timeout", "batch_size": "--batch-size"},
-    )
+    flags = PlanFlags(target_spec, root, cores, frequency, threads, timeout, cooldown, resume, store, no_store)
+    target = flags.open_target()
+    values = {
+        "model": names[0],
+        "mode": mode,
+        "batch_size": batch_size or (1 if mode == "infer" else 32),
+        "input_shape": parse("--input-shape", input_shape, parse_shape),
+        "steps": steps,
+        "warmup": warmup,
+        "infer_steps": 0,
+        **flags.trial_values(target),
+    }
+    base = build(make_trial, values, {"batch_size": "--batch-size", **FLAGS})
     for precision in precision_names:  # a precision no backend knows is the user's typo, not a cell's reason
         build(make_trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
-    target = open_target()
-    resolve_placement(base, target)
-    cells = plan_cells(base, names, backend_names, precision_names)
+    resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
+    cells = plan_cells(base, names, backend_names, precision_names, target)
 
-    def progress(c: Cell) -> None:
-        status = c.result.status if c.result else "not run"
-        line = f"{c.model} {c.backend} {c.precision}: {status}"
-        print(line + (f" ({c.reason})" if c.reason else ""), file=sys.stderr, flush=True)
+    def unrunnable() -> None:  # decided before anything runs, told once the store is checked
+        for c in cells:
+            if c.trial is None:
+                print(f"{c.model} {c.backend} {c.precision}: not run ({c.reason})", file=sys.stderr, flush=True)
 
-    with recorded_runs(store, no_store, target) as run:
-        run_cells(cells, run, progress)
+    def progress(planned: PlannedTrial, result: TrialResult) -> None:
+        t = planned.trial
+        line = f"{t.model} {t.backend} {t.precision}: {result.status}"
+        print(line + (f" ({result.status}: {result.reason})" if not result.ok else ""), file=sys.stderr, flush=True)
+
+    config = {"mode": mode, "models": names, "backends": backend_names, "precisions": precision_names}
+    planned = keyed([c.trial for c in cells if c.trial])
+    run = run_plan("frameworks", planned, flags, target, config=config, on_result=progress, begin=unrunnable)
+    if run.interrupted:
+        return fail(interrupted_line(run), 130)
+    take_results(cells, lambda trial: run.results.get(trial_key(trial)))
     if as_json:
         from edgebench.report.frameworks import as_json as cells_json
         from edgebench.report.frameworks import energy_reason

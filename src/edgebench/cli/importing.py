@@ -52,6 +52,7 @@ def import_trials(
     from edgebench.store import Store
     from edgebench.store.rescue import load_unsaved
     from edgebench.store.sqlite import TrialIdTaken
+    from edgebench.store.trials import save_finished
 
     if format_ is ImportFormat.mnn_suite:
         return _import_mnn_suite(files, device, store)
@@ -62,17 +63,17 @@ def import_trials(
         if not path.is_file():
             raise UsageError("FILE", f"{path} is not a file; give a .sqlite store or an edgebench-unsaved-*.json file")
     stores = [path for path in files if _is_sqlite(path)]
-    kept = [(path, *load_unsaved(path)) for path in files if path not in stores]
+    kept = [(path, load_unsaved(path)) for path in files if path not in stores]
     with Store(store) as db:
         for other in stores:
             _import_store(db, other)
-        for path, result, series in kept:
+        for path, finished in kept:
             try:
-                db.save(result, series)
+                save_finished(db, finished)
             except TrialIdTaken:
-                typer.echo(f"{path}: trial {result.trial_id} is already in {db.path}; the file can go")
+                typer.echo(f"{path}: trial {finished.trial_id} is already in {db.path}; the file can go")
                 continue
-            typer.echo(f"{path}: stored trial {result.trial_id} in {db.path}; the file can go")
+            typer.echo(f"{path}: stored trial {finished.trial_id} in {db.path}; the file can go")
     return 0
 
 

@@ -38,8 +38,8 @@ def layers(
         raise UsageError("--sort", f"{sort!r} is not a row order; choose order or time")
     if top is not None and top < 1:
         raise UsageError("--top", "must be at least 1")
-    from edgebench.cli.stored import load_trial, power_series
     from edgebench.measure.layers import layer_report
+    from edgebench.store.trials import load_trial, power_series
 
     stored = load_trial(store, trial)
     result = stored.result

@@ -203,11 +203,12 @@ def _newest_trial(
 def _run_traced_trial(
     store: Path | None, model: str, batch_size: int | None, mode: str, estimate: str | None, steps: int, warmup: int
 ) -> str:
-    """Run a layer-traced trial of ``model`` here and store it; a failed trial is an error naming why."""
+    """Run a layer-traced trial of ``model`` here through the launch path and store it; a failed trial is an error
+    naming why."""
     from edgebench.cli.options import build
     from edgebench.config.trial import make_trial
-    from edgebench.runner.launch import run_trial
-    from edgebench.store import Store
+    from edgebench.launch.session import Launcher, open_store
+    from edgebench.targets import open_target
 
     size = batch_size or (1 if mode == "infer" else 8)
     values = {"model": model, "batch_size": size, "steps": steps, "warmup": warmup, "trace": "layers",
@@ -216,19 +217,22 @@ def _run_traced_trial(
     typer.echo(
         f"no stored layer-traced trial of {model} on this device: running one (batch {size}, {steps} steps)", err=True
     )
-    db = Store(store)
-    outcome = run_trial(trial)
+    db = open_store(store)  # checked before the trial runs; a failing write keeps the trial in a rescue file
+    assert db is not None
     with db:
-        db.save(outcome.result, outcome.series())
-    if not outcome.result.ok:
-        raise UsageError("--model", f"the traced trial {outcome.result.status}: {outcome.result.reason}")
-    return outcome.result.trial_id
+        launcher = Launcher(open_target(), store=db)
+        with launcher:
+            finished = launcher.launch(trial).finished
+        launcher.keep(finished)
+    if not finished.result.ok:
+        raise UsageError("--model", f"the traced trial {finished.result.status}: {finished.result.reason}")
+    return finished.trial_id
 
 
 def _layer_costs(store: Path | None, trial_id: str, flag: str) -> tuple[TrialResult, LayerReport]:
     """A stored trial and its per-layer report (exclusive times per module, power where measured)."""
-    from edgebench.cli.stored import load_trial, power_series
     from edgebench.measure.layers import layer_report
+    from edgebench.store.trials import load_trial, power_series
 
     try:
         stored = load_trial(store, trial_id)

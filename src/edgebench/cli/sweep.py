@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import RootOption, StoreOption, TargetOption
+from edgebench.cli.options import ResumeOption, RootOption, StoreOption, TargetOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def sweep(
         Path | None, typer.Argument(help="YAML configuration (native keys or DNNTune's sections); optional.")
     ] = None,
     set_: SetOption = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Run only the trials this sweep has not stored.")] = False,
+    resume: ResumeOption = False,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume, also rerun trials that were stored as failed.")
     ] = False,
@@ -113,7 +113,7 @@ def sweep(
                 console.print(f"  {p.position:>4}  {p.key}  {p.label}")
         return 0
 
-    from edgebench.runner.launch import check_device_present
+    from edgebench.launch.trial import check_device_present
 
     first_of_each = {(p.trial.backend, p.trial.device): p.trial for p in reversed(plans[0].trials)}
     for trial in (

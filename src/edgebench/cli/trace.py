@@ -36,9 +36,9 @@ def trace(
 ) -> int:
     """Write a trial's steps, layer/op spans and sampled counters as trace-event JSON (open it in ui.perfetto.dev)."""
     from edgebench.cli import fail
-    from edgebench.cli.stored import load_trial, power_series
     from edgebench.report.trace import chrome_trace
     from edgebench.report.trace_check import check_trace, dumps, find_trace_processor, perfetto_check
+    from edgebench.store.trials import load_trial, power_series
 
     binary = find_trace_processor(trace_processor) if check else None
     if trace_processor and not Path(trace_processor).exists():

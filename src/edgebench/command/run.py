@@ -1,4 +1,4 @@
-"""Run a ``--command`` trial through a device's :class:`~edgebench.targets.shell.Shell` and bundle it.
+"""Run a ``--command`` trial through a device's shell (:class:`AgentShell`, which a target hands over) and bundle it.
 
 The device side is one POSIX ``sh`` script (``sampler.sh``): it starts the workload, samples the files the local
 sensors read at the trial's period, and stamps every sample and every line the workload prints on one clock of
@@ -19,11 +19,13 @@ Elsewhere (dash) the stamps are ``/proc/uptime`` itself.  The bundle's environme
 from __future__ import annotations
 
 import shlex
+import subprocess
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
@@ -33,7 +35,16 @@ from edgebench.records.events import Done, Event, Ready, Step
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig
-from edgebench.targets.shell import Shell
+
+
+class AgentShell(Protocol):
+    """What the ``sh`` agent needs of a device's shell; a target's shell (``targets.shell.Shell``) is one.  Declared
+    here so that the agent depends on no transport: the launcher joins the two."""
+
+    def start(self, script: str) -> subprocess.Popen[bytes]: ...
+    def push(self, local: Path, remote: str) -> None: ...
+    def workdir(self) -> str: ...
+
 
 #: The pid the sensors of the workload are planned with: the script puts the workload's pid in its place.
 WORKLOAD_PID = "self"
@@ -270,7 +281,7 @@ def _read_all(proc: Any, chunks: list[bytes]) -> threading.Thread:
 
 
 def run_command_trial(
-    trial: Trial, shell: Shell, *, sysfs: SysFS, root: str = "", env: dict[str, Any] | None = None,
+    trial: Trial, shell: AgentShell, *, sysfs: SysFS, root: str = "", env: dict[str, Any] | None = None,
     sample: bool = True, clock: str = "auto",
 ) -> TrialBundle:  # fmt: skip
     """Push the trial's files, run its command with the device-side sampler, and bundle what was measured.

@@ -381,3 +381,11 @@ def describe_error(exc: ValidationError, root: type[BaseModel]) -> tuple[str, st
         hint = f"did you mean {close[0]}? " if close else ""
         return key_path, f"unknown key; {hint}valid keys here: {', '.join(valid)}"
     return key_path, explain(error)
+
+
+def parse_cooldown(text: str | None) -> CooldownConfig:
+    """``--cooldown 120s`` or ``--cooldown idle``, read as a sweep file's ``cooldown:`` is; ValueError with the fix."""
+    try:
+        return CooldownConfig.model_validate(_cooldown(text))
+    except ValidationError as exc:
+        raise ValueError(f"{text!r}: {explain(exc.errors()[0])}; give a pause such as 120s, or idle") from None

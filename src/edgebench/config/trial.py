@@ -22,8 +22,31 @@ from edgebench.registry import BACKENDS, DATASETS, MODELS
 
 
 def make_trial(**values: Any) -> Trial:
-    """A Trial from the user's values, with every check (the record's and the edge's) passed."""
-    return check_trial(Trial(**values))
+    """A Trial from the user's values, with every check (the record's and the edge's) passed.
+
+    Where the record refuses the values, a backend that cannot run them at all is the reason given first (an
+    ONNX Runtime int8 training trial: the backend trains nothing, whatever the precision).
+    """
+    try:
+        trial = Trial(**values)
+    except ValidationError:
+        _refuse_backend_first(values)
+        raise
+    return check_trial(trial)
+
+
+def _refuse_backend_first(values: dict[str, Any]) -> None:
+    backend, mode = values.get("backend"), values.get("mode", "train")
+    if not isinstance(backend, str) or backend not in BACKENDS or values.get("command") is not None:
+        return
+    name = BACKENDS.canonical(backend)
+    try:
+        _refuse(name, "mode", str(mode), lambda c: c.modes)
+        _refuse(name, "on device", device_kind(str(values.get("device", "cpu"))), lambda c: c.devices)
+    except ValueError as exc:
+        raise ValidationError.from_exception_data(
+            "Trial", [{"type": "value_error", "loc": ("backend",), "input": backend, "ctx": {"error": exc}}]
+        ) from None
 
 
 def check_trial(trial: Trial) -> Trial:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from edgebench.fleet.job import SweepJob
-from edgebench.sweep.cooldown import Cooler
+from edgebench.launch.cooldown import Cooler
 from edgebench.sweep.execute import SweepOutcome, run_sweep
 from edgebench.targets import open_target
 

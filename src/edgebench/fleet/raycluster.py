@@ -39,13 +39,14 @@ from edgebench.fleet.job import SweepJob
 from edgebench.fleet.placement import Placement, candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
 from edgebench.host.lifetime import termination_as_interrupt
+from edgebench.launch.cooldown import cools_between
+from edgebench.launch.trial import new_trial_id
 from edgebench.measure.trial import failed_result
+from edgebench.records.finished import FinishedTrial
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import new_trial_id
 from edgebench.store.rescue import save_or_keep
 from edgebench.store.sqlite import Claimant
-from edgebench.sweep.cooldown import cools_between
 from edgebench.sweep.execute import SweepOutcome, pending
 from edgebench.sweep.plan import PlannedTrial
 
@@ -265,10 +266,10 @@ class _Dispatch:
         try:
             reply: DeviceReply = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self._store(entry, self._lost(entry, exc), {}, None)
+            self._store(entry, FinishedTrial(result=self._lost(entry, exc)), None)
         else:
             self.idle_c[entry.device.name] = reply.idle_c
-            self._store(entry, TrialResult.model_validate_json(reply.result_json), reply.series, reply)
+            self._store(entry, reply.finished, reply)
 
     def _reap_lost(self) -> None:
         """Trials whose host left the cluster: Ray may never fail a task leased on a dead node, so the driver
@@ -285,9 +286,9 @@ class _Dispatch:
             del self.running[ref]
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
-            self._store(entry, self._lost(entry, None), {}, None)
+            self._store(entry, FinishedTrial(result=self._lost(entry, None)), None)
 
-    def _store(self, entry: _Running, result: TrialResult, series: dict[str, str], reply: DeviceReply | None) -> None:
+    def _store(self, entry: _Running, finished: FinishedTrial, reply: DeviceReply | None) -> None:
         device, planned, job = entry.device, entry.planned, entry.leg.job
         previous = self.previous.get(device.name)
         info = SweepInfo(
@@ -298,8 +299,8 @@ class _Dispatch:
             cooldown_s=round(reply.waited_s, 3) if reply else 0.0,
             cooldown_by=reply.cooldown_rule if reply and job.cooldown.enabled and previous is not None else None,
         )
-        result = result.model_copy(update={"sweep": info, "host": device.host})
-        save_or_keep(job.store, result, series)  # the driver is the only writer
+        result = finished.result.model_copy(update={"sweep": info, "host": device.host})
+        save_or_keep(job.store, finished.model_copy(update={"result": result}))  # the driver is the only writer
         entry.leg.outcome.results.append(result)
         job.reporter.trial_finished(planned, result)
         self.previous[device.name] = planned.trial

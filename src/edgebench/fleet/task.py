@@ -14,10 +14,9 @@ from pathlib import Path
 
 from edgebench.config.sweep_file import CooldownConfig
 from edgebench.fleet.devices import device_here
-from edgebench.host.frequency import FrequencyControl
-from edgebench.runner.launch import run_trial
-from edgebench.sweep.cooldown import CooldownOutcome, Cooler
-from edgebench.sweep.execute import run_one
+from edgebench.launch.cooldown import Cooler
+from edgebench.launch.session import Launcher
+from edgebench.records.finished import FinishedTrial
 from edgebench.sweep.plan import PlannedTrial
 from edgebench.targets import open_target
 
@@ -35,17 +34,23 @@ class DeviceRequest:
 
 @dataclass(frozen=True)
 class DeviceReply:
-    result_json: str
-    series: dict[str, str]
+    """The finished trial (its one JSON, as the store and a rescue file hold it) and the fleet-only facts."""
+
+    finished_json: str
     host: str
     waited_s: float
     cooldown_rule: str
     freq_set_khz: dict[str, int] | None
     idle_c: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def finished(self) -> FinishedTrial:
+        return FinishedTrial.from_json(self.finished_json)
+
 
 def run_on_device(request: DeviceRequest) -> DeviceReply:
-    """Run one planned trial on a device this host owns; a failed trial comes back as a failed result."""
+    """Run one planned trial on a device this host owns, through the launch path (cool-down, pinning restored on
+    every way out, run, measure); a failed trial comes back as a failed result.  The driver stores it."""
     device = device_here(request.device)
     target = open_target(device.spec, sysfs_root=device.sysfs_root)
     cooler = Cooler(request.cooldown, target.sysfs())
@@ -53,17 +58,16 @@ def run_on_device(request: DeviceRequest) -> DeviceReply:
         idle = cooler.measure_idle() if request.cooldown.until_idle else {}
     else:
         idle = cooler.idle_c = dict(request.idle_c)
-    cooled = cooler.wait() if request.cool_first else CooldownOutcome(0.0, "none")
-    trial, freq_set = request.planned.trial, None
-    control = None
-    if trial.freq_khz is not None:
-        journal = Path(tempfile.gettempdir()) / f"edgebench-fleet-{device.name}.cpufreq-restore.json"
-        control = FrequencyControl(target.sysfs(), is_root=target.is_root, journal=journal)
-        control.check()
-    if control is None:
-        result, series = run_one(request.planned, run_trial, target)
-    else:
-        with control:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included
-            freq_set = control.pin(trial.cores, trial.freq_khz)
-            result, series = run_one(request.planned, run_trial, target)
-    return DeviceReply(result.model_dump_json(), series, device.host, cooled.waited_s, cooled.rule, freq_set, idle)
+    trial = request.planned.trial
+    launcher = Launcher(
+        target,
+        cooler=cooler,
+        pins_frequency=trial.freq_khz is not None,
+        journal=Path(tempfile.gettempdir()) / f"edgebench-fleet-{device.name}.cpufreq-restore.json",
+        contain_errors=True,
+    )
+    with launcher:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included
+        launched = launcher.launch(trial, cool_first=request.cool_first)
+    cooled = launched.cooled
+    return DeviceReply(launched.finished.to_json(), device.host, cooled.waited_s, cooled.rule, launched.freq_set_khz,
+                       idle)  # fmt: skip

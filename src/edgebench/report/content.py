@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from edgebench.cli.stored import StoredTrial
 from edgebench.errors import UsageError
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
 from edgebench.report import figures as f
 from edgebench.sensors.samples import Samples, read_samples
+from edgebench.store.trials import StoredTrial, finished_of
 from edgebench.units import MIB
 
 #: Trials drawn one by one; beyond this a report of many trials shows their table and curves only (opens quickly).
@@ -54,19 +54,8 @@ class ReportContent:
 
 
 def load_stored(store, result: TrialResult) -> StoredTrial:  # type: ignore[no-untyped-def]
-    """One trial's series from an open store (``cli.stored.load_trial`` opens the store per trial)."""
-    from edgebench.records.events import parse_events
-    from edgebench.records.spans import SpanTable
-    from edgebench.sensors.samples import parse_samples
-
-    events = parse_events(store.series(result.trial_id, "events") or "")
-    meta_text = store.series(result.trial_id, "sampler_meta")
-    samples_text = store.series(result.trial_id, "samples")
-    spans_text = store.series(result.trial_id, "spans")
-    meta = SamplerMeta(**json.loads(meta_text)) if meta_text else None
-    samples = parse_samples(samples_text, meta) if samples_text else None
-    spans = SpanTable.from_json(spans_text) if spans_text else None
-    return StoredTrial(result, events, samples, spans)
+    """One trial's series from an open store (``store.trials.load_trial`` opens the store per trial)."""
+    return StoredTrial.of(finished_of(store, result))
 
 
 def read_monitor(folder: Path) -> Samples:

@@ -18,12 +18,12 @@ from typing import Literal
 
 import numpy as np
 
-from edgebench.cli.stored import StoredTrial
 from edgebench.measure.energy import idle_window
 from edgebench.records.events import steps_of
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j, best_per_model
 from edgebench.sensors.samples import Samples, temperature_column
+from edgebench.store.trials import StoredTrial
 from edgebench.units import MIB
 
 #: Points per trace beyond which a series is thinned for display.

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from edgebench.errors import explain
+from edgebench.errors import located
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
+
+
+class DeviceProbe(Protocol):
+    """What planning the cells asks of the target: why a backend cannot reach a device there, or None."""
+
+    def missing_device(self, backend: str, device: str) -> str | None: ...
 
 
 @dataclass
@@ -63,12 +69,13 @@ COLUMNS = {
 }
 
 
-def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], precisions: Iterable[str]) -> list[Cell]:
-    """Every combination, each with its trial or the one-line reason it cannot run (nothing runs here)."""
+def plan_cells(
+    base: Trial, models: Iterable[str], backends: Iterable[str], precisions: Iterable[str], target: DeviceProbe
+) -> list[Cell]:
+    """Every combination, each with its trial or the one-line reason it cannot run on ``target`` (nothing runs
+    here: the trials are a plan, run as a sweep's are)."""
     from edgebench.config.trial import check_backend, make_trial
-    from edgebench.targets import open_target
 
-    target = open_target()
     cells = []
     for model in models:
         for backend in backends:
@@ -84,7 +91,7 @@ def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], prec
                     values = base.model_dump(exclude_defaults=True)
                     cell.trial = make_trial(**{**values, "model": model, "backend": name, "precision": precision})
                 except ValidationError as exc:
-                    cell.reason = explain(exc.errors()[0])
+                    cell.reason = located(exc.errors()[0])[1]
                     continue
                 missing = target.missing_device(name, cell.trial.device)
                 if missing:
@@ -92,14 +99,14 @@ def plan_cells(base: Trial, models: Iterable[str], backends: Iterable[str], prec
     return cells
 
 
-def run_cells(cells: list[Cell], run: Callable[[Trial], TrialResult], progress: Callable[[Cell], None]) -> None:
-    """Run every cell that has a trial, in order, and mark each model's best per column."""
+def take_results(cells: list[Cell], result_of: Callable[[Trial], TrialResult | None]) -> None:
+    """Give every cell that has a trial its result (a failed one its status as the reason) and mark each model's
+    best per column."""
     for cell in cells:
         if cell.trial is not None:
-            cell.result = run(cell.trial)
-            if not cell.result.ok:
+            cell.result = result_of(cell.trial)
+            if cell.result is not None and not cell.result.ok:
                 cell.reason = f"{cell.result.status}: {cell.result.reason}"
-        progress(cell)
     mark_best(cells)
 
 

@@ -8,29 +8,26 @@ the worker to go, so the sampler covers every measured step and neither process 
 other.  Whatever happens (crash, out-of-memory, timeout, Ctrl-C), both children are gone when :func:`run_agent`
 returns or raises.
 
-A target runs the agent where the device is: the local target calls :func:`run_agent` in its own process; a
-remote one runs ``python -m edgebench.runner.agent -`` there, sends the trial on stdin and reads the bundle (JSON)
-from its stdout.
+The launcher picks this agent (or the device-side ``sh`` agent of a ``--command`` trial) and a target runs it where
+the device is: the local target calls :func:`run_agent` in its own process; a remote one runs
+``python -m edgebench.runner.agent -`` there, sends the trial on stdin and reads the bundle (JSON) from its stdout.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from edgebench.host.environment import host_environment
-from edgebench.host.lifetime import process_running
 from edgebench.host.sysfs import SysFS
+from edgebench.host.workdirs import SPEC_NAME, remove_stale_work_dirs, work_dir
 from edgebench.measure.throttling import read_throttle_reference
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Error, Idle, measured_phase, read_events, steps_of
@@ -57,7 +54,7 @@ class TrialFiles:
 
     @classmethod
     def under(cls, work: Path) -> TrialFiles:
-        names = ("trial.json", "events.jsonl", "samples.csv", "spans.json", "worker.stderr")
+        names = (SPEC_NAME, "events.jsonl", "samples.csv", "spans.json", "worker.stderr")
         return cls(*(work / name for name in names))
 
 
@@ -85,44 +82,6 @@ def run_agent(trial: Trial, *, sysfs_root: str = "/", sample: bool = True) -> Tr
             failure=ended.failure,
             watch=ended.watch,
         )
-
-
-_WORK_DIR = re.compile(r"^edgebench-(\d+)-[^/]+$")
-#: Put in a command trial's folder (pushed files, the script, its output: subfolders too) to mark it as one.
-COMMAND_MARKER = ".edgebench-command"
-
-
-def work_dir(kind: str = "") -> tempfile.TemporaryDirectory[str]:
-    """A trial's temporary folder, named after this process (``edgebench-<pid>-...``) so that the next trial on
-    the machine removes it if this process is killed before it can (see :func:`remove_stale_work_dirs`)."""
-    return tempfile.TemporaryDirectory(prefix=f"edgebench-{os.getpid()}-{kind}")
-
-
-def remove_stale_work_dirs(folder: Path | None = None) -> list[Path]:
-    """Remove the trial folders of agents that were killed (SIGKILL, power cut, a fleet host's node dying) before
-    they could; returns them.
-
-    A folder is named ``edgebench-<pid>-...`` after the process that made it; it is stale when that process no
-    longer runs and it is recognisably a trial's: only files, the trial's spec among them (or nothing), or a
-    command trial's folder, which holds :data:`COMMAND_MARKER`.  Ctrl-C and SIGTERM remove their own folder on the
-    way out; this covers the kills that run no cleanup, at the next trial on the same machine.
-    """
-    spec_name = TrialFiles.under(Path()).spec.name
-    removed = []
-    for path in (folder or Path(tempfile.gettempdir())).glob("edgebench-*-*"):
-        match = _WORK_DIR.match(path.name)
-        if match is None or not path.is_dir() or process_running(int(match.group(1))):
-            continue
-        try:
-            if not (path / COMMAND_MARKER).is_file():
-                entries = list(path.iterdir())
-                if any(not p.is_file() for p in entries) or (entries and not (path / spec_name).is_file()):
-                    continue  # not a trial's folder after all: leave it
-            shutil.rmtree(path)
-        except OSError:
-            continue  # another launcher removed it first, or it is not ours to remove
-        removed.append(path)
-    return removed
 
 
 @dataclass

@@ -4,6 +4,8 @@ training?" column, measured instead of assumed.
 Each (model, batch size) is one trial in its own worker under the budget (see :mod:`edgebench.runner.budget`),
 so a model that does not fit is recorded ``infeasible`` with the peak it reached and the host is never at risk.
 Once a batch size does not fit, larger ones of the same model are skipped: memory only grows with the batch.
+The trials are a plan (``edgebench feasibility`` runs it as a sweep is run); this module only lays them out and
+reads the table back from their results.
 """
 
 from __future__ import annotations
@@ -52,31 +54,42 @@ def preset_for(model: str, preset: str | None) -> str:
     return preset if preset is not None and preset in workload.preset_names() else workload.default_preset.name
 
 
-def feasibility(
-    base: Trial,
-    models: Sequence[str],
-    batch_sizes: Sequence[int],
-    preset: str | None,
-    run: Callable[[Trial], TrialResult],
-    on_cell: Callable[[str, Cell], None] | None = None,
-) -> list[Row]:
-    """Run ``base`` (which carries the budget, steps and placement) for every model and batch size."""
-    rows = []
+def plan_trials(base: Trial, models: Sequence[str], batch_sizes: Sequence[int], preset: str | None) -> list[Trial]:
+    """``base`` (which carries the budget, steps and placement) for every model and batch size, in the table's
+    order: each model's batch sizes from the smallest, so a batch that does not fit spares the larger ones."""
+    trials = []
+    for model in models:
+        named = preset_for(model, preset)
+        for batch in sorted(batch_sizes):
+            preset_field = named if named != "default" else None  # "default": a workload without presets
+            trials.append(base.model_copy(update={"model": model, "batch_size": batch, "preset": preset_field}))
+    return trials
+
+
+def blocked_by(trial: Trial, smaller: Sequence[TrialResult | None]) -> str | None:
+    """Why ``trial`` need not run: a smaller batch of its model did not fit (memory only grows with the batch)."""
+    for result in smaller:
+        if result is not None and result.status in ("infeasible", "oom") and result.batch_size < trial.batch_size:
+            return f"batch {result.batch_size} already did not fit"
+    return None
+
+
+def rows(models: Sequence[str], batch_sizes: Sequence[int], preset: str | None,
+         result_of: Callable[[str, int], TrialResult | None]) -> list[Row]:  # fmt: skip
+    """The table: each model's cells from its results (``result_of(model, batch)``); a batch after one that did
+    not fit is ``skipped``."""
+    table = []
     for model in models:
         row = Row(model, preset_for(model, preset))
         blocked: int | None = None
         for batch in sorted(batch_sizes):
-            if blocked is not None:
-                cell = Cell(batch, "skipped", reason=f"batch {blocked} already did not fit")
-            else:
-                named = row.preset if row.preset != "default" else None  # "default": a workload without presets
-                trial = base.model_copy(update={"model": model, "batch_size": batch, "preset": named})
-                result = run(trial)
-                cell = Cell(batch, result.status, result.peak_memory_bytes, result.reason, result.trial_id)
-                if result.status in ("infeasible", "oom"):
-                    blocked = batch
-            row.cells.append(cell)
-            if on_cell is not None:
-                on_cell(model, cell)
-        rows.append(row)
-    return rows
+            result = result_of(model, batch)
+            if blocked is not None or result is None:
+                reason = f"batch {blocked} already did not fit" if blocked is not None else "not run"
+                row.cells.append(Cell(batch, "skipped", reason=reason))
+                continue
+            row.cells.append(Cell(batch, result.status, result.peak_memory_bytes, result.reason, result.trial_id))
+            if result.status in ("infeasible", "oom"):
+                blocked = batch
+        table.append(row)
+    return table

@@ -1,13 +1,12 @@
 """A finished trial the store would not take, kept in a file until ``edgebench import`` puts it in a store.
 
 A measurement costs minutes and cannot be repeated exactly (the device warms, other load comes and goes), so a
-write that fails after the trial ran must not lose it: the full record and its series go to a JSON file whose path
-the error line names.
+write that fails after the trial ran must not lose it: the :class:`~edgebench.records.finished.FinishedTrial` goes
+to a file holding its JSON, whose path the error line names.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import tempfile
@@ -15,13 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
-from edgebench.records.result import TrialResult, upgrade
+from edgebench.records.finished import FinishedTrial
+from edgebench.store.trials import save_finished
 
 if TYPE_CHECKING:
     from edgebench.store.sqlite import Store
-
-#: Marks a rescue file, so that ``import`` refuses any other JSON with a clear line.
-KIND = "edgebench-unsaved-trial"
 
 
 class NotStored(Exception):
@@ -32,23 +29,23 @@ class NotStored(Exception):
         self.kept_in = kept_in
 
 
-def save_or_keep(store: Store, result: TrialResult, series: dict[str, str]) -> None:
+def save_or_keep(store: Store, finished: FinishedTrial) -> None:
     """Store the trial; if the store fails now (damaged, disk full, gone), keep it in a file and say which."""
     try:
-        store.save(result, series)
+        save_finished(store, finished)
     except (sqlite3.Error, OSError) as exc:
-        kept = keep_unsaved(result, series, store.path)
+        kept = keep_unsaved(finished, store.path)
         raise NotStored(
-            f"--store: {store.path} did not take trial {result.trial_id} ({exc}); it is kept in {kept}: "
+            f"--store: {store.path} did not take trial {finished.trial_id} ({exc}); it is kept in {kept}: "
             f"`edgebench import {kept}` stores it once the store is fixed (or with --store ANOTHER)",
             kept,
         ) from None
 
 
-def keep_unsaved(result: TrialResult, series: dict[str, str], store_path: Path) -> Path:
-    """Write ``result`` and ``series`` beside the store, else in the current folder, else in the temp folder."""
-    payload = json.dumps({"kind": KIND, "result": result.model_dump(mode="json"), "series": series})
-    name = f"edgebench-unsaved-{result.trial_id}.json"
+def keep_unsaved(finished: FinishedTrial, store_path: Path) -> Path:
+    """Write the record's JSON beside the store, else in the current folder, else in the temp folder."""
+    payload = finished.to_json()
+    name = f"edgebench-unsaved-{finished.trial_id}.json"
     for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
         try:
             return _write_new(folder / name, payload).resolve()
@@ -70,12 +67,15 @@ def _write_new(path: Path, text: str) -> Path:
     return path
 
 
-def load_unsaved(path: Path) -> tuple[TrialResult, dict[str, str]]:
-    """The trial and series a rescue file holds; anything else is a usage error naming the file."""
+def load_unsaved(path: Path) -> FinishedTrial:
+    """The finished trial a rescue file holds; anything else is a usage error naming the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise UsageError("FILE", f"{path} cannot be read as a kept trial ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
-        raise UsageError("FILE", f'{path} is not a trial kept by edgebench (no "kind": "{KIND}")')
-    return TrialResult.model_validate(upgrade(data["result"])), dict(data.get("series") or {})
+    try:
+        return FinishedTrial.from_json(text)
+    except ValueError as exc:
+        if str(exc).startswith("no "):  # JSON, but not ours
+            raise UsageError("FILE", f"{path} is not a trial kept by edgebench ({exc})") from None
+        raise UsageError("FILE", f"{path} cannot be read as a kept trial ({exc})") from None

@@ -7,7 +7,8 @@
 * Each trial is claimed in the store (one write transaction) before it runs, so two launchers running the same
   sweep on one store at once share its trials instead of both running every one.
 * Ctrl-C and SIGTERM stop the sweep between or during trials (the running worker is killed by its launcher);
-  frequencies are restored on every way out (see :class:`~edgebench.host.frequency.FrequencyControl`).
+  frequencies are restored on every way out.  Cool-down, pinning, running, measuring and storing (with the rescue
+  file) are the launch path's (:class:`~edgebench.launch.session.Launcher`); this module decides what runs when.
 """
 
 from __future__ import annotations
@@ -20,20 +21,14 @@ from pathlib import Path
 from typing import Protocol
 
 from edgebench.errors import UsageError
-from edgebench.host.frequency import FrequencyControl
-from edgebench.host.lifetime import termination_as_interrupt
-from edgebench.measure.trial import failed_result
+from edgebench.launch.cooldown import Cooler, cools_between
+from edgebench.launch.session import Launcher, Runner
 from edgebench.records.result import SweepInfo, TrialResult
 from edgebench.records.trial import Trial
-from edgebench.runner.launch import TrialRun, new_trial_id, run_trial
 from edgebench.store import Store
-from edgebench.store.rescue import save_or_keep
 from edgebench.store.sqlite import Claimant
-from edgebench.sweep.cooldown import CooldownOutcome, Cooler, cools_between
 from edgebench.sweep.plan import Plan, PlannedTrial
 from edgebench.targets import Target, open_target
-
-Runner = Callable[..., TrialRun]
 
 
 class Reporter(Protocol):
@@ -104,32 +99,41 @@ def run_sweep(
     resume: bool = False,
     retry_failed: bool = False,
     target: Target | None = None,
-    runner: Runner = run_trial,
+    runner: Runner | None = None,
     reporter: Reporter | None = None,
     is_root: Callable[[], bool] | None = None,
     journal: Path | None = None,
     host: str | None = None,
+    frequency_flag: str | None = None,
+    skip: Callable[[PlannedTrial], str | None] | None = None,
+    sample: bool = True,
 ) -> SweepOutcome:
     """Run what ``plan`` still lacks in ``store`` on ``target`` (default: this machine); KeyboardInterrupt (Ctrl-C,
     SIGTERM) propagates after cleanup.  ``is_root`` overrides the target's answer (tests of the refusal); ``host``
-    is recorded in each result as the host that ran it."""
+    is recorded in each result as the host that ran it; ``frequency_flag`` names the option a refused frequency
+    control is reported against; ``skip`` says why a planned trial need not run (it is then neither run nor
+    stored: a larger batch of a model that did not fit), or None; ``sample``: poll the sensors during each trial."""
     target = target or open_target()
     reporter = reporter or SilentReporter()
     done, todo = pending(plan, store, resume=resume, retry_failed=retry_failed)
     outcome = SweepOutcome(plan, skipped=len(plan.trials) - len(todo))
     claimant = Claimant.this_process()  # each trial is claimed in the store before it runs, and released after
-    with contextlib.ExitStack() as stack:
-        control = None
-        if any(p.trial.freq_khz is not None for p in todo):
-            control = FrequencyControl(
-                target.sysfs(), is_root=is_root or target.is_root, journal=journal, notify=reporter.note
-            )
-            control.check()  # refuse before anything is recorded
+    launcher = Launcher(
+        target,
+        store=store,
+        cooler=cooler,
+        pins_frequency=any(p.trial.freq_khz is not None for p in todo),
+        journal=journal,
+        frequency_flag=frequency_flag,
+        is_root=is_root,
+        notify=reporter.note,
+        runner=runner,
+        sample=sample,
+        contain_errors=True,  # a launcher error is a stored error result, not a lost sweep
+    )
+    with launcher:  # frequency controls refused before anything is recorded
         store.add_sweep(plan.sweep_id, len(plan.trials), config_json)
         try:
-            stack.enter_context(termination_as_interrupt())
-            if control is not None:
-                stack.enter_context(control)
             reporter.begin(plan, todo, outcome.skipped)
             if resume and not done:
                 reporter.note(f"nothing stored yet for sweep {plan.sweep_id}: running all of it (an unnamed sweep "
@@ -139,9 +143,7 @@ def run_sweep(
                 reporter.note("cool-down: " + cooler.describe() + (f"; idle: {_temps(idle)}" if idle else ""))
             elif cooler.enabled:
                 reporter.note("cool-down: " + cooler.describe())
-            _run_todo(
-                plan, todo, store, cooler, control, target, runner, reporter, outcome, claimant, retry_failed, host
-            )
+            _run_todo(plan, todo, store, launcher, reporter, outcome, claimant, retry_failed, host, skip)
         except KeyboardInterrupt:
             outcome.interrupted = True
         finally:
@@ -154,57 +156,45 @@ def _run_todo(
     plan: Plan,
     todo: list[PlannedTrial],
     store: Store,
-    cooler: Cooler,
-    control: FrequencyControl | None,
-    target: Target,
-    runner: Runner,
+    launcher: Launcher,
     reporter: Reporter,
     outcome: SweepOutcome,
     claimant: Claimant,
     retry_failed: bool,
     host: str | None,
+    skip: Callable[[PlannedTrial], str | None] | None,
 ) -> None:
+    cooler = launcher.cooler
+    assert cooler is not None
     previous: Trial | None = None
     for index, planned in enumerate(todo):
+        if skip is not None and skip(planned) is not None:
+            continue
         taken = store.claim(plan.sweep_id, planned.key, claimant, retry_failed=retry_failed)
         if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
             reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
             outcome.taken_elsewhere += 1
             continue
-        cooled = CooldownOutcome(0.0, "none")
-        if previous is not None and cools_between(cooler.config, previous, planned.trial):
-            cooled = cooler.wait(reporter.status)
-        reporter.trial_started(planned, index)
-        freq_set = None
-        if control is not None:
-            if planned.trial.freq_khz is not None:
-                freq_set = control.pin(planned.trial.cores, planned.trial.freq_khz)
-            else:
-                control.release()
-        result, series = run_one(planned, runner, target)
+        launched = launcher.launch(
+            planned.trial,
+            cool_first=previous is not None and cools_between(cooler.config, previous, planned.trial),
+            tick=reporter.status,
+            cooled=lambda: reporter.trial_started(planned, index),  # noqa: B023 (called before the loop moves on)
+        )
         info = SweepInfo(
             sweep_id=plan.sweep_id,
             trial_key=planned.key,
             position=planned.position,
-            freq_set_khz=freq_set,
-            cooldown_s=round(cooled.waited_s, 3),
-            cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
+            freq_set_khz=launched.freq_set_khz,
+            cooldown_s=round(launched.cooled.waited_s, 3),
+            cooldown_by=launched.cooled.rule if cooler.enabled and previous is not None else None,
         )
-        result = result.model_copy(update={"sweep": info, "host": host})
-        save_or_keep(store, result, series)  # a store that fails now keeps the trial in a file and stops the sweep
+        finished = launched.finished
+        result = finished.result.model_copy(update={"sweep": info, "host": host})
+        launcher.keep(finished.model_copy(update={"result": result}))  # a failing store keeps it in a file, stops
         outcome.results.append(result)
         reporter.trial_finished(planned, result)
         previous = planned.trial
-
-
-def run_one(planned: PlannedTrial, runner: Runner, target: Target) -> tuple[TrialResult, dict[str, str]]:
-    """Run one trial; whatever goes wrong in the launcher becomes a stored ``error`` result, not a lost sweep."""
-    try:
-        run = runner(planned.trial, target=target)
-    except Exception as exc:  # KeyboardInterrupt is not an Exception: it stops the sweep
-        reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
-        return failed_result(planned.trial, new_trial_id(), "error", reason, [], {}), {}
-    return run.result, run.series()
 
 
 def _temps(values: dict[str, float]) -> str:

@@ -7,17 +7,21 @@ worker and its process sensors still run here.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from edgebench.host.environment import allowed_cores, host_environment
 from edgebench.host.frequency import running_as_root
 from edgebench.host.sysfs import SysFS
+from edgebench.host.workdirs import COMMAND_MARKER, remove_stale_work_dirs, work_dir
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS
-from edgebench.runner.agent import run_agent
+from edgebench.targets.shell import LocalShell, Shell
 
 
 class LocalTarget:
@@ -45,17 +49,18 @@ class LocalTarget:
     def missing_device(self, backend: str, device: str) -> str | None:
         return BACKENDS.load(backend).missing_device(device)  # the backend reads this machine, framework unloaded
 
-    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
-        if trial.command is not None:  # the user's own workload: through /bin/sh and the device-side sh sampler
-            from edgebench.command.run import run_command_trial
-            from edgebench.runner.agent import COMMAND_MARKER, remove_stale_work_dirs, work_dir
-            from edgebench.targets.shell import LocalShell
+    def run_python_agent(self, module: str, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        """Run the launcher's Python agent in this process: the device is this machine (``module`` names it, so that
+        the launcher, not the target, chooses the agent)."""
+        agent = importlib.import_module(module)
+        return agent.run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)  # type: ignore[no-any-return]
 
-            root = "" if self.sysfs().is_live else str(Path(self.sysfs_root).resolve())  # the script cds away
-            remove_stale_work_dirs()
-            with work_dir("command-") as work:  # pushed files go with it
-                (Path(work) / COMMAND_MARKER).touch()
-                shell = LocalShell(workdir=work)
-                return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(),
-                                         sample=sample)  # fmt: skip
-        return run_agent(trial, sysfs_root=self.sysfs_root, sample=sample)
+    @contextlib.contextmanager
+    def command_shell(self) -> Iterator[tuple[Shell, str]]:
+        """A shell in a fresh work folder of this machine (pushed files go with it) and the root of the device's
+        files as the device-side script sees them (``""`` for this machine's own; the script cds away)."""
+        root = "" if self.sysfs().is_live else str(Path(self.sysfs_root).resolve())
+        remove_stale_work_dirs()
+        with work_dir("command-") as work:
+            (Path(work) / COMMAND_MARKER).touch()
+            yield LocalShell(workdir=work), root

@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -216,21 +216,20 @@ class RemoteTarget:
 
     # -- running a trial -------------------------------------------------------------------------------------
 
-    def run(self, trial: Trial, *, sample: bool = True) -> TrialBundle:
-        """Run ``trial`` on the device: a ``--command`` trial through the device-side ``sh`` runner and sampler
-        (no Python there), any other through the device's edgebench agent.  A lost connection is ``crashed``."""
-        if trial.command is not None:
-            from edgebench.command.run import run_command_trial
+    @contextlib.contextmanager
+    def command_shell(self) -> Iterator[tuple[Shell, str]]:
+        """The device's shell (as root where the target uses root) and the root of the device's files as the
+        device-side script sees them; the script keeps its files in the target's work folder."""
+        root = "" if self.config.sysfs_root.rstrip("/") == "" else self.config.sysfs_root.rstrip("/")
+        yield RootedShell(self.shell, self.as_root), root
 
-            root = "" if self.config.sysfs_root.rstrip("/") == "" else self.config.sysfs_root.rstrip("/")
-            shell = RootedShell(self.shell, self.as_root)
-            return run_command_trial(trial, shell, sysfs=self.sysfs(), root=root, env=self.environment(), sample=sample)
+    def run_python_agent(self, module: str, trial: Trial, *, sample: bool = True) -> TrialBundle:
+        """Run the launcher's Python agent (``python -m module``) with the device's edgebench: the trial goes on
+        its stdin, the bundle comes back on its stdout.  A lost connection is a ``crashed`` bundle."""
         self.edgebench_info()
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         tmp = f"{session}/tmp"
-        agent_args = f"-m edgebench.runner.agent - {shlex.quote(self.config.sysfs_root)}" + (
-            "" if sample else " --no-sample"
-        )
+        agent_args = f"-m {module} - {shlex.quote(self.config.sysfs_root)}" + ("" if sample else " --no-sample")
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
         limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)

@@ -1,52 +1,25 @@
-"""The launcher: one trial on one target, measured and ready to store.
+"""One trial on one target, measured into a :class:`~edgebench.records.finished.FinishedTrial` ready to store.
 
-A target runs the trial on its device through the device-side agent (:mod:`edgebench.runner.agent`) and hands
-back a :class:`~edgebench.records.bundle.TrialBundle`; the launcher only turns that into a result
-(:func:`edgebench.measure.trial.measure`).  Nothing here reads the device itself: placement checks use the
-target's cores, and the device's clock, files and environment are the agent's.
+A target runs the trial on its device under the agent :mod:`edgebench.launch.agents` picks and hands back a
+:class:`~edgebench.records.bundle.TrialBundle`; here it only becomes a result (:func:`edgebench.measure.trial.measure`).
+Nothing here reads the device itself: placement checks use the target's cores, and the device's clock, files and
+environment are the agent's.  A stored trial that kept its run can be measured again (:func:`remeasure`) after a
+fix to the measurement, without running it again.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from dataclasses import asdict, dataclass
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
+from edgebench.launch.agents import run_on_target
 from edgebench.measure.notes import thread_oversubscription
 from edgebench.measure.trial import measure
-from edgebench.records.events import Event, as_events, dump_events
-from edgebench.records.result import TrialResult
-from edgebench.records.sampling import SamplerMeta
+from edgebench.records.finished import FinishedTrial
 from edgebench.records.trial import Trial
 from edgebench.targets import Target, open_target
-
-
-@dataclass
-class TrialRun:
-    """A finished trial: the result, and the raw series the store keeps beside it."""
-
-    result: TrialResult
-    events: list[Event]
-    samples_csv: str | None
-    #: The span table (JSON) of a traced trial (``--trace``), else None.
-    spans_json: str | None = None
-    #: What the sampler recorded besides the numbers: power channels, column labels, its own cost.
-    sampler_meta: SamplerMeta | None = None
-
-    def series(self) -> dict[str, str]:
-        """The raw series the store keeps beside the result: step events (JSON lines), sensor samples (CSV) with
-        the sampler's meta (JSON: power channels, labels), and with ``--trace`` the layer or op spans (JSON)."""
-        series = {"events": dump_events(as_events(self.events))}
-        if self.samples_csv is not None:
-            series["samples"] = self.samples_csv
-        if self.spans_json is not None:
-            series["spans"] = self.spans_json
-        if self.sampler_meta is not None:
-            series["sampler_meta"] = json.dumps(asdict(self.sampler_meta))
-        return series
 
 
 def new_trial_id() -> str:
@@ -85,12 +58,31 @@ def check_device_present(trial: Trial, target: Target | None = None, field: str 
         raise UsageError(field, f"{trial.device}: {reason}")
 
 
-def run_trial(trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True) -> TrialRun:
-    """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return its result;
+def run_trial(
+    trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True
+) -> FinishedTrial:
+    """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return it finished;
     failures come back as a result with a status."""
     target = target or open_target(sysfs_root=sysfs_root)
     check_device_present(trial, target)  # before the target starts anything: a missing device is a usage error
-    bundle = target.run(resolve_placement(trial, target), sample=sample)
+    bundle = run_on_target(target, resolve_placement(trial, target), sample=sample)
     result = measure(bundle, new_trial_id()).model_copy(update={"target": target.name})
-    spans = bundle.spans_json if bundle.failure is None else None
-    return TrialRun(result, bundle.events, bundle.samples_csv, spans, bundle.sampler_meta)
+    return FinishedTrial.from_bundle(result, bundle)
+
+
+def remeasure(finished: FinishedTrial) -> FinishedTrial:
+    """Measure a finished (stored) trial again from its events and samples, as the measurement now stands.
+
+    The result keeps its id and what the launch added to it (target, sweep, host); every measured figure is
+    computed anew.  A trial whose run was not kept (stored before the record kept it, or one that never reached a
+    device) cannot be measured again: ``ValueError`` says so.
+    """
+    bundle = finished.bundle()
+    if bundle is None:
+        raise ValueError(f"trial {finished.trial_id} does not keep its run (stored by an older edgebench, or it "
+                         "never reached a device): it cannot be measured again")  # fmt: skip
+    old = finished.result
+    again = measure(bundle, old.trial_id).model_copy(
+        update={"target": old.target, "sweep": old.sweep, "host": old.host, "started_at": old.started_at}
+    )
+    return finished.model_copy(update={"result": again})
