@@ -5,7 +5,7 @@ import torch
 
 from edgebench.data.mnist import MNIST
 from edgebench.data.text import SHAKESPEARE
-from edgebench.measure.accuracy import accuracy_fields
+from edgebench.measure.accuracy import accuracy_group
 from edgebench.models import get_workload
 from edgebench.records.trial import Trial
 from edgebench.runner.stopping import UntilAccuracy
@@ -55,12 +55,12 @@ def test_accuracy_fields_from_events():
         {"event": "eval", "step": 2, "accuracy": 0.5, "start_ns": 30 * ms, "end_ns": 35 * ms},
         {"event": "eval", "step": 4, "accuracy": 0.92, "start_ns": 55 * ms, "end_ns": 60 * ms},
     ]
-    f = accuracy_fields(trial, events)
-    assert f["reached_accuracy"] and f["steps_to_accuracy"] == 5 and f["samples_to_accuracy"] == 20
-    assert f["time_to_accuracy_s"] == pytest.approx(0.060) and f["eval_time_s"] == pytest.approx(0.010)
-    assert "energy_to_accuracy_j" not in f  # left None until a power sensor exists: never invented
-    assert [p.step for p in f["accuracy_curve"]] == [3, 5]
-    assert accuracy_fields(trial, events[:-1])["reached_accuracy"] is False
+    f = accuracy_group(trial, events)
+    assert f.reached and f.steps == 5 and f.samples == 20
+    assert f.time_s == pytest.approx(0.060) and f.eval_time_s == pytest.approx(0.010)
+    assert f.energy_j is None  # left None until a power sensor exists: never invented
+    assert [p.step for p in f.curve] == [3, 5]
+    assert accuracy_group(trial, events[:-1]).reached is False
 
 
 def test_char_model_learns_from_the_text():

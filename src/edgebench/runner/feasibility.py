@@ -72,7 +72,7 @@ def feasibility(
                 named = row.preset if row.preset != "default" else None  # "default": a workload without presets
                 trial = base.model_copy(update={"model": model, "batch_size": batch, "preset": named})
                 result = run(trial)
-                cell = Cell(batch, result.status, result.peak_memory_bytes, result.reason, result.trial_id)
+                cell = Cell(batch, result.status, result.memory.peak_bytes, result.reason, result.trial_id)
                 if result.status in ("infeasible", "oom"):
                     blocked = batch
             row.cells.append(cell)

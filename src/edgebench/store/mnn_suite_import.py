@@ -285,7 +285,7 @@ def read_folder(folder: Path, device: str) -> Imported:
             result = _result(name, device, net, batch, bench[batch], windows.train, parts.get(batch, []), baseline)
             extra = _performance_fields(performance.get(batch))
             if (net, batch) in session:
-                extra["env"] = {**result.env, "mnn_suite_session_infer_ms": session[(net, batch)]}
+                extra["env"] = {**result.device, "mnn_suite_session_infer_ms": session[(net, batch)]}
             result = result.model_copy(update=extra)
             series = {TRAIN_STAMP_SERIES: text}
             if parts.get(batch):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
-from edgebench.records.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult
+from edgebench.records.result_schema import load_result
 
 if TYPE_CHECKING:
     from edgebench.store.sqlite import Store
@@ -78,4 +79,4 @@ def load_unsaved(path: Path) -> tuple[TrialResult, dict[str, str]]:
         raise UsageError("FILE", f"{path} cannot be read as a kept trial ({exc})") from None
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise UsageError("FILE", f'{path} is not a trial kept by edgebench (no "kind": "{KIND}")')
-    return TrialResult.model_validate(upgrade(data["result"])), dict(data.get("series") or {})
+    return load_result(data["result"]), dict(data.get("series") or {})
