@@ -81,13 +81,14 @@ def test_lenet_reaches_accuracy_on_held_out_digits_end_to_end(cli):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r["status"] == "ok" and r["reached_accuracy"] is True and r["data"] == "mnist"
-    assert r["stopped_by"].startswith("accuracy: ") and r["final_accuracy"] >= 0.9
-    assert r["steps_to_accuracy"] == r["warmup"] + r["steps"] and r["steps"] % 25 == 0
-    assert r["samples_to_accuracy"] == 32 * r["steps_to_accuracy"]
-    assert 0 < r["eval_time_s"] < r["time_to_accuracy_s"]
-    assert r["energy_to_accuracy_j"] is None  # no power sensor on this machine
-    assert r["accuracy_curve"][-1]["accuracy"] == r["final_accuracy"]
+    assert r["status"] == "ok" and r["accuracy"]["reached"] is True and r["trial"]["data"] == "mnist"
+    assert r["stopped_by"].startswith("accuracy: ") and r["accuracy"]["final"] >= 0.9
+    assert r["accuracy"]["steps"] == r["trial"]["warmup"] + r["latency"]["measured_steps"]
+    assert r["latency"]["measured_steps"] % 25 == 0
+    assert r["accuracy"]["samples"] == 32 * r["accuracy"]["steps"]
+    assert 0 < r["accuracy"]["eval_time_s"] < r["accuracy"]["time_s"]
+    assert r["accuracy"]["energy_j"] is None  # no power sensor on this machine
+    assert r["accuracy"]["curve"][-1]["accuracy"] == r["accuracy"]["final"]
 
 
 @pytest.mark.parametrize(

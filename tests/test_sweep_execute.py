@@ -189,7 +189,7 @@ def test_cooldown_between_trials_is_recorded(tmp_path):
                     clock=lambda: clock["now"], sleep=lambda s: clock.__setitem__("now", clock["now"] + s))  # fmt: skip
     with Store(tmp_path / "s.sqlite") as store:
         outcome = sweep(p, store, FakeRunner(), cooler=cooler)
-    waits = [(r.model, r.batch_size, r.sweep.cooldown_s, r.sweep.cooldown_by) for r in outcome.results]
+    waits = [(r.trial.model, r.trial.batch_size, r.sweep.cooldown_s, r.sweep.cooldown_by) for r in outcome.results]
     assert waits == [
         ("lenet", 1, 0.0, None),
         ("lenet", 2, 0.0, "none"),

@@ -184,13 +184,14 @@ def _run_todo(
         result, series = run_one(planned, runner, target)
         info = SweepInfo(
             sweep_id=plan.sweep_id,
+            host=host,
             trial_key=planned.key,
             position=planned.position,
             freq_set_khz=freq_set,
             cooldown_s=round(cooled.waited_s, 3),
             cooldown_by=cooled.rule if cooler.enabled and previous is not None else None,
         )
-        result = result.model_copy(update={"sweep": info, "host": host})
+        result = result.model_copy(update={"sweep": info})
         save_or_keep(store, result, series)  # a store that fails now keeps the trial in a file and stops the sweep
         outcome.results.append(result)
         reporter.trial_finished(planned, result)
