@@ -49,7 +49,7 @@ def test_lenet_two_steps_json_contract_and_store(cli):
 
     with Store(cli.store_path) as store:
         stored = store.get(r["trial_id"])
-        assert stored.step_time_ms.median == r["latency"]["step_ms"]["median"]
+        assert stored.latency.step_ms.median == r["latency"]["step_ms"]["median"]
         assert store.series(r["trial_id"], "samples").startswith("t_ns,cpu0_active_ticks")
         assert '"phase": "train"' in store.series(r["trial_id"], "events")
 

@@ -173,7 +173,7 @@ def test_a_trial_the_store_refuses_is_printed_kept_and_imported_later(cli, tmp_p
     proc = cli("import", str(kept), "--store", str(elsewhere))
     assert proc.returncode == 0, proc.stderr
     with Store(elsewhere) as store:
-        assert store.get(result["trial_id"]).step_time_ms.median == result["latency"]["step_ms"]["median"]
+        assert store.get(result["trial_id"]).latency.step_ms.median == result["latency"]["step_ms"]["median"]
         assert '"phase": "train"' in store.series(result["trial_id"], "events")
 
 

@@ -95,7 +95,7 @@ def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cl
     table = (out_dir / "VM_Core_0x2/processed_data/Squeezenet/time_table_Squeezenet.csv").read_text().splitlines()
     assert table[0] == ",batchsize,expr_train,expr_infer,session_infer" and len(table) == 3
     (b2,) = [r for r in results if r.trial.model == "squeezenet" and r.trial.batch_size == 2 and r.trial.cores == (1,)]
-    assert table[2] == f"2,2,{b2.step_time_ms.mean:.6f},{b2.infer_time_ms.mean:.6f},nan"
+    assert table[2] == f"2,2,{b2.latency.step_ms.mean:.6f},{b2.latency.infer_ms.mean:.6f},nan"
     energy = (out_dir / "batchsize_energy_VM_Core_0x1.csv").read_text().splitlines()
     # no power sensor here: the suite's nan
     assert energy == [",Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet", "1,nan,nan,nan,nan,nan", "2,nan,nan,nan,nan,nan"]

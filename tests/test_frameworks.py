@@ -51,7 +51,7 @@ def test_every_measured_cell_is_a_stored_trial(table):
     assert cells[("torch", "int8")]["top1_agreement"] is not None and cells[("torch", "fp32")]["top1_agreement"] is None
     torch_int8 = stored[cells[("torch", "int8")]["trial_id"]]
     assert "torch.ao.quantization" in torch_int8.quantization.method and torch_int8.quantization.real_data
-    assert torch_int8.env["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
+    assert torch_int8.device.extra["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
     assert "QDQ" in stored[cells[("onnxruntime", "int8")]["trial_id"]].quantization.method
     assert cells[("tflite", "fp32")]["reason"] == "tflite is not a registered backend of this edgebench"
     assert out["energy_note"]  # no power sensor here: the table says why the column is empty

@@ -150,14 +150,18 @@ def test_import_holds_what_the_suite_measured_of_the_meizu(tmp_path, cli):
         trials = {r.trial.batch_size: r for r in store.query()}
     assert sorted(trials) == [1, 2, 4, 8, 16, 32]
     lenet = trials[1]
-    assert lenet.imported_from == "mnn-suite:MEIZU_Freq_1708800" and lenet.backend == "mnn"
-    assert lenet.model == "lenet" and lenet.freq_khz == 1_708_800 and lenet.cores is None
-    assert lenet.env["hostname"] == "Meizu 16T" and lenet.warmup == 5 and lenet.steps == 1124
+    assert lenet.imported_from == "mnn-suite:MEIZU_Freq_1708800" and lenet.trial.backend == "mnn"
+    assert lenet.trial.model == "lenet" and lenet.trial.freq_khz == 1_708_800 and lenet.trial.cores is None
+    assert lenet.device.hostname == "Meizu 16T" and lenet.trial.warmup == 5 and lenet.trial.steps == 1124
     # the suite printed one mean: the rest of the distribution stays empty rather than made up
-    assert lenet.step_time_ms.mean == 8.8252 and lenet.step_time_ms.n == 1124 and lenet.step_time_ms.median is None
-    assert lenet.infer_time_ms.mean == 0.775617 and lenet.env["mnn_suite_session_infer_ms"] == 0.473
-    assert lenet.peak_memory_bytes == 67 * 2**20 and lenet.virtual_memory_peak_bytes == 88 * 2**20
-    assert lenet.process_cpu_pct == 223 and lenet.infer_process_cpu_pct is None  # the suite wrote 0: no reading
+    assert (
+        lenet.latency.step_ms.mean == 8.8252
+        and lenet.latency.step_ms.n == 1124
+        and lenet.latency.step_ms.median is None
+    )
+    assert lenet.latency.infer_ms.mean == 0.775617 and lenet.device.extra["mnn_suite_session_infer_ms"] == 0.473
+    assert lenet.memory.peak_bytes == 67 * 2**20 and lenet.memory.virtual_peak_bytes == 88 * 2**20
+    assert lenet.cpu.process_pct == 223 and lenet.cpu.infer_process_pct is None  # the suite wrote 0: no reading
     # batchsize_energy on its own readings, against the figures the suite published: its sampling (every ~0.5 s)
     # bounds the agreement, three standard errors of the window's mean power
     published = {int(r[""]): float(r["Lenet"]) for r in _table((REPO / "batchsize_energy_MEIZU_Freq_1708800.csv")

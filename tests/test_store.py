@@ -50,7 +50,7 @@ def test_a_stored_trial_is_never_overwritten(tmp_path):
         store.save(result("20260101-000000-aaaa", latency=Latency(throughput_sps=1.0)), {"samples": "first"})
         with pytest.raises(TrialIdTaken, match="20260101-000000-aaaa is already in"):
             store.save(result("20260101-000000-aaaa", latency=Latency(throughput_sps=2.0)), {"samples": "second"})
-        assert store.get("20260101-000000-aaaa").throughput_sps == 1.0
+        assert store.get("20260101-000000-aaaa").latency.throughput_sps == 1.0
         assert store.series("20260101-000000-aaaa", "samples") == "first"
 
 

@@ -101,13 +101,15 @@ def partition(
     if mobile_id is None:
         mobile_id = _run_traced_trial(store, workload.name, batch_size, mode, estimate_energy, steps, warmup)
     mobile = _layer_costs(store, mobile_id, "--trial")
-    if get_workload(mobile[0].model).name != workload.name:
-        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].model}, not {workload.name}")
+    if get_workload(mobile[0].trial.model).name != workload.name:
+        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].trial.model}, not {workload.name}")
     cloud = None
     if cloud_trial is not None:
         cloud = _layer_costs(store, cloud_trial, "--cloud-trial")
-        if get_workload(cloud[0].model).name != workload.name:
-            raise UsageError("--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].model}, not {workload.name}")
+        if get_workload(cloud[0].trial.model).name != workload.name:
+            raise UsageError(
+                "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {workload.name}"
+            )
 
     from edgebench.backends.torch.cuts import workload_graph
     from edgebench.partition.analysis import analyze

@@ -132,7 +132,7 @@ def _framework_table(results: Sequence[TrialResult]) -> Table:
             latest[(r.trial.model, r.trial.batch_size, f"{r.trial.backend} {r.trial.precision} {r.trial.mode}")] = r
     combos = sorted({c for _, _, c in latest})
     keys = sorted({(m, b) for m, b, _ in latest})
-    rows = [[m, b, *(latest[(m, b, c)].step_time_ms.mean if (m, b, c) in latest else None for c in combos)]
+    rows = [[m, b, *(latest[(m, b, c)].latency.step_ms.mean if (m, b, c) in latest else None for c in combos)]
             for m, b in keys]  # fmt: skip
     note = "" if len(combos) > 1 else "one backend and precision among these trials; run others to compare"
     return Table("dnntune-frameworks", "Step time (ms) by backend x precision", ["model", "batch", *combos], rows, note)

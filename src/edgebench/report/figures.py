@@ -316,8 +316,8 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
     r = stored.result
     key, title = f"layers-{r.trial_id}", f"Per-layer time: {_label(r)}"
     if stored.spans is None:
-        return Missing(key, title, f"the trial was not traced (run it with `edgebench run --model {r.trial.model} --trace "
-                                   "layers` for a per-layer breakdown)")  # fmt: skip
+        return Missing(key, title, f"the trial was not traced (run it with `edgebench run --model {r.trial.model} "
+                                   "--trace layers` for a per-layer breakdown)")  # fmt: skip
     report = layer_report(r, stored.spans, stored.events, stored.samples, power=None, peak=None, depth=None)
     names = {row.name for row in report.rows}
     deep = any(row.depth > 0 for row in report.rows)  # the model's own row is not a layer once it has children
@@ -377,7 +377,9 @@ def y_value(r: TrialResult, y: str) -> float | None:
         return r.energy.energy_j / r.latency.step_ms.n if r.energy.energy_j is not None and r.latency.step_ms else None
     if y == "peak_memory_bytes":
         return r.memory.peak_bytes / _MIB if r.memory.peak_bytes is not None else None
-    return getattr(r, y)  # a plain number field of the record, named in Y_FIELDS
+    if y == "throughput_sps":
+        return r.latency.throughput_sps
+    return r.cpu.process_pct  # process_cpu_pct, the last of Y_FIELDS
 
 
 def x_value(r: TrialResult, x: str) -> float | None:
@@ -385,7 +387,7 @@ def x_value(r: TrialResult, x: str) -> float | None:
         return r.trial.freq_khz / 1e3 if r.trial.freq_khz else None
     if x == "cores":
         return float(len(r.trial.cores)) if r.trial.cores else None
-    value = getattr(r, x)
+    value = getattr(r.trial, x)  # a plain number field of the trial, named in X_FIELDS
     return float(value) if value is not None else None
 
 
@@ -398,7 +400,7 @@ def _series_key(r: TrialResult, x: str) -> str:
     for name in _OTHER_AXES:
         if name == x:
             continue
-        value = getattr(r, name)
+        value = getattr(r.trial, name)
         if name == "cores" and value:
             value = len(value)
         parts.append(f"{name}={value}")

@@ -49,8 +49,8 @@ def _accuracy(r: TrialResult) -> str:
         return f"[red]target {r.trial.until_accuracy:g} not reached[/red] (last held-out accuracy {final})"
     energy = f", {r.accuracy.energy_j:.1f} J" if r.accuracy.energy_j is not None else ""
     return (
-        f"{r.trial.until_accuracy:g} on held-out {r.trial.data} in {r.accuracy.time_s:.2f} s, {r.accuracy.steps} steps, "
-        f"{r.accuracy.samples} samples{energy} (evaluations {r.accuracy.eval_time_s:.2f} s of it; final {final})"
+        f"{r.trial.until_accuracy:g} on held-out {r.trial.data} in {r.accuracy.time_s:.2f} s, "
+        f"{r.accuracy.steps} steps, {r.accuracy.samples} samples{energy} (evaluations {r.accuracy.eval_time_s:.2f} s of it; final {final})"
     )
 
 

@@ -12,7 +12,7 @@ from edgebench.report.fit import keep_whole
 
 def _energy_per_sample_j(r: TrialResult) -> float | None:
     """Energy per training sample as the power-sensor code reports it; ``None`` where the device has no sensor."""
-    value = getattr(r, "energy_per_sample_j", None)
+    value = r.energy.per_sample_j
     if value is None and r.energy.energy_j is not None and r.latency.step_ms is not None:
         value = r.energy.energy_j / (r.latency.step_ms.n * r.trial.batch_size)
     return value
