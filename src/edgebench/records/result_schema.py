@@ -180,7 +180,7 @@ MOVES: tuple[Move, ...] = (
 # fmt: on
 
 #: Optional groups of schema 4 that exist only when one of their fields was recorded.
-_OPTIONAL_GROUPS = ("estimated_energy", "accuracy")
+_OPTIONAL_GROUPS = ("estimated_energy", "accuracy", "sweep")
 
 
 def _get(record: dict[str, Any], path: str) -> Any:
@@ -196,6 +196,8 @@ def _put(record: dict[str, Any], path: str, value: Any) -> None:
     *parents, leaf = path.split(".")
     for part in parents:
         record = record.setdefault(part, {})
+    if isinstance(value, dict) and isinstance(record.get(leaf), dict):  # a group that a field already went into
+        value = {**value, **record[leaf]}
     record[leaf] = value
 
 
