@@ -153,8 +153,9 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
             records[executor] = db.query()
 
     def comparable(r):  # fmt: skip
-        return (r.sweep.sweep_id, r.sweep.trial_key, r.sweep.position, r.trial.model, r.trial.batch_size, r.trial.threads, r.trial.cores,
-                r.status, r.target, r.trial.mode, r.trial.steps, r.schema_version)  # fmt: skip
+        t = r.trial
+        return (r.sweep.sweep_id, r.sweep.trial_key, r.sweep.position, t.model, t.batch_size, t.threads, t.cores,
+                r.status, r.target, t.mode, t.steps, r.schema_version)  # fmt: skip
 
     assert sorted(map(comparable, records["local"])) == sorted(map(comparable, records["ray"]))
     assert {r.sweep.sweep_id.startswith("same-local") for r in records["ray"]} == {bool(axis)}

@@ -47,10 +47,11 @@ def _accuracy(r: TrialResult) -> str:
     final = "-" if r.accuracy.final is None else f"{r.accuracy.final:.4f}"
     if not r.accuracy.reached:
         return f"[red]target {r.trial.until_accuracy:g} not reached[/red] (last held-out accuracy {final})"
-    energy = f", {r.accuracy.energy_j:.1f} J" if r.accuracy.energy_j is not None else ""
+    a = r.accuracy
+    energy = f", {a.energy_j:.1f} J" if a.energy_j is not None else ""
     return (
-        f"{r.trial.until_accuracy:g} on held-out {r.trial.data} in {r.accuracy.time_s:.2f} s, "
-        f"{r.accuracy.steps} steps, {r.accuracy.samples} samples{energy} (evaluations {r.accuracy.eval_time_s:.2f} s of it; final {final})"
+        f"{r.trial.until_accuracy:g} on held-out {r.trial.data} in {a.time_s:.2f} s, {a.steps} steps, "
+        f"{a.samples} samples{energy} (evaluations {a.eval_time_s:.2f} s of it; final {final})"
     )
 
 
