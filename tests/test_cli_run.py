@@ -7,10 +7,22 @@ import pytest
 from edgebench.store import Store
 from tests.conftest import json_out
 
+#: The --json fields a script may rely on (schema 4 paths; docs/result-schema-v4.md maps the schema-3 names).
 CONTRACT = {
-    "status", "model", "batch_size", "threads", "cores", "steps", "warmup", "step_time_ms", "throughput_sps",
-    "cpu_util_pct", "idle_ratio", "peak_memory_bytes", "infer_time_ms", "energy_j", "env", "trial_id",
+    "status", "trial.model", "trial.batch_size", "trial.threads", "trial.cores", "trial.steps", "trial.warmup",
+    "latency.step_ms", "latency.throughput_sps", "cpu.util_pct", "cpu.idle_ratio", "memory.peak_bytes",
+    "latency.infer_ms", "energy.energy_j", "device", "trial_id",
 }  # fmt: skip
+
+
+def paths(record: dict, prefix: str = "") -> set[str]:
+    """Every dotted path of a JSON record's objects."""
+    out = set()
+    for key, value in record.items():
+        out.add(prefix + key)
+        if isinstance(value, dict):
+            out |= paths(value, f"{prefix}{key}.")
+    return out
 
 
 def trial_count(path) -> int:
@@ -23,7 +35,7 @@ def test_lenet_two_steps_json_contract_and_store(cli):
     proc = cli("run", "--model", "lenet", "--batch-size", "8", "--steps", "2", "--warmup", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r.keys() >= CONTRACT
+    assert paths(r) >= CONTRACT
     assert (r["status"], r["trial"]["model"], r["trial"]["batch_size"], r["trial"]["steps"], r["trial"]["warmup"]) == (
         "ok",
         "lenet",
