@@ -54,7 +54,7 @@ def test_first_run_traces_a_trial_and_ranks_every_point(cli, first):
     assert a["dag_cut"]["frontier_misses"] is False and a["branch_points"] == 0
     with Store(cli.store) as store:
         (trial,) = store.trials()
-        assert trial.trace.granularity == "layers" and trial.batch_size == 1
+        assert trial.trace_summary.granularity == "layers" and trial.trial.batch_size == 1
     assert trial.trial_id in a["mobile_source"]
 
 

@@ -187,8 +187,8 @@ def _energies(result: TrialResult, side: SideTimes) -> tuple[tuple[float | None,
             above = f", above idle {idle:.2f} W" if result.energy.idle_power_w is not None else " (no idle baseline)"
             return tuple(out), f"measured: {result.energy.source}{above}"
     estimate = result.estimated_energy
-    if estimate is not None:
-        watts = estimate.avg_power_w - estimate.idle_power_w
+    if estimate is not None and estimate.avg_power_w is not None:
+        watts = estimate.avg_power_w - (estimate.idle_power_w or 0.0)
         source = f"{estimate.source} ({watts:.2f} W above idle, the trial's mean)"
         return tuple(max(watts, 0.0) * ms / 1e3 for ms in side.ms), source
     return (None,) * n, None

@@ -247,13 +247,13 @@ class EstimatedEnergy(_Group):
     :class:`MeasuredEnergy`, so neither can be put where the other goes."""
 
     kind: Literal["estimated"] = "estimated"
-    #: The power model, as it describes itself (``idle 2.7 W + (6.4 - 2.7) W x U_cpu``).
+    #: The power model, as it describes itself (``linear-utilization: P = 2.7 W + (6.4 W - 2.7 W) * U_cpu``).
     power_model: str
-    energy_j: float
-    per_step_j: float
-    per_sample_j: float
-    avg_power_w: float
-    idle_power_w: float
+    energy_j: float | None = None
+    per_step_j: float | None = None
+    per_sample_j: float | None = None
+    avg_power_w: float | None = None
+    idle_power_w: float | None = None
 
     @property
     def source(self) -> str:

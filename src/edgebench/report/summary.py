@@ -100,7 +100,7 @@ def summary_table(r: TrialResult) -> Table:
         rails = "  ".join(f"{k} {v.avg_power_w:.2f} W" for k, v in r.energy.by_rail.items())
         table.add_row("power by rail (mean)", rails)
     estimate = r.estimated_energy
-    if estimate is not None:
+    if estimate is not None and estimate.energy_j is not None:
         table.add_row(
             "energy (estimated)",
             f"{estimate.energy_j:.3f} J, {estimate.per_step_j:.4f} J/step, mean {estimate.avg_power_w:.2f} W  "
