@@ -11,6 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.records.device import DeviceEnvironment
+from edgebench.records.events import Ready
+from edgebench.records.quantization import Quantization
 from edgebench.records.result import EstimatedEnergy, MeasuredEnergy, TrialResult, stored_trial
 from edgebench.records.result_schema import MOVES, flat_record, load_result, mapping_table, migrate
 
@@ -212,3 +214,17 @@ def test_a_stored_trial_is_read_as_recorded_without_lookups():
 def test_the_mapping_table_in_the_docs_is_the_one_the_migration_runs():
     assert (ROOT / "docs" / "result-schema-v4.md").read_text() == mapping_table()
     assert {m.old for m in MOVES} >= set(V3) - {"schema_version"}
+
+
+def test_the_ready_event_carries_a_typed_quantization():
+    """The worker's ``ready`` event and the result hold the same record, validated where the event is made."""
+    fields = {"method": "quantize_static, QDQ", "kind": "full", "calibration": "synthetic: 64 seeded inputs",
+              "real_data": False, "compared_samples": 64, "top1_agreement": 0.98}  # fmt: skip
+    ready = Ready(quantization=fields)
+    assert isinstance(ready.quantization, Quantization) and ready.quantization.top1_agreement == 0.98
+    with pytest.raises(ValidationError):
+        Ready(quantization={**fields, "kind": "sometimes"})
+    result = TrialResult(
+        trial_id="t", status="ok", trial=stored_trial({"precision": "int8"}), quantization=ready.quantization
+    )
+    assert load_result(json.loads(result.model_dump_json())).quantization == ready.quantization
