@@ -193,6 +193,8 @@ def test_the_device_is_a_typed_record_with_one_hostname():
     # what no field names (a backend's own settings) is kept as it came, apart
     assert device.extra == {"quantized_engine": "qnnpack", "mnn_threads": 4, "ort_providers": ["CPUExecutionProvider"]}
     assert DeviceEnvironment.from_env(device.to_env()) == device
+    odd = DeviceEnvironment.from_env({"hostname": "b", "omp_num_threads": 4})  # an int where a str is declared
+    assert odd.hostname == "b" and odd.omp_num_threads is None and odd.extra == {"omp_num_threads": 4}
     with pytest.raises(ValidationError):
         DeviceEnvironment(hostnme="typo")
     with pytest.raises(ValidationError):

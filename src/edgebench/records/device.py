@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 #: What :func:`edgebench.host.environment.host_environment` records of a device, all together (some possibly null).
 _HOST_FACTS = (
@@ -32,8 +32,8 @@ class DeviceEnvironment(BaseModel):
     cores_online: str | None = None
     cores_allowed: str | None = None
     #: Per cpufreq policy (``policy0``): its governor and its highest clock.
-    governors: dict[str, str] | None = None
-    freq_max_khz: dict[str, int] | None = None
+    governors: dict[str, str | None] | None = None
+    freq_max_khz: dict[str, int | None] | None = None
     mem_total_bytes: int | None = None
     machine: str | None = None
     kernel: str | None = None
@@ -60,9 +60,17 @@ class DeviceEnvironment(BaseModel):
 
     @classmethod
     def from_env(cls, env: dict[str, Any]) -> DeviceEnvironment:
-        """The record of a flat environment: named keys to their fields, the rest to ``extra``."""
+        """The record of a flat environment: named keys to their fields, the rest to ``extra``; a named key whose
+        value is not of its field's type goes to ``extra`` too, so an older record always loads."""
         named = {k: v for k, v in env.items() if k in cls.model_fields and k != "extra"}
-        return cls(**named, extra={k: v for k, v in env.items() if k not in named})
+        try:
+            return cls(**named, extra={k: v for k, v in env.items() if k not in named})
+        except ValidationError as exc:  # a value of another type than the field's (an older agent's): kept as it came
+            odd = {str(e["loc"][0]) for e in exc.errors() if e["loc"] and e["loc"][0] in named}
+            if not odd:
+                raise
+            kept = {k: v for k, v in named.items() if k not in odd}
+            return cls(**kept, extra={k: v for k, v in env.items() if k not in kept})
 
     def to_env(self) -> dict[str, Any]:
         """The flat key/value form of the record (the trials table's ``env.*`` columns): the fields that hold a
