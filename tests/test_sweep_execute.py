@@ -10,6 +10,7 @@ import pytest
 from edgebench.config import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.records.result import Latency
 from edgebench.runner.launch import TrialRun
 from edgebench.store import Store
 from edgebench.sweep.cooldown import Cooler
@@ -43,7 +44,7 @@ class FakeRunner:
         r = result(f"20260101-000000-{next(self.ids):04x}", steps, model=trial.model, batch_size=trial.batch_size,
                    cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
         if action == "crash":
-            r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "step_time_ms": None})
+            r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "latency": Latency()})
         return TrialRun(r, events(steps), None)
 
 
