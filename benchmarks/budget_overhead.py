@@ -37,8 +37,8 @@ def main() -> None:
 
     def median_step(trial: Trial) -> float:
         result = run_trial(trial, sample=False).result
-        assert result.ok and result.step_time_ms, result.reason
-        return result.step_time_ms.median
+        assert result.ok and result.latency.step_ms, result.reason
+        return result.latency.step_ms.median
 
     figures = interleave(args.rounds, {"budget": lambda: median_step(budgeted), "none": lambda: median_step(plain)})
     print(ratio_line("step time with a memory budget / without", figures["budget"], figures["none"], "<= 1.01"))

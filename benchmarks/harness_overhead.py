@@ -66,7 +66,7 @@ def main() -> None:
     def edgebench() -> float:
         result = run_trial(trial).result
         assert result.ok, result.reason
-        return result.step_time_ms.median
+        return result.latency.step_ms.median
 
     def plain() -> float:
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)

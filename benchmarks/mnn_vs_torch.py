@@ -65,8 +65,8 @@ def main() -> None:
                 )
                 result = run_trial(trial).result
                 assert result.ok, f"{backend} {model}: {result.reason}"
-                memory[backend].append(float(result.peak_memory_bytes or 0) / 2**20)
-                return result.step_time_ms.median
+                memory[backend].append(float(result.memory.peak_bytes or 0) / 2**20)
+                return result.latency.step_ms.median
 
             return run
 

@@ -56,9 +56,9 @@ def bench_model(model: str, shape: tuple[int, ...] | None, args: argparse.Namesp
 
         def run() -> float:
             result = run_trial(base.model_copy(update={"backend": backend, "precision": precision})).result
-            assert result.ok and result.step_time_ms is not None, f"{name}: {result.status}: {result.reason}"
-            memory[name].append(float(result.peak_memory_bytes or 0) / 2**20)
-            return result.step_time_ms.median
+            assert result.ok and result.latency.step_ms is not None, f"{name}: {result.status}: {result.reason}"
+            memory[name].append(float(result.memory.peak_bytes or 0) / 2**20)
+            return result.latency.step_ms.median
 
         return run
 

@@ -67,10 +67,12 @@ def synth_sweep(store: Store, trials: int, rng: np.random.Generator) -> str:
         stats = {"mean": step_ms, "median": step_ms, "p5": step_ms * 0.95, "p95": step_ms * 1.05, "std": 1.0,
                  "ci95": step_ms * 0.01, "n": 20, "cv": 0.01}  # fmt: skip
         result = TrialResult.model_validate({
-            "trial_id": f"bench-{i:04d}", "status": "ok", "model": model, "batch_size": batch, "threads": 4,
-            "cores": list(range(CORES)), "steps": 20, "warmup": 0, "step_time_ms": stats,
-            "throughput_sps": batch / step_ms * 1e3, "cpu_util_pct": {"per_core": [80.0] * CORES, "mean": 80.0},
-            "process_cpu_pct": 320.0, "peak_memory_bytes": (200 + 10 * batch) * 2**20, "freq_khz": freq,
+            "trial_id": f"bench-{i:04d}", "status": "ok",
+            "trial": {"model": model, "batch_size": batch, "threads": 4, "cores": list(range(CORES)), "steps": 20,
+                      "warmup": 0, "freq_khz": freq},
+            "latency": {"step_ms": stats, "throughput_sps": batch / step_ms * 1e3, "measured_steps": 20},
+            "cpu": {"util_pct": {"per_core": [80.0] * CORES, "mean": 80.0}, "process_pct": 320.0},
+            "memory": {"peak_bytes": (200 + 10 * batch) * 2**20},
             "sweep": {"sweep_id": sweep_id, "trial_key": f"k{i}", "position": i},
         })  # fmt: skip
         meta = _meta(csv.partition("\n")[0].split(",")[1:], csv.count("\n") - 1)

@@ -51,12 +51,12 @@ def main() -> None:
         result = run_trial(trial, sample=True).result
         assert result.ok and result.sampler, result.reason
         sampler_cpu.append(result.sampler.cpu_pct_of_core)
-        return result.step_time_ms.median
+        return result.latency.step_ms.median
 
     def without_sampler() -> float:
         result = run_trial(trial, sample=False).result
         assert result.ok, result.reason
-        return result.step_time_ms.median
+        return result.latency.step_ms.median
 
     figures = interleave(args.rounds, {"sampler": with_sampler, "none": without_sampler})
     print(ratio_line(f"step time with {args.interval_ms:g} ms sampler / without", figures["sampler"],

@@ -42,8 +42,8 @@ def main() -> None:
             for mode in modes if r % 2 == 0 else reversed(modes):
                 t0 = time.monotonic()
                 result = run_trial(modes[mode]).result
-                assert result.ok and result.step_time_ms, result.reason
-                s = result.step_time_ms
+                assert result.ok and result.latency.step_ms, result.reason
+                s = result.latency.step_ms
                 figures[mode].append((s.n, time.monotonic() - t0, 100 * s.ci95 / s.mean))
                 print(f"  {name} round {r + 1} {mode}: {s.n} steps, ci ±{100 * s.ci95 / s.mean:.2f}%"
                       f" ({result.stopped_by})", flush=True)  # fmt: skip

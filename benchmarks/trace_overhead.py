@@ -35,7 +35,7 @@ def trial_figures(model: str, batch: int, shape: tuple[int, ...] | None, args: a
     def run(trace: str) -> float:
         result = run_trial(base.model_copy(update={"trace": trace})).result
         assert result.ok, result.reason
-        return result.step_time_ms.median
+        return result.latency.step_ms.median
 
     figures = interleave(args.rounds, {"layers": lambda: run("layers"), "none": lambda: run("none")})
     print(ratio_line(f"{model} b{batch} trials: median step traced / untraced", figures["layers"], figures["none"],

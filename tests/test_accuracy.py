@@ -5,7 +5,7 @@ import torch
 
 from edgebench.data.mnist import MNIST
 from edgebench.data.text import SHAKESPEARE
-from edgebench.measure.accuracy import accuracy_fields
+from edgebench.measure.accuracy import accuracy_group
 from edgebench.records.trial import Trial
 from edgebench.runner.stopping import UntilAccuracy
 from edgebench.workloads import get_workload
@@ -55,12 +55,12 @@ def test_accuracy_fields_from_events():
         {"event": "eval", "step": 2, "accuracy": 0.5, "start_ns": 30 * ms, "end_ns": 35 * ms},
         {"event": "eval", "step": 4, "accuracy": 0.92, "start_ns": 55 * ms, "end_ns": 60 * ms},
     ]
-    f = accuracy_fields(trial, events)
-    assert f["reached_accuracy"] and f["steps_to_accuracy"] == 5 and f["samples_to_accuracy"] == 20
-    assert f["time_to_accuracy_s"] == pytest.approx(0.060) and f["eval_time_s"] == pytest.approx(0.010)
-    assert "energy_to_accuracy_j" not in f  # left None until a power sensor exists: never invented
-    assert [p.step for p in f["accuracy_curve"]] == [3, 5]
-    assert accuracy_fields(trial, events[:-1])["reached_accuracy"] is False
+    f = accuracy_group(trial, events)
+    assert f.reached and f.steps == 5 and f.samples == 20
+    assert f.time_s == pytest.approx(0.060) and f.eval_time_s == pytest.approx(0.010)
+    assert f.energy_j is None  # left None until a power sensor exists: never invented
+    assert [p.step for p in f.curve] == [3, 5]
+    assert accuracy_group(trial, events[:-1]).reached is False
 
 
 def test_char_model_learns_from_the_text():
@@ -81,13 +81,14 @@ def test_lenet_reaches_accuracy_on_held_out_digits_end_to_end(cli):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r["status"] == "ok" and r["reached_accuracy"] is True and r["data"] == "mnist"
-    assert r["stopped_by"].startswith("accuracy: ") and r["final_accuracy"] >= 0.9
-    assert r["steps_to_accuracy"] == r["warmup"] + r["steps"] and r["steps"] % 25 == 0
-    assert r["samples_to_accuracy"] == 32 * r["steps_to_accuracy"]
-    assert 0 < r["eval_time_s"] < r["time_to_accuracy_s"]
-    assert r["energy_to_accuracy_j"] is None  # no power sensor on this machine
-    assert r["accuracy_curve"][-1]["accuracy"] == r["final_accuracy"]
+    assert r["status"] == "ok" and r["accuracy"]["reached"] is True and r["trial"]["data"] == "mnist"
+    assert r["stopped_by"].startswith("accuracy: ") and r["accuracy"]["final"] >= 0.9
+    assert r["accuracy"]["steps"] == r["trial"]["warmup"] + r["latency"]["measured_steps"]
+    assert r["latency"]["measured_steps"] % 25 == 0
+    assert r["accuracy"]["samples"] == 32 * r["accuracy"]["steps"]
+    assert 0 < r["accuracy"]["eval_time_s"] < r["accuracy"]["time_s"]
+    assert r["accuracy"]["energy_j"] is None  # no power sensor on this machine
+    assert r["accuracy"]["curve"][-1]["accuracy"] == r["accuracy"]["final"]
 
 
 @pytest.mark.parametrize(

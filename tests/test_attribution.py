@@ -19,7 +19,7 @@ from edgebench.measure.attribution import (
 )
 from edgebench.measure.layers import layer_report
 from edgebench.measure.roofline import roofline_point
-from edgebench.records.result import TrialResult
+from edgebench.records.result import TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 from edgebench.sensors.base import PowerChannel
@@ -161,8 +161,8 @@ def hand_samples() -> Samples:
 
 
 def result_by_hand() -> TrialResult:
-    return TrialResult(trial_id="t1", status="ok", model="net", batch_size=4, threads=2, cores=[0, 1], steps=2,
-                       warmup=1)  # fmt: skip
+    trial = stored_trial({"model": "net", "batch_size": 4, "threads": 2, "cores": [0, 1], "steps": 2, "warmup": 1})
+    return TrialResult(trial_id="t1", status="ok", trial=trial)
 
 
 def test_trace_summary_counts_coverage_of_the_measured_steps():

@@ -62,8 +62,8 @@ def test_alexnet_below_its_need_is_infeasible_and_stays_within_the_budget(cli):
                "--memory-budget", "600MiB", "--json")  # fmt: skip
     assert proc.returncode == 1
     r = json_out(proc)
-    assert r["status"] == "infeasible" and r["memory_budget_bytes"] == budget
-    assert 200 * MiB < r["peak_memory_bytes"] <= budget * 1.05  # shared libraries count in RSS but not the limit
+    assert r["status"] == "infeasible" and r["trial"]["memory_budget_bytes"] == budget
+    assert 200 * MiB < r["memory"]["peak_bytes"] <= budget * 1.05  # shared libraries count in RSS but not the limit
     assert "600.0 MiB memory budget" in r["reason"]
     assert proc.stderr.strip().splitlines() == [f"edgebench: error: trial infeasible: {r['reason']}"]
 

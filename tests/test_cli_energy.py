@@ -50,18 +50,19 @@ def test_run_on_a_jetson_capture_measures_energy_with_an_idle_baseline(cli, sysf
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r["energy_source"] == "jetson_power: VDD_IN (power samples)"
-    assert r["idle_window_s"] == pytest.approx(0.3, abs=0.05)
+    assert r["energy"]["source"] == "jetson_power: VDD_IN (power samples)"
+    assert r["energy"]["idle_window_s"] == pytest.approx(0.3, abs=0.05)
     # a capture's power does not change: the idle baseline equals the trial's power and the active energy is 0
-    assert r["idle_power_w"] == pytest.approx(2.981) and r["avg_power_w"] == pytest.approx(2.981)
-    assert r["energy_gross_j"] == pytest.approx(r["avg_power_w"] * r["energy_window_s"])
-    assert r["energy_j"] == pytest.approx(0.0, abs=1e-6)
-    assert r["energy_per_step_j"] == pytest.approx(r["energy_j"] / 2, abs=1e-9)
-    assert len(r["energy_by_rail"]) == 9 and r["energy_by_rail"]["VDD_SYS_CPU"]["avg_power_w"] == pytest.approx(0.306)
+    energy = r["energy"]
+    assert energy["idle_power_w"] == pytest.approx(2.981) and energy["avg_power_w"] == pytest.approx(2.981)
+    assert r["energy"]["gross_j"] == pytest.approx(r["energy"]["avg_power_w"] * r["energy"]["window_s"])
+    assert r["energy"]["energy_j"] == pytest.approx(0.0, abs=1e-6)
+    assert r["energy"]["per_step_j"] == pytest.approx(r["energy"]["energy_j"] / 2, abs=1e-9)
+    assert len(energy["by_rail"]) == 9 and energy["by_rail"]["VDD_SYS_CPU"]["avg_power_w"] == pytest.approx(0.306)
     assert r["gpu_util_pct"] == {"per_gpu": [pytest.approx(31.2)], "mean": pytest.approx(31.2)}
     # clocks and temperatures exist, so throttling is judged (against the TX2's trip point less 5 °C): none
     assert r["throttling"] == {"hot_c": pytest.approx(96.5 - 5), "episodes": [], "throttled_s": 0.0}
-    assert r["schema_version"] == 3
+    assert r["schema_version"] == 4
 
 
 def test_run_here_estimates_only_when_asked_and_labels_it(cli):
@@ -71,13 +72,15 @@ def test_run_here_estimates_only_when_asked_and_labels_it(cli):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r["energy_j"] is None and r["energy_per_step_j"] is None  # no power sensor here: nothing measured
-    assert r["idle_window_s"] is None  # and no idle window taken for nothing
+    energy = r["energy"]
+    assert energy["energy_j"] is None and energy["per_step_j"] is None  # no power sensor here: nothing measured
+    assert r["energy"]["idle_window_s"] is None  # and no idle window taken for nothing
     assert r["throttling"] is None  # no clock or temperature here: no verdict either way
-    assert r["energy_source"] == r["estimated_energy_source"]
-    assert r["estimated_energy_source"] == "estimated: linear-utilization: P = 2 W + (8 W - 2 W) * U_cpu"
-    assert r["estimated_avg_power_w"] == pytest.approx(2 + 6 * r["cpu_util_pct"]["mean"] / 100)
-    assert r["estimated_energy_j"] > 0
+    assert r["energy"]["source"] is None  # the estimate is never named as the measurement's source
+    assert r["estimated_energy"]["kind"] == "estimated"
+    assert r["estimated_energy"]["power_model"] == "linear-utilization: P = 2 W + (8 W - 2 W) * U_cpu"
+    assert r["estimated_energy"]["avg_power_w"] == pytest.approx(2 + 6 * r["cpu"]["util_pct"]["mean"] / 100)
+    assert r["estimated_energy"]["energy_j"] > 0
 
 
 @pytest.mark.parametrize(

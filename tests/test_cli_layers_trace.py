@@ -43,12 +43,12 @@ def traced(cli):
 
 def test_run_with_trace_layers_stores_spans_and_reports_predictability(cli, traced):
     assert traced["status"] == "ok"
-    assert traced["trace"]["granularity"] == "layers" and traced["trace"]["labels"] == 14
-    assert 0 < traced["trace"]["covered_pct"] <= 100
-    assert traced["trace"]["spans"] >= 3 * 2 * 11  # forward and backward of 11 leaves in 3 steps, and more
+    assert traced["trace_summary"]["granularity"] == "layers" and traced["trace_summary"]["labels"] == 14
+    assert 0 < traced["trace_summary"]["covered_pct"] <= 100
+    assert traced["trace_summary"]["spans"] >= 3 * 2 * 11  # forward and backward of 11 leaves in 3 steps, and more
     p = traced["predictability"]
-    assert p["step_time_cv"] == pytest.approx(traced["step_time_ms"]["cv"])
-    assert p["steps_for_ci_5pct"] >= 2 and p["step_period_ms"] == pytest.approx(traced["step_time_ms"]["mean"])
+    assert p["step_time_cv"] == pytest.approx(traced["latency"]["step_ms"]["cv"])
+    assert p["steps_for_ci_5pct"] >= 2 and p["step_period_ms"] == pytest.approx(traced["latency"]["step_ms"]["mean"])
     with Store(cli.store) as store:
         assert json.loads(store.series(traced["trial_id"], "spans"))["granularity"] == "layers"
 
@@ -105,14 +105,14 @@ def test_trace_writes_a_valid_chrome_trace(cli, traced, tmp_path):
     slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
     steps = [e for e in slices if e["cat"] == "step"]
     assert len(steps) == 4  # 1 warm-up + 3 measured
-    assert len(slices) - len(steps) == traced["trace"]["spans"]
+    assert len(slices) - len(steps) == traced["trace_summary"]["spans"]
     assert {e["name"] for e in doc["traceEvents"] if e["ph"] == "C"} >= {"cpu0 utilization", "memory available"}
 
 
 def test_trace_check_runs_perfettos_trace_processor_when_present(cli, traced, tmp_path):
     fake = tmp_path / "bin" / "trace_processor_shell"
     fake.parent.mkdir()
-    n = traced["trace"]["spans"] + 4
+    n = traced["trace_summary"]["spans"] + 4
     fake.write_text(f'#!/bin/sh\necho \'"slices","counters","errors"\'\necho \'{n},100,0\'\n')
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "t.json"
@@ -144,7 +144,7 @@ def test_bad_input_is_one_line_and_exit_2(cli, traced, args, flag):
 
 def test_layers_of_an_untraced_trial_says_how_to_trace_it(cli):
     plain = run_json(cli, "--model", "lenet", "--batch-size", "4")
-    assert plain["trace"] is None and plain["predictability"] is not None
+    assert plain["trace_summary"] is None and plain["predictability"] is not None
     proc = cli("layers", plain["trial_id"])
     assert proc.returncode == 2 and "--trace layers" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert cli("trace", plain["trial_id"], "-o", "-").returncode == 0  # steps and counters only
@@ -152,7 +152,7 @@ def test_layers_of_an_untraced_trial_says_how_to_trace_it(cli):
 
 def test_trace_ops_gives_an_op_table(cli, tmp_path):
     r = run_json(cli, "--model", "lenet", "--batch-size", "4", "--trace", "ops")
-    assert r["trace"]["granularity"] == "ops"
+    assert r["trace_summary"]["granularity"] == "ops"
     report = json.loads(cli("layers", r["trial_id"], "--json").stdout)
     names = {row["name"] for row in report["rows"]}
     assert any(n.startswith("aten::") for n in names)
@@ -164,7 +164,7 @@ def test_trace_ops_gives_an_op_table(cli, tmp_path):
 
 def test_mobilenet_v2_with_inplace_relu6_traces_end_to_end(cli):
     r = run_json(cli, "--model", "mobilenet_v2", "--input-shape", "3x32x32", "--batch-size", "2", "--trace", "layers")
-    assert r["status"] == "ok" and r["trace"]["labels"] == 213
+    assert r["status"] == "ok" and r["trace_summary"]["labels"] == 213
     report = json.loads(cli("layers", r["trial_id"], "--json", "--no-measure").stdout)
     relu6 = [row for row in report["rows"] if row["type"] == "ReLU6"]
     assert len(relu6) == 35 and all(row["backward_ms"] > 0 for row in relu6)

@@ -54,7 +54,7 @@ def test_first_run_traces_a_trial_and_ranks_every_point(cli, first):
     assert a["dag_cut"]["frontier_misses"] is False and a["branch_points"] == 0
     with Store(cli.store) as store:
         (trial,) = store.trials()
-        assert trial.trace.granularity == "layers" and trial.batch_size == 1
+        assert trial.trace_summary.granularity == "layers" and trial.trial.batch_size == 1
     assert trial.trial_id in a["mobile_source"]
 
 
@@ -201,7 +201,7 @@ def test_the_traced_trial_goes_through_the_launch_path_and_is_rescued_when_the_s
     assert cli("import", str(kept), store=elsewhere).returncode == 0
     with Store(elsewhere) as store:
         (trial,) = store.trials()
-        assert trial.trace.granularity == "layers" and store.series(trial.trial_id, "spans") is not None
+        assert trial.trace_summary.granularity == "layers" and store.series(trial.trial_id, "spans") is not None
     again = cli("partition", *TINY, "--json", store=elsewhere)  # the rescued trial serves the analysis
     assert again.returncode == 0 and "running one" not in again.stderr
 

@@ -7,10 +7,22 @@ import pytest
 from edgebench.store import Store
 from tests.conftest import json_out
 
+#: The --json fields a script may rely on (schema 4 paths; docs/result-schema-v4.md maps the schema-3 names).
 CONTRACT = {
-    "status", "model", "batch_size", "threads", "cores", "steps", "warmup", "step_time_ms", "throughput_sps",
-    "cpu_util_pct", "idle_ratio", "peak_memory_bytes", "infer_time_ms", "energy_j", "env", "trial_id",
+    "status", "trial.model", "trial.batch_size", "trial.threads", "trial.cores", "trial.steps", "trial.warmup",
+    "latency.step_ms", "latency.throughput_sps", "cpu.util_pct", "cpu.idle_ratio", "memory.peak_bytes",
+    "latency.infer_ms", "energy.energy_j", "device", "trial_id",
 }  # fmt: skip
+
+
+def paths(record: dict, prefix: str = "") -> set[str]:
+    """Every dotted path of a JSON record's objects."""
+    out = set()
+    for key, value in record.items():
+        out.add(prefix + key)
+        if isinstance(value, dict):
+            out |= paths(value, f"{prefix}{key}.")
+    return out
 
 
 def trial_count(path) -> int:
@@ -23,27 +35,33 @@ def test_lenet_two_steps_json_contract_and_store(cli):
     proc = cli("run", "--model", "lenet", "--batch-size", "8", "--steps", "2", "--warmup", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r.keys() >= CONTRACT
-    assert (r["status"], r["model"], r["batch_size"], r["steps"], r["warmup"]) == ("ok", "lenet", 8, 2, 1)
-    assert set(r["step_time_ms"]) >= {"mean", "median", "p5", "p95", "std", "ci95"}
-    assert r["step_time_ms"]["n"] == 2  # the warm-up step is not in the statistics
+    assert paths(r) >= CONTRACT
+    assert (r["status"], r["trial"]["model"], r["trial"]["batch_size"], r["trial"]["steps"], r["trial"]["warmup"]) == (
+        "ok",
+        "lenet",
+        8,
+        2,
+        1,
+    )
+    assert set(r["latency"]["step_ms"]) >= {"mean", "median", "p5", "p95", "std", "ci95"}
+    assert r["latency"]["step_ms"]["n"] == 2  # the warm-up step is not in the statistics
     assert r["stopped_by"] == "fixed: 2 steps"
-    assert r["step_time_ms"]["p5"] <= r["step_time_ms"]["median"] <= r["step_time_ms"]["p95"]
-    assert r["throughput_sps"] == pytest.approx(8 / (r["step_time_ms"]["mean"] / 1e3), rel=1e-6)
-    n_cores = len(r["cores"])
-    assert len(r["cpu_util_pct"]["per_core"]) >= n_cores and len(r["idle_ratio"]) >= n_cores
-    assert 0 < r["cpu_util_pct"]["mean"] <= 100
-    assert r["peak_memory_bytes"] > 50 * 2**20  # torch alone is resident
-    assert r["infer_time_ms"]["median"] > 0
-    assert r["energy_j"] is None  # no power sensor on this machine
-    assert r["env"]["torch"].startswith("2.13.0") and r["env"]["cpu_count"] >= 1
-    assert r["threads"] == n_cores
+    assert r["latency"]["step_ms"]["p5"] <= r["latency"]["step_ms"]["median"] <= r["latency"]["step_ms"]["p95"]
+    assert r["latency"]["throughput_sps"] == pytest.approx(8 / (r["latency"]["step_ms"]["mean"] / 1e3), rel=1e-6)
+    n_cores = len(r["trial"]["cores"])
+    assert len(r["cpu"]["util_pct"]["per_core"]) >= n_cores and len(r["cpu"]["idle_ratio"]) >= n_cores
+    assert 0 < r["cpu"]["util_pct"]["mean"] <= 100
+    assert r["memory"]["peak_bytes"] > 50 * 2**20  # torch alone is resident
+    assert r["latency"]["infer_ms"]["median"] > 0
+    assert r["energy"]["energy_j"] is None  # no power sensor on this machine
+    assert r["device"]["torch"].startswith("2.13.0") and r["device"]["cpu_count"] >= 1
+    assert r["trial"]["threads"] == n_cores
     assert r["loss"]["finite"]
     assert r["sampler"]["samples"] > 0 and "cpu_time" in r["sampler"]["sensors"]
 
     with Store(cli.store_path) as store:
         stored = store.get(r["trial_id"])
-        assert stored.step_time_ms.median == r["step_time_ms"]["median"]
+        assert stored.latency.step_ms.median == r["latency"]["step_ms"]["median"]
         assert store.series(r["trial_id"], "samples").startswith("t_ns,cpu0_active_ticks")
         assert '"phase": "train"' in store.series(r["trial_id"], "events")
 
@@ -58,8 +76,8 @@ def test_default_run_prints_a_summary_table(cli):
 
 def test_core_mask_pins_the_worker(cli):
     r = json_out(cli("run", "--steps", "2", "--warmup", "0", "--cores", "0x1", "--json", "--no-store"))
-    assert r["cores"] == [0] and r["threads"] == 1
-    assert r["env"]["affinity"] == [0] and r["env"]["torch_threads"] == 1
+    assert r["trial"]["cores"] == [0] and r["trial"]["threads"] == 1
+    assert r["device"]["affinity"] == [0] and r["device"]["torch_threads"] == 1
     assert not cli.store_path.exists()
 
 
@@ -91,7 +109,7 @@ def test_crashing_worker_is_recorded_and_exits_nonzero(cli):
     assert proc.returncode == 1
     r = json_out(proc)
     assert r["status"] == "crashed" and "RuntimeError" in r["reason"]
-    assert r["step_time_ms"] is None
+    assert r["latency"]["step_ms"] is None
     assert proc.stderr.strip().splitlines() == [f"edgebench: error: trial crashed: {r['reason']}"]
     with Store(cli.store_path) as store:
         assert store.get(r["trial_id"]).status == "crashed"

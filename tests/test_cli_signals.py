@@ -56,7 +56,7 @@ def test_a_worker_killed_by_a_user_is_killed_not_oom_and_no_step_is_claimed(cli)
     assert "over 100000 steps" not in out
     with Store(cli.store_path) as store:
         (stored,) = store.trials()
-    assert stored.status == "killed" and stored.step_time_ms is None
+    assert stored.status == "killed" and stored.latency.step_ms is None
     assert "counted no OOM kill" in stored.reason
     assert err.strip().splitlines()[-1] == f"edgebench: error: trial killed: {stored.reason}"
 

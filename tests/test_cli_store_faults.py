@@ -191,7 +191,7 @@ def test_a_trial_the_store_refuses_is_printed_kept_and_imported_later(cli, tmp_p
     proc = cli("run", "--steps", "2", "--warmup", "0", "--infer-steps", "0", "--json", "--store", str(path))
     assert proc.returncode == 1, proc.stderr
     result = json.loads(proc.stdout)  # the measurement is printed in full
-    assert result["status"] == "ok" and result["step_time_ms"]["n"] == 2
+    assert result["status"] == "ok" and result["latency"]["step_ms"]["n"] == 2
     line = proc.stderr.strip().splitlines()[-1]
     assert line.startswith("edgebench: error: --store: ") and "database or disk is full" in line
     kept = tmp_path / f"edgebench-unsaved-{result['trial_id']}.json"
@@ -201,7 +201,7 @@ def test_a_trial_the_store_refuses_is_printed_kept_and_imported_later(cli, tmp_p
     proc = cli("import", str(kept), "--store", str(elsewhere))
     assert proc.returncode == 0, proc.stderr
     with Store(elsewhere) as store:
-        assert store.get(result["trial_id"]).step_time_ms.median == result["step_time_ms"]["median"]
+        assert store.get(result["trial_id"]).latency.step_ms.median == result["latency"]["step_ms"]["median"]
         assert '"phase": "train"' in store.series(result["trial_id"], "events")
 
 

@@ -83,9 +83,9 @@ def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cl
         (sweep_id,) = db.sweep_ids()
         results = db.query(sweep_id=sweep_id)
     assert all(r.ok for r in results)
-    grid = {(r.model, r.batch_size, tuple(r.cores)) for r in results}
+    grid = {(r.trial.model, r.trial.batch_size, tuple(r.trial.cores)) for r in results}
     assert grid == {(m, b, c) for m in ("lenet", "squeezenet") for b in (1, 2) for c in ((0,), (1,))}
-    assert all(r.env["affinity"] == r.cores and r.threads == 1 for r in results)
+    assert all(r.device.affinity == list(r.trial.cores) and r.trial.threads == 1 for r in results)
 
     # the same store, exported in the MNN suite's layout
     out_dir = tmp_path / "suite"
@@ -94,8 +94,8 @@ def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cl
     # the folders carry the masks as typed (0x2), as the suite's did
     table = (out_dir / "VM_Core_0x2/processed_data/Squeezenet/time_table_Squeezenet.csv").read_text().splitlines()
     assert table[0] == ",batchsize,expr_train,expr_infer,session_infer" and len(table) == 3
-    (b2,) = [r for r in results if r.model == "squeezenet" and r.batch_size == 2 and r.cores == [1]]
-    assert table[2] == f"2,2,{b2.step_time_ms.mean:.6f},{b2.infer_time_ms.mean:.6f},nan"
+    (b2,) = [r for r in results if r.trial.model == "squeezenet" and r.trial.batch_size == 2 and r.trial.cores == (1,)]
+    assert table[2] == f"2,2,{b2.latency.step_ms.mean:.6f},{b2.latency.infer_ms.mean:.6f},nan"
     energy = (out_dir / "batchsize_energy_VM_Core_0x1.csv").read_text().splitlines()
     # no power sensor here: the suite's nan
     assert energy == [",Lenet,GoogLenet,Squeezenet,Alexnet,Mobilenet", "1,nan,nan,nan,nan,nan", "2,nan,nan,nan,nan,nan"]

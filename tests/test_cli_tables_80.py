@@ -80,4 +80,4 @@ def test_a_sweep_over_backends_says_which_row_is_which_at_80_columns():
     label = trial_label(Trial(model="mobilenet_v2", backend="onnxruntime", mode="infer", precision="int8"))
     assert label.endswith("onnxruntime infer int8") and trial_label(Trial(model="lenet")) == "lenet b32 t=cores cpu=all"
     # a stored trial is labelled as it is (the sweep's "best for" line): a command trial, whose Trial needs a command
-    assert trial_label(result("e", [1.0], backend="command")) == "lenet b8 t2 cpu0-1 command"
+    assert trial_label(result("e", [1.0], backend="command").trial) == "lenet b8 t2 cpu0-1 command"

@@ -244,9 +244,13 @@ def test_run_command_end_to_end_stores_a_result(cli, tmp_path: Path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert result["status"] == "ok" and result["backend"] == "command" and result["model"] == "mobilenet_v1_tflite"
-    assert result["step_time_ms"]["mean"] == pytest.approx(65.3612) and result["step_time_ms"]["n"] == 50
-    assert result["env"]["step_times"] == "mean only"
+    assert (
+        result["status"] == "ok"
+        and result["trial"]["backend"] == "command"
+        and result["trial"]["model"] == "mobilenet_v1_tflite"
+    )
+    assert result["latency"]["step_ms"]["mean"] == pytest.approx(65.3612) and result["latency"]["step_ms"]["n"] == 50
+    assert result["device"]["extra"]["step_times"] == "mean only"
     with sqlite3.connect(cli.store_path) as db:
         ids = [row[0] for row in db.execute("select trial_id from trials")]
     assert result["trial_id"] in ids

@@ -48,7 +48,7 @@ def test_two_trials_side_by_side_with_a_t_test(store):
     a, b, c = (store.get(i) for i in ("20260101-000001", "20260101-000002", "20260101-000003"))
     rows = {r.label: r for r in compare_trials(store, a, b)}
     step = rows["train step mean (ms)"]
-    assert step.verdict.ratio == pytest.approx(b.step_time_ms.mean / a.step_time_ms.mean)
+    assert step.verdict.ratio == pytest.approx(b.latency.step_ms.mean / a.latency.step_ms.mean)
     expected_p = stats.ttest_ind(steps(10.0, 1), steps(12.0, 2), equal_var=False).pvalue
     assert step.verdict.p_value == pytest.approx(expected_p) and step.verdict.significant
     assert step.verdict.text().startswith("1.2") and "slower" in step.verdict.text()

@@ -93,8 +93,13 @@ def test_cli_runs_a_users_model_and_rejects_a_bad_one(user_module, tmp_path):
     proc = subprocess.run([*run, "--model", "byo_models:tiny"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
-    assert (r["status"], r["model"], r["input_shape"], r["num_classes"]) == ("ok", "byo_models:tiny", [3, 8, 8], 4)
-    assert r["params"] == 3 * 8 * 8 * 4 + 4 and r["loss"]["finite"]
+    assert (r["status"], r["trial"]["model"], r["workload"]["input_shape"], r["workload"]["num_classes"]) == (
+        "ok",
+        "byo_models:tiny",
+        [3, 8, 8],
+        4,
+    )
+    assert r["workload"]["params"] == 3 * 8 * 8 * 4 + 4 and r["loss"]["finite"]
     proc = subprocess.run([*run, "--model", "byo_models:nope"], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--model: cannot import 'byo_models:nope'" in proc.stderr

@@ -187,34 +187,35 @@ def test_trial_result_has_measured_energy_per_step_and_sample():
     s = laptop()
     s.columns.update(busy_cpu_columns())
     r = build_result(trial, "t1", trial_events(), s, {})
-    assert r.energy_source == "rapl: psys (energy counter)"
-    assert r.energy_gross_j == pytest.approx(160.0) and r.energy_window_s == pytest.approx(8.0)
-    assert r.idle_power_w == pytest.approx(9.0) and r.idle_window_s == pytest.approx(2.0)
-    assert r.energy_j == pytest.approx(88.0)
-    assert r.energy_per_step_j == pytest.approx(22.0)
-    assert r.energy_per_sample_j == pytest.approx(88.0 / 32)
-    assert r.avg_power_w == pytest.approx(20.0)
-    assert r.energy_by_rail["package-0"].idle_power_w == pytest.approx(4.0)
-    assert r.estimated_energy_j is None and r.estimated_energy_source is None  # not asked for
+    assert r.energy.source == "rapl: psys (energy counter)"
+    assert r.energy.gross_j == pytest.approx(160.0) and r.energy.window_s == pytest.approx(8.0)
+    assert r.energy.idle_power_w == pytest.approx(9.0) and r.energy.idle_window_s == pytest.approx(2.0)
+    assert r.energy.energy_j == pytest.approx(88.0)
+    assert r.energy.per_step_j == pytest.approx(22.0)
+    assert r.energy.per_sample_j == pytest.approx(88.0 / 32)
+    assert r.energy.avg_power_w == pytest.approx(20.0)
+    assert r.energy.by_rail["package-0"].idle_power_w == pytest.approx(4.0)
+    assert r.estimated_energy is None  # not asked for
 
 
 def test_estimate_is_labelled_and_never_in_energy_j():
     trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=10W")
     cpu_only = samples_of(range(11), [], **busy_cpu_columns())
     r = build_result(trial, "t2", trial_events(), cpu_only, {})
-    assert r.energy_j is None and r.energy_per_step_j is None
-    assert r.cpu_util_pct.mean == pytest.approx(50.0)
-    assert r.estimated_energy_j == pytest.approx(8 * 0.5 * 8)
-    assert r.estimated_avg_power_w == pytest.approx(6.0)
+    assert r.energy.energy_j is None and r.energy.per_step_j is None
+    assert r.cpu.util_pct.mean == pytest.approx(50.0)
+    assert r.estimated_energy.energy_j == pytest.approx(8 * 0.5 * 8)
+    assert r.estimated_energy.avg_power_w == pytest.approx(6.0)
     assert (
-        r.energy_source == r.estimated_energy_source == "estimated: linear-utilization: P = 2 W + (10 W - 2 W) * U_cpu"
+        r.energy.source is None  # an estimate is never a measurement's source
+        and r.estimated_energy.source == "estimated: linear-utilization: P = 2 W + (10 W - 2 W) * U_cpu"
     )
     # with a power sensor too, the measured figure keeps energy_j and its source; the estimate sits beside it
     s = laptop()
     s.columns.update(busy_cpu_columns())
     r = build_result(trial, "t3", trial_events(), s, {})
-    assert r.energy_source == "rapl: psys (energy counter)" and r.energy_j == pytest.approx(88.0)
-    assert r.estimated_energy_source.startswith("estimated: ")
+    assert r.energy.source == "rapl: psys (energy counter)" and r.energy.energy_j == pytest.approx(88.0)
+    assert r.estimated_energy.source.startswith("estimated: ")
 
 
 def test_a_window_too_short_for_clock_ticks_estimates_from_the_process_cpu_time():
@@ -224,12 +225,12 @@ def test_a_window_too_short_for_clock_ticks_estimates_from_the_process_cpu_time(
     events = trial_events()
     events[-1] = {**events[-1], "train_cpu_s": 4.0, "train_cpu_window_s": 8.0}  # half of one core
     r = build_result(trial, "t4", events, samples_of(range(11), [], **frozen), {})
-    assert r.cpu_util_pct.mean is None and r.process_cpu_pct == pytest.approx(50.0)
-    assert r.estimated_avg_power_w == pytest.approx(2 + 8 * 0.25)  # 50% of one core is 25% of the device
-    assert r.estimated_energy_j == pytest.approx(2.0 * 8)
+    assert r.cpu.util_pct.mean is None and r.cpu.process_pct == pytest.approx(50.0)
+    assert r.estimated_energy.avg_power_w == pytest.approx(2 + 8 * 0.25)  # 50% of one core is 25% of the device
+    assert r.estimated_energy.energy_j == pytest.approx(2.0 * 8)
     assert any("process's own CPU time" in note for note in r.measurement_notes)
     plain = build_result(Trial(batch_size=8, steps=4, warmup=0), "t5", events, samples_of(range(11), [], **frozen), {})
-    assert plain.estimated_energy_j is None and not plain.measurement_notes  # no estimate asked for, no note
+    assert plain.estimated_energy is None and not plain.measurement_notes  # no estimate asked for, no note
 
 
 def test_gpu_utilization_is_the_mean_load_over_the_window():
@@ -244,4 +245,4 @@ def test_estimate_uses_gpu_utilization_where_measured():
     trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=10W,gpu=20W")
     s = samples_of(range(11), [], gpu0_util_pct=[0, 0] + [50] * 9, **busy_cpu_columns())
     r = build_result(trial, "t5", trial_events(), s, {})
-    assert r.estimated_avg_power_w == pytest.approx(2 + 8 * 0.5 + 20 * 0.5)
+    assert r.estimated_energy.avg_power_w == pytest.approx(2 + 8 * 0.5 + 20 * 0.5)

@@ -50,7 +50,7 @@ def test_the_record_round_trips_through_its_one_json():
     text = record.to_json()
     assert json.loads(text)["kind"] == KIND and json.loads(text)["version"] == 2
     same(FinishedTrial.from_json(text), record)
-    assert record.result.step_time_ms.n == 3 and record.run.trial.model == "lenet"
+    assert record.result.latency.step_ms.n == 3 and record.run.trial.model == "lenet"
 
 
 def test_the_store_keeps_the_record_in_its_rows_and_gives_it_back(tmp_path):
@@ -103,17 +103,17 @@ def test_the_fleet_reply_carries_the_record_and_the_fleet_facts():
 
 
 def test_remeasure_measures_the_kept_events_and_samples_again(tmp_path, monkeypatch):
-    record = finished().model_copy(update={"result": finished().result.model_copy(update={"host": "host-a"})})
+    record = finished().model_copy(update={"result": finished().result.model_copy(update={"target": "ssh://host-a"})})
     with Store(tmp_path / "s.sqlite") as store:
         save_finished(store, record)
         stored = load_finished(store, record.trial_id)
     again = remeasure(stored)
-    assert again.trial_id == record.trial_id and again.result.host == "host-a"
-    assert again.result.step_time_ms == record.result.step_time_ms and again.events == record.events
+    assert again.trial_id == record.trial_id and again.result.target == "ssh://host-a"
+    assert again.result.latency.step_ms == record.result.latency.step_ms and again.events == record.events
 
     import edgebench.measure.stats as stats
 
     real = stats.summarize
     monkeypatch.setattr("edgebench.measure.trial.summarize", lambda values, *a, **k: real([2 * v for v in values]))
     fixed = remeasure(stored)  # "after a measurement fix": the figures follow the measurement, not the stored row
-    assert fixed.result.step_time_ms.mean == pytest.approx(2 * record.result.step_time_ms.mean)
+    assert fixed.result.latency.step_ms.mean == pytest.approx(2 * record.result.latency.step_ms.mean)

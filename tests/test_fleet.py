@@ -122,7 +122,7 @@ def test_pinned_trials_run_on_the_named_device_s_host(cluster, tmp_path):
         outcome = run_ray(cluster, job_for(["batch_sizes=[1, 2]"], store, target="board-b", name="pinned"))
         stored = store.query(sweep_id="pinned")
     assert [r.status for r in outcome.results] == ["ok", "ok"]
-    assert {r.host for r in stored} == {"h2"}
+    assert {r.sweep.host for r in stored} == {"h2"}
 
 
 def test_unknown_device_is_refused_before_anything_is_stored(cluster, tmp_path):
@@ -153,13 +153,14 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
             records[executor] = db.query()
 
     def comparable(r):  # fmt: skip
-        return (r.sweep.sweep_id, r.sweep.trial_key, r.sweep.position, r.model, r.batch_size, r.threads, r.cores,
-                r.status, r.target, r.mode, r.steps, r.schema_version)  # fmt: skip
+        t = r.trial
+        return (r.sweep.sweep_id, r.sweep.trial_key, r.sweep.position, t.model, t.batch_size, t.threads, t.cores,
+                r.status, r.target, t.mode, t.steps, r.schema_version)  # fmt: skip
 
     assert sorted(map(comparable, records["local"])) == sorted(map(comparable, records["ray"]))
     assert {r.sweep.sweep_id.startswith("same-local") for r in records["ray"]} == {bool(axis)}
-    assert {r.host for r in records["ray"]} <= {"h1", "h2", "h3"}
-    assert all(r.host for r in records["local"])
+    assert {r.sweep.host for r in records["ray"]} <= {"h1", "h2", "h3"}
+    assert all(r.sweep.host for r in records["local"])
 
 
 def axis_sweep_file(tmp_path, targets):
@@ -189,7 +190,7 @@ def test_a_targets_axis_on_ray_runs_a_sweep_per_device_at_the_same_time(cluster,
                      "--store", str(store))  # fmt: skip
     assert done.returncode == 0, done.stderr
     with Store(store) as db:
-        found = {sid: sorted((r.batch_size, r.host, r.status) for r in db.query(sweep_id=sid))
+        found = {sid: sorted((r.trial.batch_size, r.sweep.host, r.status) for r in db.query(sweep_id=sid))
                  for sid in ("axis-board-a", "axis-board-b")}  # fmt: skip
     assert found == {"axis-board-a": [(1, "h1", "ok"), (2, "h1", "ok")],
                      "axis-board-b": [(1, "h2", "ok"), (2, "h2", "ok")]}  # fmt: skip
@@ -269,20 +270,22 @@ def test_node_killed_mid_sweep_crashes_its_trial_only_and_resume_reruns_it(clust
         time.sleep(0.1)
     gate.touch()
     sweep.join(timeout=300)
-    assert killed, f"no trial ever ran on board-c: {[(r.host, r.status) for r in ran['outcome'].results]}"
+    assert killed, f"no trial ever ran on board-c: {[(r.sweep.host, r.status) for r in ran['outcome'].results]}"
     outcome = ran["outcome"]
     with Store(tmp_path / "s.sqlite") as store:
         stored = store.query(sweep_id="killed")
         crashed = [r for r in stored if r.status == "crashed"]
-        assert len(crashed) == 1 and crashed[0].host == "h3", [(r.host, r.batch_size, r.reason) for r in stored]
+        assert len(crashed) == 1 and crashed[0].sweep.host == "h3", [
+            (r.sweep.host, r.trial.batch_size, r.reason) for r in stored
+        ]
         assert "host h3 (device board-c) left the fleet mid-trial" in crashed[0].reason
         assert len(stored) == 4 and len(outcome.results) == 4  # the rest went on, on board-a and board-b
-        assert {r.host for r in stored if r.status == "ok"} <= {"h1", "h2"}
+        assert {r.sweep.host for r in stored if r.status == "ok"} <= {"h1", "h2"}
 
         again = run_ray(cluster, job_for(axis, store, target="class:board",
                                          name="killed", resume=True))  # fmt: skip
         assert again.results == [] and again.skipped == 4
         retried = run_ray(cluster, job_for(axis, store, target="class:board",
                                            name="killed", resume=True, retry_failed=True))  # fmt: skip
-        assert [(r.batch_size, r.status) for r in retried.results] == [(crashed[0].batch_size, "ok")]
-        assert retried.results[0].host in {"h1", "h2"}
+        assert [(r.trial.batch_size, r.status) for r in retried.results] == [(crashed[0].trial.batch_size, "ok")]
+        assert retried.results[0].sweep.host in {"h1", "h2"}

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from edgebench.records.result import Quantization, Stats, TrialResult
+from edgebench.records.quantization import Quantization
+from edgebench.records.result import Latency, Memory, Stats, TrialResult, stored_trial
 from edgebench.report.frameworks import Cell, mark_best
 from edgebench.store import Store
 from tests.conftest import require_onnxruntime
@@ -40,13 +41,17 @@ def test_every_measured_cell_is_a_stored_trial(table):
         stored = {r.trial_id: r for r in db.trials()}
     for cell in measured:
         result = stored[cell["trial_id"]]
-        assert result.backend == cell["backend"] and result.precision == cell["precision"] and result.mode == "infer"
-        assert cell["latency_ms"] == pytest.approx(result.step_time_ms.mean)
-        assert cell["peak_memory_bytes"] == result.peak_memory_bytes
+        assert (
+            result.trial.backend == cell["backend"]
+            and result.trial.precision == cell["precision"]
+            and result.trial.mode == "infer"
+        )
+        assert cell["latency_ms"] == pytest.approx(result.latency.step_ms.mean)
+        assert cell["peak_memory_bytes"] == result.memory.peak_bytes
     assert cells[("torch", "int8")]["top1_agreement"] is not None and cells[("torch", "fp32")]["top1_agreement"] is None
     torch_int8 = stored[cells[("torch", "int8")]["trial_id"]]
     assert "torch.ao.quantization" in torch_int8.quantization.method and torch_int8.quantization.real_data
-    assert torch_int8.env["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
+    assert torch_int8.device.extra["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
     assert "QDQ" in stored[cells[("onnxruntime", "int8")]["trial_id"]].quantization.method
     assert cells[("tflite", "fp32")]["reason"] == "tflite is not a registered backend of this edgebench"
     assert out["energy_note"]  # no power sensor here: the table says why the column is empty
@@ -74,9 +79,10 @@ def _result(trial_id, latency, memory, agreement=None):
         q = Quantization(method="m", kind="full", calibration="c", real_data=False, compared_samples=4,
                          top1_agreement=agreement)  # fmt: skip
     stats = Stats(mean=latency, median=latency, p5=latency, p95=latency, std=0, ci95=0, n=2, cv=0)
-    return TrialResult(trial_id=trial_id, status="ok", model="lenet", batch_size=1, threads=1, cores=[0], steps=2,
-                       warmup=1, step_time_ms=stats, peak_memory_bytes=memory, quantization=q,
-                       precision="int8" if q else "fp32")  # fmt: skip
+    trial = stored_trial({"model": "lenet", "batch_size": 1, "threads": 1, "cores": [0], "steps": 2, "warmup": 1,
+                          "precision": "int8" if q else "fp32"})  # fmt: skip
+    return TrialResult(trial_id=trial_id, status="ok", trial=trial, latency=Latency(step_ms=stats),
+                       memory=Memory(peak_bytes=memory), quantization=q)  # fmt: skip
 
 
 def test_the_best_of_each_column_is_marked_per_model():

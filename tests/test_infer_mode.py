@@ -37,10 +37,12 @@ def inferred(store):
 
 
 def test_an_inference_trial_times_forward_passes_only(store, inferred):
-    assert inferred["status"] == "ok" and inferred["mode"] == "infer"
-    assert inferred["step_time_ms"] == inferred["infer_time_ms"] and inferred["step_time_ms"]["n"] == 4
+    assert inferred["status"] == "ok" and inferred["trial"]["mode"] == "infer"
+    assert (
+        inferred["latency"]["step_ms"] == inferred["latency"]["infer_ms"] and inferred["latency"]["step_ms"]["n"] == 4
+    )
     assert inferred["loss"] is None  # no training step ran
-    assert inferred["peak_memory_bytes"] == inferred["infer_peak_memory_bytes"]
+    assert inferred["memory"]["peak_bytes"] == inferred["memory"]["infer_peak_bytes"]
     with Store(store) as db:
         events = parse_events(db.series(inferred["trial_id"], "events"))
     assert len(steps_of(events, "infer_warmup")) == 2 and len(steps_of(events, "infer")) == 4

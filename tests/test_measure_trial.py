@@ -21,15 +21,15 @@ def events(peak_bytes):
 
 def test_without_samples_or_memory_peak_the_result_says_unknown():
     r = build_result(Trial(steps=4, batch_size=2), "t", events(None), None, {})
-    assert r.ok and r.peak_memory_bytes is None and r.peak_memory_source is None
-    assert r.process_cpu_pct == pytest.approx(50.0)  # 20 ms of CPU over a 40 ms window
-    assert r.cpu_util_pct is None and r.energy_j is None
+    assert r.ok and r.memory.peak_bytes is None and r.memory.peak_source is None
+    assert r.cpu.process_pct == pytest.approx(50.0)  # 20 ms of CPU over a 40 ms window
+    assert r.cpu.util_pct is None and r.energy.energy_j is None
 
 
 def test_worker_peak_is_used_when_present():
     r = build_result(Trial(steps=4, batch_size=2), "t", events(123 * 2**20), None, {})
-    assert (r.peak_memory_bytes, r.peak_memory_source) == (123 * 2**20, "vmhwm")
-    assert r.step_time_ms.n == 4 and r.throughput_sps == pytest.approx(2 / 0.010)
+    assert (r.memory.peak_bytes, r.memory.peak_source) == (123 * 2**20, "vmhwm")
+    assert r.latency.step_ms.n == 4 and r.latency.throughput_sps == pytest.approx(2 / 0.010)
 
 
 def test_steps_shorter_than_the_clock_give_no_throughput():
@@ -38,7 +38,7 @@ def test_steps_shorter_than_the_clock_give_no_throughput():
         {**e, "end_ns": e["start_ns"]} if e["event"] == "step" else e for e in events(None)
     ]  # fmt: skip
     r = build_result(Trial(steps=4, batch_size=2), "t", same_tick, None, {})
-    assert r.step_time_ms.mean == 0 and r.throughput_sps is None
+    assert r.latency.step_ms.mean == 0 and r.latency.throughput_sps is None
 
 
 def test_worker_cpu_is_read_over_the_window_its_cpu_time_covers():
@@ -47,13 +47,13 @@ def test_worker_cpu_is_read_over_the_window_its_cpu_time_covers():
     recorded = events(None)
     recorded[-1] |= {"train_cpu_s": 0.09, "train_cpu_window_s": 0.05}
     r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
-    assert r.process_cpu_pct == pytest.approx(180.0)
-    assert r.process_cpu_pct <= 100 * len(r.cores)
+    assert r.cpu.process_pct == pytest.approx(180.0)
+    assert r.cpu.process_pct <= 100 * len(r.trial.cores)
 
 
 def test_worker_cpu_of_a_real_run_is_never_above_its_cores(cli):
     for _ in range(3):  # one-sample steps: the phases are short, where a wrong window shows most
         r = json_out(cli("run", "--steps", "1", "--warmup", "1", "--batch-size", "1", "--infer-steps", "1",
                          "--cores", "0x1", "--json", "--no-store"))  # fmt: skip
-        assert 0 < r["process_cpu_pct"] <= 100 * len(r["cores"]) * 1.02, r["process_cpu_pct"]
-        assert 0 < r["infer_process_cpu_pct"] <= 100 * len(r["cores"]) * 1.02, r["infer_process_cpu_pct"]
+        assert 0 < r["cpu"]["process_pct"] <= 100 * len(r["trial"]["cores"]) * 1.02, r["cpu"]["process_pct"]
+        assert 0 < r["cpu"]["infer_process_pct"] <= 100 * len(r["trial"]["cores"]) * 1.02, r["cpu"]["infer_process_pct"]

@@ -369,8 +369,8 @@ def test_run_json_is_not_corrupted_by_mnn_prints(cli):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(run.stdout)
-    assert result["status"] == "ok" and result["backend"] == "mnn" and result["params"] == 349_980
-    assert result["env"]["mnn"] == "3.6.1" and result["loss"]["finite"]
+    assert result["status"] == "ok" and result["trial"]["backend"] == "mnn" and result["workload"]["params"] == 349_980
+    assert result["device"]["mnn"] == "3.6.1" and result["loss"]["finite"]
     assert not any(line.startswith("The device supports") for line in run.stdout.splitlines())
 
 
@@ -422,7 +422,7 @@ def test_infer_mode_run_json(cli):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(run.stdout)
-    assert result["status"] == "ok" and result["mode"] == "infer" and result["step_time_ms"]["n"] == 2
+    assert result["status"] == "ok" and result["trial"]["mode"] == "infer" and result["latency"]["step_ms"]["n"] == 2
 
 
 def test_a_model_mnn_cannot_run_is_a_usage_error(cli):

@@ -78,7 +78,7 @@ def test_the_suites_energy_agrees_with_edgebenchs_within_the_sampling_error(phon
         watts = s.columns["usb_current_ua"] * s.columns["usb_voltage_uv"] / 1e12
         inside = watts[(s.t_ns > t0) & (s.t_ns < t1) & ~np.isnan(watts)]
         error_j = 3 * (t1 - t0) / 1e9 * inside.std(ddof=1) / np.sqrt(len(inside))
-        bs = ts.result.batch_size
+        bs = ts.result.trial.batch_size
         assert ours[bs] > 0.5  # the training run drew well above idle: not a comparison of noise
         assert abs(ours[bs] - theirs[bs]) <= error_j, (bs, ours[bs], theirs[bs], error_j)
     # singleBatch: ours divides by the run's batches (5 warm-up + 20 measured); the suite's script divides by its own
@@ -147,17 +147,21 @@ def test_import_holds_what_the_suite_measured_of_the_meizu(tmp_path, cli):
     assert proc.returncode == 0, proc.stderr
     assert "imported 6 trials" in proc.stdout
     with Store(cli.store_path, read_only=True) as store:
-        trials = {r.batch_size: r for r in store.query()}
+        trials = {r.trial.batch_size: r for r in store.query()}
     assert sorted(trials) == [1, 2, 4, 8, 16, 32]
     lenet = trials[1]
-    assert lenet.imported_from == "mnn-suite:MEIZU_Freq_1708800" and lenet.backend == "mnn"
-    assert lenet.model == "lenet" and lenet.freq_khz == 1_708_800 and lenet.cores is None
-    assert lenet.env["hostname"] == "Meizu 16T" and lenet.warmup == 5 and lenet.steps == 1124
+    assert lenet.imported_from == "mnn-suite:MEIZU_Freq_1708800" and lenet.trial.backend == "mnn"
+    assert lenet.trial.model == "lenet" and lenet.trial.freq_khz == 1_708_800 and lenet.trial.cores is None
+    assert lenet.device.hostname == "Meizu 16T" and lenet.trial.warmup == 5 and lenet.trial.steps == 1124
     # the suite printed one mean: the rest of the distribution stays empty rather than made up
-    assert lenet.step_time_ms.mean == 8.8252 and lenet.step_time_ms.n == 1124 and lenet.step_time_ms.median is None
-    assert lenet.infer_time_ms.mean == 0.775617 and lenet.env["mnn_suite_session_infer_ms"] == 0.473
-    assert lenet.peak_memory_bytes == 67 * 2**20 and lenet.virtual_memory_peak_bytes == 88 * 2**20
-    assert lenet.process_cpu_pct == 223 and lenet.infer_process_cpu_pct is None  # the suite wrote 0: no reading
+    assert (
+        lenet.latency.step_ms.mean == 8.8252
+        and lenet.latency.step_ms.n == 1124
+        and lenet.latency.step_ms.median is None
+    )
+    assert lenet.latency.infer_ms.mean == 0.775617 and lenet.device.extra["mnn_suite_session_infer_ms"] == 0.473
+    assert lenet.memory.peak_bytes == 67 * 2**20 and lenet.memory.virtual_peak_bytes == 88 * 2**20
+    assert lenet.cpu.process_pct == 223 and lenet.cpu.infer_process_pct is None  # the suite wrote 0: no reading
     # batchsize_energy on its own readings, against the figures the suite published: its sampling (every ~0.5 s)
     # bounds the agreement, three standard errors of the window's mean power
     published = {int(r[""]): float(r["Lenet"]) for r in _table((REPO / "batchsize_energy_MEIZU_Freq_1708800.csv")
@@ -169,8 +173,8 @@ def test_import_holds_what_the_suite_measured_of_the_meizu(tmp_path, cli):
         t0_ms, t1_ms = int(stamp[stamp.index("training") + 2]), int(stamp[stamp.index("trainning") + 2])
         watts = np.array([row.values["usb_power_mw"] / 1e3 for row in rows if t0_ms < row.stamp_ms < t1_ms])
         error_j = 3 * (t1_ms - t0_ms) / 1e3 * watts.std(ddof=1) / np.sqrt(len(watts))
-        assert abs(r.energy_j - figure) <= error_j, (bs, r.energy_j, figure, error_j)
-        assert r.energy_per_step_j == pytest.approx(r.energy_j / (5 + r.steps + 1))
+        assert abs(r.energy.energy_j - figure) <= error_j, (bs, r.energy.energy_j, figure, error_j)
+        assert r.energy.per_step_j == pytest.approx(r.energy.energy_j / (5 + r.trial.steps + 1))
     # imported again: nothing doubles
     again = cli("import", "--format", "mnn-suite", str(REPO / "MEIZU_Freq_1708800"), "--device", "Meizu 16T")
     assert again.returncode == 0 and "imported 0 trials" in again.stdout and "6 already there" in again.stdout
@@ -188,7 +192,7 @@ def test_imported_runs_export_back_to_the_suites_files_and_compare_beside_new_on
     ours, theirs = (_table((d / base / "processed_data_Lenet.csv").read_text()) for d in (out, source))
     assert [o | {"processPid": ""} for o in ours] == [t | {"processPid": ""} for t in theirs]
     with Store(cli.store_path, read_only=True) as store:
-        ids = {r.batch_size: r.trial_id for r in store.query()}
+        ids = {r.trial.batch_size: r.trial_id for r in store.query()}
     shown = cli("compare", ids[1], ids[32])
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -204,10 +208,10 @@ def test_the_raw_monitor_reads_as_the_suites_own_processing_of_it(tmp_path):
     folder = tmp_path / "XIAOMI"
     shutil.copytree(REPO / "XIAOMI", folder, ignore=shutil.ignore_patterns("processed_data"))
     imported = read_folder(folder, "Xiaomi MI 9")
-    assert [r.batch_size for r, _ in imported.trials] == [1, 2, 4, 8, 16]
+    assert [r.trial.batch_size for r, _ in imported.trials] == [1, 2, 4, 8, 16]
     r, series = imported.trials[0]
-    assert r.cores is None and r.freq_khz is None and r.energy_j is None  # no rail: no energy, not 0
-    assert r.step_time_ms.mean == 9.657965 and "samples" in series
+    assert r.trial.cores is None and r.trial.freq_khz is None and r.energy.energy_j is None  # no rail: no energy, not 0
+    assert r.latency.step_ms.mean == 9.657965 and "samples" in series
     files = build_files([r for r, _ in imported.trials], "XIAOMI", lambda tid, name: dict(
         next(s for t, s in imported.trials if t.trial_id == tid)).get(name))  # fmt: skip
     header = files["XIAOMI/processed_data/Lenet/processed_data_Lenet.csv"].splitlines()[0]

@@ -73,7 +73,7 @@ def test_a_run_records_that_its_worker_had_no_torch(cli):
     require_mnn()
     run = cli("run", "--backend", "mnn", "--model", "lenet", "--steps", "2", "--warmup", "1", "-b", "4", "--json")
     assert run.returncode == 0, run.stderr[-2000:]
-    env = json.loads(run.stdout)["env"]
+    env = json.loads(run.stdout)["device"]["extra"]
     assert env["mnn_worker_imported_torch"] is False and "child process" in env["mnn_prepared_in"]
 
 

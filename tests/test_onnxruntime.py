@@ -59,13 +59,17 @@ def lenet_int8(cli):
 
 
 def test_an_inference_trial_records_mode_threads_and_optimisation_level(traced):
-    assert traced["status"] == "ok" and traced["mode"] == "infer" and traced["backend"] == "onnxruntime"
-    assert traced["step_time_ms"] == traced["infer_time_ms"] and traced["step_time_ms"]["n"] == 3
-    assert traced["throughput_sps"] == pytest.approx(2 * 1e3 / traced["step_time_ms"]["mean"], rel=1e-6)
-    assert traced["params"] == export_workload("mobilenet_v2", batch_size=2, input_shape=(3, 32, 32)).params
-    env = traced["env"]
+    assert (
+        traced["status"] == "ok" and traced["trial"]["mode"] == "infer" and traced["trial"]["backend"] == "onnxruntime"
+    )
+    assert traced["latency"]["step_ms"] == traced["latency"]["infer_ms"] and traced["latency"]["step_ms"]["n"] == 3
+    assert traced["latency"]["throughput_sps"] == pytest.approx(
+        2 * 1e3 / traced["latency"]["step_ms"]["mean"], rel=1e-6
+    )
+    assert traced["workload"]["params"] == export_workload("mobilenet_v2", batch_size=2, input_shape=(3, 32, 32)).params
+    env = traced["device"]["extra"]
     assert env["ort_graph_optimization_level"] == "ORT_ENABLE_ALL"
-    assert env["ort_intra_op_threads"] == traced["threads"]
+    assert env["ort_intra_op_threads"] == traced["trial"]["threads"]
     assert "torch" not in env  # the worker ran ORT alone; torch exported in a child process
     assert traced["loss"] is None and traced["quantization"] is None
 
@@ -78,7 +82,7 @@ def test_the_profile_is_a_layer_table_that_layers_reads(cli, traced):
     assert "features" in modules and "classifier" in modules
     fused = [t for t in spans.types if t.endswith("(fused)")]
     assert fused  # ORT fused Conv + ReLU6 (named after the activation), labelled as such
-    assert traced["trace"]["covered_pct"] > 50
+    assert traced["trace_summary"]["covered_pct"] > 50
     proc = cli("layers", traced["trial_id"], "--depth", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["rows"]
@@ -100,13 +104,13 @@ def test_the_trace_and_the_partition_analyzer_read_the_profile(cli, traced, tmp_
 
 def test_int8_carries_its_accuracy_check_and_the_cpu_features(lenet_int8):
     q = lenet_int8["quantization"]
-    assert lenet_int8["precision"] == "int8" and q["kind"] == "full" and "QDQ" in q["method"]
+    assert lenet_int8["trial"]["precision"] == "int8" and q["kind"] == "full" and "QDQ" in q["method"]
     assert q["real_data"] is True and q["calibration"].startswith("mnist:")
     assert 0.5 <= q["top1_agreement"] <= 1 and q["accuracy_change"] == pytest.approx(
         q["int8_accuracy"] - q["fp32_accuracy"]
     )
     assert q["cpu_int8_features"] == int8_cpu_features(SysFS("/"))
-    assert lenet_int8["env"]["ort_thread_affinities"] is None  # one thread: no pool to pin
+    assert lenet_int8["device"]["extra"]["ort_thread_affinities"] is None  # one thread: no pool to pin
 
 
 def test_train_on_onnxruntime_is_one_usage_line(capsys):

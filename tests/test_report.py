@@ -63,7 +63,7 @@ def test_trials_lists_and_filters(world):
     listed = json.loads(cli("trials", "--json").stdout)
     assert [r["trial_id"] for r in listed] == [r.trial_id for r in world["results"]]
     in_sweep = json.loads(cli("trials", "--json", "--sweep", world["sweep"]).stdout)
-    assert sorted(r["batch_size"] for r in in_sweep) == [2, 4]
+    assert sorted(r["trial"]["batch_size"] for r in in_sweep) == [2, 4]
     assert [r["trial_id"] for r in json.loads(cli("trials", "--json", "--last", "1").stdout)] == [world["sensed"]]
     assert json.loads(cli("trials", "--json", "--model", "alexnet").stdout) == []
     text = cli("trials", "--target", "local", "--status", "ok").stdout

@@ -81,7 +81,7 @@ def test_the_agent_command_runs_a_trial_and_prints_a_bundle_the_workstation_meas
     assert bundle.env["cpu_count"] >= 1 and bundle.sampler_meta is not None
     assert bundle.samples_csv.startswith("t_ns,")
     r = measure(bundle, "20260101-000000-0002")
-    assert r.ok and r.step_time_ms.n == 2 and r.idle_window_s == pytest.approx(0.2, abs=0.05)
+    assert r.ok and r.latency.step_ms.n == 2 and r.energy.idle_window_s == pytest.approx(0.2, abs=0.05)
 
 
 class RecordingTarget:
@@ -117,7 +117,7 @@ def test_the_launcher_places_and_runs_a_trial_only_through_its_target():
     target = RecordingTarget()
     run = run_trial(Trial(model="lenet", steps=3, cores=(5, 6)), target=target)
     assert [t.cores for t in target.ran] == [(5, 6)] and target.ran[0].threads == 2
-    assert run.result.ok and run.result.env["hostname"] == "board-a" and run.result.step_time_ms.n == 3
+    assert run.result.ok and run.result.device.hostname == "board-a" and run.result.latency.step_ms.n == 3
     run = run_trial(Trial(model="lenet", steps=3), target=target)
     assert target.ran[-1].cores == (4, 5, 6, 7)  # the device's cores, not this machine's
     with pytest.raises(UsageError, match="cpu 0 is not available here"):

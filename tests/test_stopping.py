@@ -101,7 +101,7 @@ def test_run_with_target_ci_records_the_rule(cli):
                "--infer-steps", "0", "--json", "--no-store")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     r = json_out(proc)
-    assert r["target_ci_pct"] == 50.0 and r["step_time_ms"]["n"] >= 5  # 5 is the minimum in this mode
+    assert r["trial"]["target_ci_pct"] == 50.0 and r["latency"]["step_ms"]["n"] >= 5  # 5 is the minimum in this mode
     assert r["stopped_by"].startswith(("target-ci: ±", "step cap: 6 steps"))
     proc = cli("run", "--target-ci", "2%", "--steps", "30", "--max-steps", "10")
     assert proc.returncode == 2 and "--max-steps" in proc.stderr

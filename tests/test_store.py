@@ -4,25 +4,23 @@ import sqlite3
 
 import pytest
 
-from edgebench.records.result import TrialResult
+from edgebench.records.result import Latency, TrialResult, stored_trial
 from edgebench.store import Store, default_store_path
 from edgebench.store.sqlite import SCHEMA_VERSION, TrialIdTaken
 
 
-def result(trial_id: str, **extra) -> TrialResult:
-    fields = dict(
-        trial_id=trial_id, status="ok", model="lenet", batch_size=8, threads=2, cores=[0, 1], steps=2, warmup=1
-    )
-    return TrialResult(**{**fields, **extra})
+def result(trial_id: str, **groups) -> TrialResult:
+    trial = stored_trial({"model": "lenet", "batch_size": 8, "threads": 2, "cores": [0, 1], "steps": 2, "warmup": 1})
+    return TrialResult(trial_id=trial_id, status="ok", trial=trial, **groups)
 
 
 def test_save_get_and_series_round_trip(tmp_path):
     path = tmp_path / "s.sqlite"
     with Store(path) as store:
-        store.save(result("20260101-000000-aaaa", throughput_sps=12.5), {"samples": "t_ns,a\n1,2\n"})
+        store.save(result("20260101-000000-aaaa", latency=Latency(throughput_sps=12.5)), {"samples": "t_ns,a\n1,2\n"})
     with Store(path) as store:
         got = store.get("20260101-000000-aaaa")
-        assert got.throughput_sps == 12.5
+        assert got.latency.throughput_sps == 12.5
         assert store.get("20260101-000000-a").trial_id == got.trial_id  # prefix lookup
         assert store.series(got.trial_id, "samples") == "t_ns,a\n1,2\n"
         assert store.series(got.trial_id, "nothing") is None
@@ -49,10 +47,10 @@ def test_failed_save_leaves_nothing(tmp_path):
 
 def test_a_stored_trial_is_never_overwritten(tmp_path):
     with Store(tmp_path / "s.sqlite") as store:
-        store.save(result("20260101-000000-aaaa", throughput_sps=1.0), {"samples": "first"})
+        store.save(result("20260101-000000-aaaa", latency=Latency(throughput_sps=1.0)), {"samples": "first"})
         with pytest.raises(TrialIdTaken, match="20260101-000000-aaaa is already in"):
-            store.save(result("20260101-000000-aaaa", throughput_sps=2.0), {"samples": "second"})
-        assert store.get("20260101-000000-aaaa").throughput_sps == 1.0
+            store.save(result("20260101-000000-aaaa", latency=Latency(throughput_sps=2.0)), {"samples": "second"})
+        assert store.get("20260101-000000-aaaa").latency.throughput_sps == 1.0
         assert store.series("20260101-000000-aaaa", "samples") == "first"
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from edgebench.errors import UsageError
 from edgebench.records.finished import FinishedTrial
-from edgebench.records.result import TrialResult
+from edgebench.records.result import TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.sensors.base import PowerChannel
 from edgebench.store import Store
@@ -18,8 +18,8 @@ def stored(tmp_path, with_meta: bool):
     meta = SamplerMeta(interval_ms=10, columns=["vdd_in_power_mw", "temp_cpu_mc"], sensors=["jetson_power"],
                        unavailable={}, labels={"temp_cpu_mc": "CPU-therm (thermal_zone1)"},
                        power_channels=[VDD_IN.__dict__])  # fmt: skip
-    result = TrialResult(trial_id="20260101-000000-abcd", status="ok", model="lenet", batch_size=2, threads=1,
-                         cores=[0], steps=1, warmup=0)  # fmt: skip
+    trial = stored_trial({"model": "lenet", "batch_size": 2, "threads": 1, "cores": [0], "steps": 1, "warmup": 0})
+    result = TrialResult(trial_id="20260101-000000-abcd", status="ok", trial=trial)
     csv = "t_ns,vdd_in_power_mw,temp_cpu_mc\n0,4000,41000\n10000000,6000,41500\n"
     run = FinishedTrial(result=result, events=[{"event": "ready", "pid": 1}], samples_csv=csv,
                         sampler_meta=meta if with_meta else None)  # fmt: skip

@@ -12,6 +12,7 @@ from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.launch.cooldown import Cooler
 from edgebench.records.finished import FinishedTrial
+from edgebench.records.result import Latency
 from edgebench.store import Store
 from edgebench.sweep.execute import run_sweep
 from edgebench.sweep.plan import plan
@@ -43,7 +44,7 @@ class FakeRunner:
         r = result(f"20260101-000000-{next(self.ids):04x}", steps, model=trial.model, batch_size=trial.batch_size,
                    cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
         if action == "crash":
-            r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "step_time_ms": None})
+            r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "latency": Latency()})
         return FinishedTrial(result=r, events=events(steps))
 
 
@@ -189,7 +190,7 @@ def test_cooldown_between_trials_is_recorded(tmp_path):
                     clock=lambda: clock["now"], sleep=lambda s: clock.__setitem__("now", clock["now"] + s))  # fmt: skip
     with Store(tmp_path / "s.sqlite") as store:
         outcome = sweep(p, store, FakeRunner(), cooler=cooler)
-    waits = [(r.model, r.batch_size, r.sweep.cooldown_s, r.sweep.cooldown_by) for r in outcome.results]
+    waits = [(r.trial.model, r.trial.batch_size, r.sweep.cooldown_s, r.sweep.cooldown_by) for r in outcome.results]
     assert waits == [
         ("lenet", 1, 0.0, None),
         ("lenet", 2, 0.0, "none"),

@@ -66,11 +66,11 @@ def test_the_stored_trials_carry_them(swept):
     assert set(by_key) == {p.key for p in planned.trials}
     no_idle, idle = (by_key[p.key] for p in planned.trials)
     for r in results:
-        assert (r.preset, r.data, r.memory_budget_bytes) == ("mnist", "mnist", 4 * 2**30)
-        assert r.trace is not None and r.trace.granularity == "layers" and r.trace.spans > 0
-        assert r.estimated_energy_source is not None and "2 W" in r.estimated_energy_source
-    assert no_idle.idle_window_s is None
-    assert idle.idle_window_s == pytest.approx(0.2, abs=0.1)
+        assert (r.trial.preset, r.trial.data, r.trial.memory_budget_bytes) == ("mnist", "mnist", 4 * 2**30)
+        assert r.trace_summary is not None and r.trace_summary.granularity == "layers" and r.trace_summary.spans > 0
+        assert r.estimated_energy is not None and "2 W" in r.estimated_energy.source
+    assert no_idle.energy.idle_window_s is None
+    assert idle.energy.idle_window_s == pytest.approx(0.2, abs=0.1)
 
 
 def test_resume_finds_every_trial_stored(swept):

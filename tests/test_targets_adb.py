@@ -152,5 +152,5 @@ def test_command_trial_on_an_unrooted_phone_gives_latency(phones, tmp_path):
                   warmup=1, idle_s=0, sample_interval_ms=50.0)  # fmt: skip
     run = run_trial(trial, target=phone)
     assert run.result.ok, run.result.reason
-    assert run.result.steps == 3
+    assert run.result.trial.steps == 3
     assert (phones.work / "bench.sh").exists()  # pushed through adb push into the target's work folder

@@ -169,7 +169,7 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
     run = run_trial(_command_trial(), target=target)
     assert run.result.ok, run.result.reason
     assert run.result.target == "board"
-    assert run.result.steps == 4
+    assert run.result.trial.steps == 4
     assert run.samples_csv is not None and run.sampler_meta is not None
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from edgebench.measure.attribution import PowerSeries
-from edgebench.records.result import SamplerSummary, TrialResult
+from edgebench.records.device import DeviceEnvironment
+from edgebench.records.result import SamplerSummary, TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.spans import BACKWARD, FORWARD, span_table
 from edgebench.report.trace import DEVICE_PID, chrome_trace
@@ -21,8 +22,8 @@ T0 = 5_000_000_123  # an arbitrary monotonic origin with sub-microsecond digits
 
 def trial() -> TrialResult:
     return TrialResult(
-        trial_id="20260101-000000-abcd", status="ok", model="net", batch_size=4, threads=2, cores=[0, 1], steps=2,
-        warmup=1, env={"hostname": "board"},
+        trial_id="20260101-000000-abcd", status="ok", device=DeviceEnvironment(hostname="board"),
+        trial=stored_trial({"model": "net", "batch_size": 4, "threads": 2, "cores": [0, 1], "steps": 2, "warmup": 1}),
         sampler=SamplerSummary(interval_ms=10, samples=12, late_samples=0, cpu_pct_of_core=0.5, sensors=[],
                                unavailable={}),
     )  # fmt: skip

@@ -81,7 +81,8 @@ class BackendSession(Protocol):
     env: dict[str, Any]
     #: Held-out accuracy, for ``until_accuracy``; None where the session has no real held-out data.
     evaluate: Callable[[], float] | None
-    #: An int8 trial's quantization record (:class:`edgebench.records.result.Quantization` as a dict); None otherwise.
+    #: An int8 trial's quantization record (a :class:`~edgebench.records.quantization.Quantization` as a dict);
+    #: None otherwise.
     quantization: dict[str, Any] | None
 
     def train_step(self) -> float | None:

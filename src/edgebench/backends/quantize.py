@@ -144,10 +144,11 @@ def compare(fp32: np.ndarray, int8: np.ndarray, labels: np.ndarray | None) -> di
 def quantization_record(
     method: str, calib: Calibration, comparison: dict[str, Any], *, kind: str = "full", notes: list[str] | None = None
 ) -> dict[str, Any]:
-    """The result's :class:`~edgebench.records.result.Quantization` as a dict (a ``ready`` event carries it)."""
+    """A :class:`~edgebench.records.quantization.Quantization` as a dict: prepared models cross a process boundary
+    as JSON, and the ``ready`` event validates it back into the record."""
     from edgebench.host.cpu import int8_cpu_features
     from edgebench.host.sysfs import SysFS
-    from edgebench.records.result import Quantization
+    from edgebench.records.quantization import Quantization
 
     features = int8_cpu_features(SysFS("/"))
     comparison = dict(comparison)

@@ -46,7 +46,7 @@ def trials(
                 "--sweep", f"no sweep {sweep!r} in {db.path} (sweeps: {', '.join(db.sweep_ids()) or 'none'})"
             )
         rows = db.query(sweep_id=sweep)
-    rows = [r for r in rows if (model is None or r.model == model) and (target is None or r.target == target)
+    rows = [r for r in rows if (model is None or r.trial.model == model) and (target is None or r.target == target)
             and (status is None or r.status == status)]  # fmt: skip
     if last is not None:
         rows = rows[-last:]

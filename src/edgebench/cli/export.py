@@ -112,7 +112,7 @@ def _select(db: Store, sweeps: list[str], host: str | None) -> list[TrialResult]
 def _target_device_name(results: list[Any]) -> str:
     """``--device`` when not given: the ``device_name`` of the target the trials ran on (the configuration file's
     ``targets:``), when they all share one."""
-    names = {(r.env or {}).get("device_name") for r in results}
+    names = {r.device.device_name for r in results}
     if len(names) == 1 and None not in names:
         return str(names.pop()).replace(" ", "_")
     raise UsageError("--device", "name the device for the suite's folder and file names, e.g. --device MEIZU")

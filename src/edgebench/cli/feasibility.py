@@ -117,7 +117,7 @@ def feasibility(
         flags,
         target,
         config={"memory_budget_bytes": budget, "preset": preset, "batch_sizes": list(sizes), "models": names},
-        on_result=lambda p, r: progress(p.trial.model, p.trial.batch_size, r.status, r.peak_memory_bytes),
+        on_result=lambda p, r: progress(p.trial.model, p.trial.batch_size, r.status, r.memory.peak_bytes),
         skip=skip,
         sample=False,
     )

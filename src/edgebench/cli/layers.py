@@ -47,7 +47,7 @@ def layers(
         raise UsageError(
             "TRIAL",
             f"trial {result.trial_id} has no spans ({result.status}); record them with "
-            f"`edgebench run --model {result.model} --trace layers`",
+            f"`edgebench run --model {result.trial.model} --trace layers`",
         )
     power = power_series(stored, power_channel)
     peak = None

@@ -101,13 +101,15 @@ def partition(
     if mobile_id is None:
         mobile_id = _run_traced_trial(store, workload.name, batch_size, mode, estimate_energy, steps, warmup)
     mobile = _layer_costs(store, mobile_id, "--trial")
-    if get_workload(mobile[0].model).name != workload.name:
-        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].model}, not {workload.name}")
+    if get_workload(mobile[0].trial.model).name != workload.name:
+        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].trial.model}, not {workload.name}")
     cloud = None
     if cloud_trial is not None:
         cloud = _layer_costs(store, cloud_trial, "--cloud-trial")
-        if get_workload(cloud[0].model).name != workload.name:
-            raise UsageError("--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].model}, not {workload.name}")
+        if get_workload(cloud[0].trial.model).name != workload.name:
+            raise UsageError(
+                "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {workload.name}"
+            )
 
     from edgebench.backends.torch.cuts import workload_graph
     from edgebench.partition.analysis import analyze
@@ -116,12 +118,12 @@ def partition(
     result = mobile[0]
     try:
         graph = workload_graph(
-            result.model,
-            result.batch_size,
-            preset=result.preset,
-            input_shape=tuple(result.input_shape) if result.input_shape else None,
-            num_classes=result.num_classes,
-            precision=result.precision,
+            result.trial.model,
+            result.trial.batch_size,
+            preset=result.trial.preset,
+            input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else None,
+            num_classes=result.workload.num_classes,
+            precision=result.trial.precision,
         )
     except ValueError as exc:
         raise UsageError("--model", str(exc)) from None
@@ -184,15 +186,16 @@ def _newest_trial(
         wanted = f"estimated: {model_.describe()}" if model_ else None
     with Store(store) as db:
         for r in reversed(db.trials()):
-            if r.status != "ok" or r.trace is None or r.trace.granularity != "layers":
+            if r.status != "ok" or r.trace_summary is None or r.trace_summary.granularity != "layers":
                 continue
-            if r.env.get("hostname") != host or (batch_size is not None and r.batch_size != batch_size):
+            if r.device.hostname != host or (batch_size is not None and r.trial.batch_size != batch_size):
                 continue
-            measured = bool(r.energy_source) and not str(r.energy_source).startswith("estimated")
-            if estimate is not None and not measured and r.estimated_energy_source != wanted:
+            measured = r.energy.source is not None
+            estimated = r.estimated_energy.source if r.estimated_energy else None
+            if estimate is not None and not measured and estimated != wanted:
                 continue  # measured energy serves any request; an estimate only with the same coefficients
             try:
-                if get_workload(r.model).name != model:
+                if get_workload(r.trial.model).name != model:
                     continue
             except Exception:  # a custom model that no longer imports
                 continue
@@ -243,7 +246,7 @@ def _layer_costs(store: Path | None, trial_id: str, flag: str) -> tuple[TrialRes
         raise UsageError(
             flag,
             f"trial {result.trial_id} has no layer spans; record them with "
-            f"`edgebench run --model {result.model} --trace layers`",
+            f"`edgebench run --model {result.trial.model} --trace layers`",
         )
     report = layer_report(result, stored.spans, stored.events, stored.samples, power=power_series(stored, None))
     return result, report

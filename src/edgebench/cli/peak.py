@@ -25,9 +25,9 @@ def _torch_version() -> str:
 
 def trial_peak_key(result: Any) -> str:
     """The device key a trial's figures are compared against: its host, CPU, cores, threads and torch."""
-    env = result.env
-    cores = format_cpu_list(result.cores) if result.cores else "?"
-    return device_key(env.get("hostname", "?"), env.get("cpu_model"), cores, result.threads or 1, env.get("torch", "?"))
+    device = result.device
+    cores = format_cpu_list(result.trial.cores) if result.trial.cores else "?"
+    return device_key(device.hostname or "?", device.cpu_model, cores, result.trial.threads or 1, device.torch or "?")
 
 
 def peak_for_trial(store: Any, result: Any, *, refresh: bool = False, measure_ok: bool = True) -> dict[str, Any] | None:
@@ -41,14 +41,17 @@ def peak_for_trial(store: Any, result: Any, *, refresh: bool = False, measure_ok
         return stored
     from edgebench.host.environment import allowed_cores
 
-    if result.env.get("hostname") != socket.gethostname() or not result.cores:
+    if result.device.hostname != socket.gethostname() or not result.trial.cores:
         return None
-    if not set(result.cores) <= set(allowed_cores()):
+    if not set(result.trial.cores) <= set(allowed_cores()):
         return None  # the trial's cores are not ours to use now
-    cores = format_cpu_list(result.cores)
-    print(f"measuring this device's GEMM and copy peaks on cpu {cores}, {result.threads} threads ...", file=sys.stderr)
+    cores = format_cpu_list(result.trial.cores)
+    print(
+        f"measuring this device's GEMM and copy peaks on cpu {cores}, {result.trial.threads} threads ...",
+        file=sys.stderr,
+    )
     try:
-        peak = measure(tuple(result.cores), result.threads or 1).to_dict()
+        peak = measure(tuple(result.trial.cores), result.trial.threads or 1).to_dict()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         print(f"edgebench: warning: {exc}; shares of peak are left out", file=sys.stderr)
         return None

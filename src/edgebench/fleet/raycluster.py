@@ -293,13 +293,14 @@ class _Dispatch:
         previous = self.previous.get(device.name)
         info = SweepInfo(
             sweep_id=job.plan.sweep_id,
+            host=device.host,
             trial_key=planned.key,
             position=planned.position,
             freq_set_khz=reply.freq_set_khz if reply else None,
             cooldown_s=round(reply.waited_s, 3) if reply else 0.0,
             cooldown_by=reply.cooldown_rule if reply and job.cooldown.enabled and previous is not None else None,
         )
-        result = finished.result.model_copy(update={"sweep": info, "host": device.host})
+        result = finished.result.model_copy(update={"sweep": info})
         save_or_keep(job.store, finished.model_copy(update={"result": result}))  # the driver is the only writer
         entry.leg.outcome.results.append(result)
         job.reporter.trial_finished(planned, result)

@@ -73,7 +73,7 @@ def run_trial(
 def remeasure(finished: FinishedTrial) -> FinishedTrial:
     """Measure a finished (stored) trial again from its events and samples, as the measurement now stands.
 
-    The result keeps its id and what the launch added to it (target, sweep, host); every measured figure is
+    The result keeps its id and what the launch added to it (target, sweep and its host, the start time); every measured figure is
     computed anew.  A trial whose run was not kept (stored before the record kept it, or one that never reached a
     device) cannot be measured again: ``ValueError`` says so.
     """
@@ -83,6 +83,6 @@ def remeasure(finished: FinishedTrial) -> FinishedTrial:
                          "never reached a device): it cannot be measured again")  # fmt: skip
     old = finished.result
     again = measure(bundle, old.trial_id).model_copy(
-        update={"target": old.target, "sweep": old.sweep, "host": old.host, "started_at": old.started_at}
+        update={"target": old.target, "sweep": old.sweep, "started_at": old.started_at}
     )
     return finished.model_copy(update={"result": again})

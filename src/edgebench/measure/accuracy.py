@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from edgebench.measure.energy import idle_window
 from edgebench.measure.power import device_energy
 from edgebench.records.events import Eval, EventsLike, Step, as_events
-from edgebench.records.result import AccuracyPoint
+from edgebench.records.result import Accuracy, AccuracyPoint
 from edgebench.records.trial import Trial
 from edgebench.sensors.samples import Samples
 
@@ -33,28 +31,32 @@ def energy_to_accuracy_j(trial: Trial, events: EventsLike, samples: Samples) -> 
     return figures.active_j if figures else None
 
 
-def accuracy_fields(trial: Trial, events: EventsLike) -> dict[str, Any]:
-    """The result's accuracy fields (empty without ``until_accuracy``); works on a killed trial's events too."""
+def accuracy_group(trial: Trial, events: EventsLike) -> Accuracy | None:
+    """The result's accuracy (None without ``until_accuracy``), without its energy, which needs the samples;
+    works on a killed trial's events too."""
     if trial.until_accuracy is None:
-        return {}
+        return None
     steps, evals = _training(events)
-    fields: dict[str, Any] = {"target_accuracy": trial.until_accuracy, "reached_accuracy": False}
     if not steps or not evals:
-        return fields
+        return Accuracy(reached=False)
     t0 = steps[0].start_ns
     warmup = sum(1 for s in steps if s.phase == "warmup")
-    fields["accuracy_curve"] = [
-        AccuracyPoint(step=warmup + e.step, accuracy=e.accuracy, elapsed_s=(e.end_ns - t0) / 1e9) for e in evals
-    ]
-    fields["final_accuracy"] = evals[-1].accuracy
-    fields["eval_time_s"] = sum(e.end_ns - e.start_ns for e in evals) / 1e9
+    curve = [AccuracyPoint(step=warmup + e.step, accuracy=e.accuracy, elapsed_s=(e.end_ns - t0) / 1e9) for e in evals]
+    found = Accuracy(
+        reached=False,
+        final=evals[-1].accuracy,
+        eval_time_s=sum(e.end_ns - e.start_ns for e in evals) / 1e9,
+        curve=curve,
+    )
     reached = next((e for e in evals if e.accuracy >= trial.until_accuracy), None)
-    if reached is not None:
-        steps_taken = warmup + reached.step
-        fields.update(
-            reached_accuracy=True,
-            time_to_accuracy_s=(reached.end_ns - t0) / 1e9,
-            steps_to_accuracy=steps_taken,
-            samples_to_accuracy=steps_taken * trial.batch_size,
-        )
-    return fields
+    if reached is None:
+        return found
+    steps_taken = warmup + reached.step
+    return found.model_copy(
+        update={
+            "reached": True,
+            "time_s": (reached.end_ns - t0) / 1e9,
+            "steps": steps_taken,
+            "samples": steps_taken * trial.batch_size,
+        }
+    )

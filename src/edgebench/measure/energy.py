@@ -9,13 +9,12 @@ window's energy by the measured steps and by steps x batch size, as the MNN-base
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from edgebench.measure.estimate import estimate_energy, parse_power_model
 from edgebench.measure.gpu import gpu_utilization_pct
 from edgebench.measure.power import device_energy
 from edgebench.records.events import EventsLike, Idle, as_events, first
-from edgebench.records.result import GpuUtil, RailEnergy
+from edgebench.records.result import EstimatedEnergy, GpuUtil, MeasuredEnergy, RailEnergy
 from edgebench.records.trial import Trial
 from edgebench.sensors.samples import Samples
 
@@ -29,18 +28,15 @@ def _none_if_nan(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def gpu_fields(samples: Samples | None, t0: int, t1: int) -> dict[str, Any]:
+def gpu_util(samples: Samples | None, t0: int, t1: int) -> GpuUtil | None:
+    """Per-GPU utilization over ``[t0, t1]``; None where no GPU was sampled."""
     if samples is None or len(samples) < 2:
-        return {}
+        return None
     per_gpu = gpu_utilization_pct(samples, t0, t1)
     if not per_gpu:
-        return {}
+        return None
     known = [u for u in per_gpu if not math.isnan(u)]
-    return {
-        "gpu_util_pct": GpuUtil(
-            per_gpu=[_none_if_nan(u) for u in per_gpu], mean=sum(known) / len(known) if known else None
-        )
-    }
+    return GpuUtil(per_gpu=[_none_if_nan(u) for u in per_gpu], mean=sum(known) / len(known) if known else None)
 
 
 def per_step_and_sample(energy_j: float, steps: int, batch_size: int) -> tuple[float, float]:
@@ -48,57 +44,59 @@ def per_step_and_sample(energy_j: float, steps: int, batch_size: int) -> tuple[f
     return energy_j / steps, energy_j / (steps * batch_size)
 
 
-def energy_fields(
+def measured_energy(
+    trial: Trial, events: EventsLike, samples: Samples | None, t0: int, t1: int, steps: int
+) -> MeasuredEnergy:
+    """What a power sensor measured over ``[t0, t1]`` (nothing but the idle window's length without one)."""
+    idle = idle_window(events)
+    idle_window_s = (idle[1] - idle[0]) / 1e9 if idle else None
+    figures = device_energy(samples, t0, t1, idle) if samples is not None and len(samples) >= 2 else None
+    if figures is None:
+        return MeasuredEnergy(idle_window_s=idle_window_s)
+    per_step, per_sample = per_step_and_sample(figures.active_j, steps, trial.batch_size)
+    return MeasuredEnergy(
+        energy_j=figures.active_j,
+        per_step_j=per_step,
+        per_sample_j=per_sample,
+        gross_j=figures.gross_j,
+        window_s=figures.window_s,
+        idle_power_w=figures.idle_power_w,
+        idle_window_s=idle_window_s,
+        avg_power_w=figures.avg_power_w,
+        source=figures.source,
+        by_rail={
+            name: RailEnergy(
+                energy_j=r.active_j,
+                gross_energy_j=r.gross_j,
+                avg_power_w=r.avg_power_w,
+                idle_power_w=r.idle_power_w,
+            )
+            for name, r in figures.rails.items()
+        },
+        notes=list(figures.notes) or None,
+    )
+
+
+def estimated_energy(
     trial: Trial,
-    events: EventsLike,
-    samples: Samples | None,
     t0: int,
     t1: int,
     steps: int,
     cpu_util_mean_pct: float | None,
     gpu_util_mean_pct: float | None = None,
-) -> dict[str, Any]:
-    """The ``energy_*``, ``idle_*``, ``avg_power_w`` and ``estimated_*`` fields of a trial's result."""
-    out: dict[str, Any] = {}
-    idle = idle_window(events)
-    if idle:
-        out["idle_window_s"] = (idle[1] - idle[0]) / 1e9
-    figures = device_energy(samples, t0, t1, idle) if samples is not None and len(samples) >= 2 else None
-    if figures is not None:
-        per_step, per_sample = per_step_and_sample(figures.active_j, steps, trial.batch_size)
-        out.update(
-            energy_j=figures.active_j,
-            energy_per_step_j=per_step,
-            energy_per_sample_j=per_sample,
-            energy_gross_j=figures.gross_j,
-            energy_window_s=figures.window_s,
-            idle_power_w=figures.idle_power_w,
-            avg_power_w=figures.avg_power_w,
-            energy_source=figures.source,
-            energy_by_rail={
-                name: RailEnergy(
-                    energy_j=r.active_j,
-                    gross_energy_j=r.gross_j,
-                    avg_power_w=r.avg_power_w,
-                    idle_power_w=r.idle_power_w,
-                )
-                for name, r in figures.rails.items()
-            },
-            energy_notes=list(figures.notes) or None,
-        )
-    if trial.estimate_energy and cpu_util_mean_pct is not None:
-        model = parse_power_model(trial.estimate_energy)
-        window_s = (t1 - t0) / 1e9
-        estimate = estimate_energy(model, cpu_util_mean_pct, window_s, gpu_util_mean_pct)
-        per_step, per_sample = per_step_and_sample(estimate.active_j, steps, trial.batch_size)
-        out.update(
-            estimated_energy_j=estimate.active_j,
-            estimated_energy_per_step_j=per_step,
-            estimated_energy_per_sample_j=per_sample,
-            estimated_avg_power_w=estimate.avg_power_w,
-            estimated_idle_power_w=estimate.idle_power_w,
-            estimated_energy_source=f"estimated: {estimate.model}",
-        )
-        if figures is None:
-            out["energy_source"] = f"estimated: {estimate.model}"
-    return out
+) -> EstimatedEnergy | None:
+    """The power model's figures over ``[t0, t1]`` (``--estimate-energy``); None when none was asked for or the
+    CPU's utilization is unknown."""
+    if not trial.estimate_energy or cpu_util_mean_pct is None:
+        return None
+    model = parse_power_model(trial.estimate_energy)
+    estimate = estimate_energy(model, cpu_util_mean_pct, (t1 - t0) / 1e9, gpu_util_mean_pct)
+    per_step, per_sample = per_step_and_sample(estimate.active_j, steps, trial.batch_size)
+    return EstimatedEnergy(
+        power_model=estimate.model,
+        energy_j=estimate.active_j,
+        per_step_j=per_step,
+        per_sample_j=per_sample,
+        avg_power_w=estimate.avg_power_w,
+        idle_power_w=estimate.idle_power_w,
+    )

@@ -144,7 +144,7 @@ def layer_report(
     # A call is a forward span of the label itself (layers: backward spans are runs, not calls), or any op span.
     called = spans.label if spans.granularity == "ops" else spans.label[spans.kind != BACKWARD]
     calls = np.bincount(called, minlength=n_labels)
-    cores = list(result.cores or [])
+    cores = list(result.trial.cores or [])
     notes: list[str] = []
 
     util = other_util = None
@@ -243,8 +243,8 @@ def layer_report(
         notes.append("FLOPs: 2 per multiply-add of conv/matmul ops; bytes: tensor inputs + outputs per op (estimate)")
     return LayerReport(
         trial_id=result.trial_id,
-        model=result.model,
-        batch_size=result.batch_size,
+        model=result.trial.model,
+        batch_size=result.trial.batch_size,
         granularity=spans.granularity,
         steps=steps,
         step_ms=step_ns / 1e6,

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.measure.accuracy import accuracy_fields, energy_to_accuracy_j
+from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
-from edgebench.measure.energy import energy_fields, gpu_fields
+from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
@@ -24,6 +24,7 @@ from edgebench.measure.utilization import (
     process_cpu_pct,
 )
 from edgebench.records.bundle import TrialBundle
+from edgebench.records.device import DeviceEnvironment
 from edgebench.records.events import (
     Done,
     Error,
@@ -37,14 +38,18 @@ from edgebench.records.events import (
     steps_of,
 )
 from edgebench.records.result import (
+    Cpu,
     CpuUtil,
+    Latency,
     LossSummary,
+    Memory,
     Range,
     SamplerSummary,
     Status,
     ThrottleSpan,
     Throttling,
     TrialResult,
+    Workload,
 )
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
@@ -63,7 +68,8 @@ def measure(bundle: TrialBundle, trial_id: str) -> TrialResult:
         samples = parse_samples(bundle.samples_csv, meta) if meta and bundle.samples_csv is not None else None
         result = build_result(trial, trial_id, events, samples, bundle.env, bundle.throttle_reference)
         if bundle.spans_json is not None:
-            result = result.model_copy(update={"trace": trace_summary(SpanTable.from_json(bundle.spans_json), events)})
+            summary = trace_summary(SpanTable.from_json(bundle.spans_json), events)
+            result = result.model_copy(update={"trace_summary": summary})
         return result
     status, reason, peak = bundle.failure.status, bundle.failure.reason, None
     if trial.memory_budget_bytes is not None:
@@ -72,38 +78,22 @@ def measure(bundle: TrialBundle, trial_id: str) -> TrialResult:
         status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, bundle.watch, worker_peak)
     result = failed_result(trial, trial_id, status, reason, events, bundle.env)  # type: ignore[arg-type]
     if peak is not None:
-        result = result.model_copy(update={"peak_memory_bytes": peak, "peak_memory_source": "vmhwm"})
+        memory = result.memory.model_copy(update={"peak_bytes": peak, "peak_source": "vmhwm"})
+        result = result.model_copy(update={"memory": memory})
     return result
 
 
 def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event]) -> dict[str, Any]:
+    """What every result of ``trial`` holds, whether it ran to its end or not."""
     ready = first(events, Ready) or Ready()
     return {
         "trial_id": trial_id,
-        "model": trial.model,
-        "batch_size": trial.batch_size,
-        "threads": trial.threads,
-        "cores": list(trial.cores) if trial.cores else None,
-        # Training to a target accuracy takes as many steps as it needs: record how many it took.
-        "steps": trial.steps if trial.until_accuracy is None else len(steps_of(events, "train")),
-        "mode": trial.mode,
+        "trial": trial,
         "quantization": ready.quantization,
-        "warmup": trial.warmup,
-        "device": trial.device,
-        "input_shape": ready.input_shape,
-        "num_classes": ready.num_classes,
-        "params": ready.params,
+        "workload": Workload(input_shape=ready.input_shape, num_classes=ready.num_classes, params=ready.params),
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "backend": trial.backend,
-        "precision": trial.precision,
-        "freq_khz": trial.freq_khz,
-        "cores_mask": trial.cores_mask,
-        "target_ci_pct": trial.target_ci_pct,
-        "env": {**env, **ready.env},
-        "preset": trial.preset,
-        "data": trial.data,
-        "memory_budget_bytes": trial.memory_budget_bytes,
-        **accuracy_fields(trial, events),
+        "device": DeviceEnvironment.from_env({**env, **ready.env}),
+        "accuracy": accuracy_group(trial, events),
         "measurement_notes": _thread_notes(trial),
     }
 
@@ -144,7 +134,13 @@ def failed_result(
     events = as_events(events)
     measured = len(steps_of(events, measured_phase(trial.mode)))
     stopped_by = f"{status} after {measured} measured step{'' if measured == 1 else 's'}"
-    return TrialResult(status=status, reason=reason, stopped_by=stopped_by, **_base(trial, trial_id, env, events))
+    return TrialResult(
+        status=status,
+        reason=reason,
+        stopped_by=stopped_by,
+        latency=Latency(measured_steps=measured),
+        **_base(trial, trial_id, env, events),
+    )
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -186,76 +182,98 @@ def build_result(
     assert done is not None, "a trial that ran to its end has a done event"
     step_ms = durations_ms(train)
     fields = _base(trial, trial_id, env, events)
-    fields["step_time_ms"] = summarize(step_ms)
-    fields["stopped_by"] = done.stopped_by
+    notes: list[str] = fields.pop("measurement_notes") or []
     # Steps shorter than the clock's resolution (a --command workload stamped on /proc/uptime's 10 ms) sum to 0:
     # the throughput is then unknown, not infinite.
     total_s = step_ms.sum() / 1e3
-    fields["throughput_sps"] = trial.batch_size * len(step_ms) / total_s if total_s > 0 else None
+    latency = Latency(
+        step_ms=summarize(step_ms),
+        throughput_sps=trial.batch_size * len(step_ms) / total_s if total_s > 0 else None,
+        measured_steps=len(step_ms),
+    )
+    cpu: dict[str, Any] = {}
     infer = steps_of(events, "infer")
     if infer:
-        fields["infer_time_ms"] = summarize(durations_ms(infer))
+        latency = latency.model_copy(update={"infer_ms": summarize(durations_ms(infer))})
         if done.infer_cpu_s is not None:
             window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
-            fields["infer_process_cpu_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
-    fields["virtual_memory_peak_bytes"] = done.virtual_memory_peak_bytes
-    fields["infer_peak_memory_bytes"] = done.infer_peak_memory_bytes
+            cpu["infer_process_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
+    memory: dict[str, Any] = {
+        "peak_bytes": done.train_peak_memory_bytes,
+        "peak_source": "vmhwm",
+        "infer_peak_bytes": done.infer_peak_memory_bytes,
+        "gpu_peak_bytes": done.gpu_peak_memory_bytes,
+        "virtual_peak_bytes": done.virtual_memory_peak_bytes,
+    }
     losses = [s.loss for s in steps_of(events, "warmup") + train if s.loss is not None]
     if losses:
         fields["loss"] = LossSummary(first=losses[0], last=losses[-1], finite=all(map(math.isfinite, losses)))
-    if done.gpu_peak_memory_bytes is not None:
-        fields["gpu_peak_memory_bytes"] = done.gpu_peak_memory_bytes
-    fields["peak_memory_bytes"], fields["peak_memory_source"] = done.train_peak_memory_bytes, "vmhwm"
     t0, t1 = train[0].start_ns, train[-1].end_ns
     if samples is not None and len(samples) >= 2:
-        fields.update(_from_samples(samples, t0, t1))
+        sampled = _from_samples(samples, t0, t1)
+        cpu.update(sampled.pop("cpu"))
+        fields.update(sampled)
         if throttle_reference is not None:
             fields["throttling"] = trial_throttling(samples, t0, t1, throttle_reference)
-        if fields["peak_memory_bytes"] is None and "proc_rss_bytes" in samples.columns:
+        if memory["peak_bytes"] is None and "proc_rss_bytes" in samples.columns:
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():
-                fields["peak_memory_bytes"], fields["peak_memory_source"] = int(np.nanmax(rss)), "sampled_rss"
+                memory["peak_bytes"], memory["peak_source"] = int(np.nanmax(rss)), "sampled_rss"
     if done.train_cpu_s is not None:  # exact, from the worker's own rusage
-        fields["process_cpu_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
-    if fields["peak_memory_bytes"] is None:
-        fields["peak_memory_source"] = None
-    fields.update(gpu_fields(samples, t0, t1))
-    gpu_mean = fields["gpu_util_pct"].mean if fields.get("gpu_util_pct") else None
-    cpu_mean = fields["cpu_util_pct"].mean if fields.get("cpu_util_pct") else None
-    if cpu_mean is None and trial.estimate_energy and fields.get("process_cpu_pct") is not None:
-        cpu_mean = _process_share_of_device_pct(fields["process_cpu_pct"], samples, fields["env"])
+        cpu["process_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
+    if memory["peak_bytes"] is None:
+        memory["peak_source"] = None
+    fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
+    gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
+    cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None
+    if cpu_mean is None and trial.estimate_energy and cpu.get("process_pct") is not None:
+        cpu_mean = _process_share_of_device_pct(cpu["process_pct"], samples, fields["device"])
         if cpu_mean is not None:
-            fields["measurement_notes"] = (fields["measurement_notes"] or []) + [
+            notes.append(
                 "the energy estimate took U_cpu from the process's own CPU time (rusage): the measured window was "
                 "too short for /proc/stat's clock ticks to say how busy the cores were"
-            ]
-    fields.update(energy_fields(trial, events, samples, t0, t1, len(step_ms), cpu_mean, gpu_mean))
-    if fields.get("time_to_accuracy_s") is not None and samples is not None:
-        fields["energy_to_accuracy_j"] = energy_to_accuracy_j(trial, events, samples)
+            )
+    fields["energy"] = measured_energy(trial, events, samples, t0, t1, len(step_ms))
+    fields["estimated_energy"] = estimated_energy(trial, t0, t1, len(step_ms), cpu_mean, gpu_mean)
+    accuracy = fields["accuracy"]
+    if accuracy is not None and accuracy.time_s is not None and samples is not None:
+        energy_j = energy_to_accuracy_j(trial, events, samples)
+        fields["accuracy"] = accuracy.model_copy(update={"energy_j": energy_j})
     fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
-    notes = (fields["measurement_notes"] or []) + _sampler_notes(fields.get("sampler"))
-    fields["measurement_notes"] = notes or None
-    return TrialResult(status="ok", **fields)
+    notes += _sampler_notes(fields.get("sampler"))
+    return TrialResult(
+        status="ok",
+        stopped_by=done.stopped_by,
+        latency=latency,
+        memory=Memory(**memory),
+        cpu=Cpu(**cpu),
+        measurement_notes=notes or None,
+        **fields,
+    )
 
 
-def _process_share_of_device_pct(process_pct: float, samples: Samples | None, env: dict[str, Any]) -> float | None:
+def _process_share_of_device_pct(
+    process_pct: float, samples: Samples | None, device: DeviceEnvironment
+) -> float | None:
     """The process's CPU time as a share of every online core: a lower bound of the device's mean utilization,
     and the whole of it on a device that runs nothing else."""
     cores = len(core_ids(samples)) if samples is not None else 0
-    cores = cores or env.get("cpu_count") or 0
+    cores = cores or device.cpu_count or 0
     return min(process_pct / cores, 100.0) if cores else None
 
 
 def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+    """``cpu`` (the :class:`Cpu` group's sampled fields), ``sampler`` and ``temperature_c`` over ``[t0, t1]``."""
+    cpu: dict[str, Any] = {}
+    out: dict[str, Any] = {"cpu": cpu}
     meta = samples.meta
     if samples.matching("cpu", "_active_ticks"):
         per_core = per_core_utilization_pct(samples, t0, t1)
-        out["cpu_util_pct"] = CpuUtil(per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0])
-        out["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
+        cpu["util_pct"] = CpuUtil(per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0])
+        cpu["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
     if meta is not None:
-        cpu = process_cpu_pct(samples, t0, t1, meta.clk_tck)
-        out["process_cpu_pct"] = None if math.isnan(cpu) else cpu
+        process = process_cpu_pct(samples, t0, t1, meta.clk_tck)
+        cpu["process_pct"] = None if math.isnan(process) else process
         out["sampler"] = SamplerSummary(
             interval_ms=meta.interval_ms,
             samples=meta.samples,
@@ -268,7 +286,7 @@ def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
     freq = samples.matching("cpu", "_freq_khz")
     if freq:
         by_core = sorted(freq.items(), key=lambda item: int(item[0][3:].split("_")[0]))
-        out["cpu_freq_khz"] = [_mean_or_none(values[rows]) for _, values in by_core]
+        cpu["freq_khz"] = [_mean_or_none(values[rows]) for _, values in by_core]
     temps = samples.matching("temp_", "_mc")
     if temps:
         summary = {}

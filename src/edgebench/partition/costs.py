@@ -110,8 +110,8 @@ def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode
             charge(i, report.other.total_ms * w, report.other)
     scale = 1.0
     traced = sum(ms)
-    if mode == "infer" and result.infer_time_ms is not None and traced > 0:
-        scale = (result.infer_time_ms.median or result.infer_time_ms.mean) / traced
+    if mode == "infer" and result.latency.infer_ms is not None and traced > 0:
+        scale = (result.latency.infer_ms.median or result.latency.infer_ms.mean) / traced
     power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
     return SideTimes(tuple(m * scale for m in ms), power, scale)
 
@@ -129,16 +129,22 @@ def build_table(
     side = unit_times(graph, report, result, mode)
     notes: list[str] = []
     what = "forward" if mode == "infer" else "forward + backward + a share of loss/optimizer by parameters"
-    mobile_source = f"trial {result.trial_id} ({result.env.get('hostname', '?')}, batch {result.batch_size}): {what}"
+    mobile_source = (
+        f"trial {result.trial_id} ({result.device.hostname or '?'}, batch {result.trial.batch_size}): {what}"
+    )
     if mode == "infer" and side.scale != 1.0:
         mobile_source += f", scaled x{side.scale:.2f} to its measured inference latency"
     if cloud is not None:
         c_result, c_report = cloud
         c_side = unit_times(graph, c_report, c_result, mode)
         cloud_ms = c_side.ms
-        cloud_source = f"trial {c_result.trial_id} ({c_result.env.get('hostname', '?')}, batch {c_result.batch_size})"
-        if c_result.batch_size != result.batch_size:
-            notes.append(f"the server trial ran at batch {c_result.batch_size}, the device's at {result.batch_size}")
+        cloud_source = (
+            f"trial {c_result.trial_id} ({c_result.device.hostname or '?'}, batch {c_result.trial.batch_size})"
+        )
+        if c_result.trial.batch_size != result.trial.batch_size:
+            notes.append(
+                f"the server trial ran at batch {c_result.trial.batch_size}, the device's at {result.trial.batch_size}"
+            )
     elif cloud_speedup is not None:
         cloud_ms = tuple(m / cloud_speedup for m in side.ms)
         cloud_source = f"--cloud-speedup {cloud_speedup:g}: each layer {cloud_speedup:g}x faster than on the device"
@@ -170,21 +176,19 @@ def build_table(
 def _energies(result: TrialResult, side: SideTimes) -> tuple[tuple[float | None, ...], str | None]:
     """Per-unit device energy above idle and where it came from (measured first); all None when unknown."""
     n = len(side.ms)
-    if result.energy_source and not result.energy_source.startswith("estimated"):
-        idle = result.idle_power_w or 0.0
-        fallback = result.avg_power_w
+    if result.energy.source:
+        idle = result.energy.idle_power_w or 0.0
+        fallback = result.energy.avg_power_w
         out: list[float | None] = []
         for ms, p in zip(side.ms, side.power_w, strict=True):
             watts = p if p is not None else fallback
             out.append(None if watts is None else max(watts - idle, 0.0) * ms / 1e3)
         if all(e is not None for e in out):
-            above = f", above idle {idle:.2f} W" if result.idle_power_w is not None else " (no idle baseline)"
-            return tuple(out), f"measured: {result.energy_source}{above}"
-    if result.estimated_avg_power_w is not None:
-        watts = result.estimated_avg_power_w - (result.estimated_idle_power_w or 0.0)
-        label = result.estimated_energy_source or "estimated"
-        if not label.startswith("estimated"):
-            label = f"estimated: {label}"
-        source = f"{label} ({watts:.2f} W above idle, the trial's mean)"
+            above = f", above idle {idle:.2f} W" if result.energy.idle_power_w is not None else " (no idle baseline)"
+            return tuple(out), f"measured: {result.energy.source}{above}"
+    estimate = result.estimated_energy
+    if estimate is not None and estimate.avg_power_w is not None:
+        watts = estimate.avg_power_w - (estimate.idle_power_w or 0.0)
+        source = f"{estimate.source} ({watts:.2f} W above idle, the trial's mean)"
         return tuple(max(watts, 0.0) * ms / 1e3 for ms in side.ms), source
     return (None,) * n, None

@@ -17,6 +17,8 @@ from typing import IO, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from edgebench.records.quantization import Quantization
+
 Phase = Literal["warmup", "train", "infer_warmup", "infer"]
 
 
@@ -34,9 +36,8 @@ class Ready(_Event):
     num_classes: int | None = None
     #: The backend's own environment (framework version, its thread pools, affinity).
     env: dict[str, Any] = {}
-    #: An int8 trial's :class:`edgebench.records.result.Quantization`, as the backend measured it while building
-    #: the model.
-    quantization: dict[str, Any] | None = None
+    #: An int8 trial's quantization, as the backend measured it while building the model.
+    quantization: Quantization | None = None
 
 
 class Idle(_Event):

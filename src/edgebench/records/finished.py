@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Event, as_events, dump_events, parse_events
-from edgebench.records.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult
+from edgebench.records.result_schema import load_result
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
@@ -162,9 +163,9 @@ class FinishedTrial(BaseModel):
             cls._known_version(data["version"])
         try:
             if "version" not in data:  # version 1: the result and its series by name
-                result = TrialResult.model_validate(upgrade(data["result"]))
+                result = load_result(data["result"])
                 return cls.from_series(result, dict(data.get("series") or {}))
-            return cls.model_validate({**data, "result": upgrade(data["result"])})
+            return cls.model_validate({**data, "result": load_result(data["result"])})
         except KeyError as exc:
             raise ValueError(f"no {exc.args[0]!r} in it") from None
         except ValidationError as exc:

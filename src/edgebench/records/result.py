@@ -1,16 +1,23 @@
 """The record of one trial: what ``--json`` prints and what the store keeps.
 
-The field names are a contract: later versions add fields, never rename them.  ``schema_version`` rises when the
-shape changes and :func:`upgrade` brings older records forward.
+A result holds the :class:`Trial` it ran (placement resolved) and groups its figures by what they measure, as Zeus
+and optimum-benchmark group theirs: ``latency``, ``memory``, ``cpu``, ``energy`` (measured only),
+``estimated_energy`` (a power model's, of its own type), ``accuracy``, ``device``.  Every figure's unit is in its
+name.  The field names are a contract: later versions add fields; a rename raises ``schema_version``, and
+:mod:`edgebench.records.result_schema` carries every older record forward (and documents each move).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
-SCHEMA_VERSION = 3
+from edgebench.records.device import DeviceEnvironment
+from edgebench.records.quantization import Quantization
+from edgebench.records.trial import Trial
+
+SCHEMA_VERSION = 4
 
 #: ``killed``: the worker died of a signal the out-of-memory killer did not send (see :mod:`edgebench.runner.oom`).
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
@@ -81,6 +88,9 @@ class SweepInfo(BaseModel):
     """Where a trial sits in a sweep: the sweep, its stable key there, and what was done to the device before it."""
 
     sweep_id: str
+    #: The executor's name for the host that ran it: this machine's hostname on the local executor, the fleet
+    #: host's name on Ray (``edgebench fleet join --name``), which need not be its ``device.hostname``.
+    host: str | None = None
     trial_key: str
     position: int
     #: Frequency each cpufreq policy was pinned to for this trial (kHz), when the sweep set one.
@@ -150,35 +160,121 @@ class Throttling(BaseModel):
     throttled_s: float
 
 
-class Quantization(BaseModel):
-    """What an ``int8`` trial ran and what it cost in accuracy, against the same model at fp32 on the same inputs.
+class _Group(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    Never a speed claim: ``cpu_int8_features`` says whether the CPU has the instructions that make int8 fast
-    (VNNI on x86, the dot product on Arm); the trial's own step times say whether it was.
+
+class Workload(_Group):
+    """The model as the backend built it: the input it ran at (a preset's, or the trial's own) and its size."""
+
+    input_shape: list[int] | None = None
+    num_classes: int | None = None
+    params: int | None = None
+
+
+class Latency(_Group):
+    """Step times of the measured phase and of the inference passes timed after training.
+
+    ``step_ms`` is the measured steps: training steps, or forward passes for an inference trial (then ``infer_ms``
+    is the same passes).  ``measured_steps`` counts them, also for a trial that failed part-way (no ``step_ms``).
     """
 
-    #: The tool and scheme, e.g. ``onnxruntime.quantization.quantize_static, QDQ, per-channel weights``.
-    method: str
-    #: ``full``: weights and activations int8 (static); ``weight_only``: int8 weights, float compute.
-    kind: Literal["full", "weight_only"]
-    #: What calibrated the activation ranges: ``mnist: 256 real test images`` or ``synthetic: 64 seeded inputs``.
-    calibration: str
-    #: Whether the calibration and comparison inputs are real data (then ``*_accuracy`` are filled).
-    real_data: bool
-    #: How many inputs the fp32 / int8 comparison ran on.
-    compared_samples: int
-    #: Share of inputs whose top-1 class is the same at int8 as at fp32 (0-1).
-    top1_agreement: float | None = None
-    #: Held-out accuracy at fp32 and at int8 on those inputs, and the change (int8 - fp32); real data only.
-    fp32_accuracy: float | None = None
-    int8_accuracy: float | None = None
-    accuracy_change: float | None = None
-    #: Largest absolute difference of an output value between fp32 and int8.
-    max_abs_output_diff: float | None = None
-    #: int8 dot-product instructions this CPU has (``avx512_vnni``, ``avx_vnni``, ``asimddp``...); empty: none,
-    #: so int8 runs on wider multiply-add sequences and may be no faster than fp32.
-    cpu_int8_features: list[str] = []
+    step_ms: Stats | None = None
+    infer_ms: Stats | None = None
+    #: Samples per second over the measured steps; None where their times summed to 0 (a coarse clock).
+    throughput_sps: float | None = None
+    measured_steps: int | None = None
+
+
+class Memory(_Group):
+    """Peak memory of the worker: over the measured steps (``peak_source`` says how it was read), over the
+    inference passes, of torch's CUDA allocator, and its virtual size over its life (``VmPeak``, the MNN suite's
+    ``VIRT``).  The budget it was allowed is the trial's ``memory_budget_bytes``."""
+
+    peak_bytes: int | None = None
+    peak_source: str | None = None
+    infer_peak_bytes: int | None = None
+    gpu_peak_bytes: int | None = None
+    virtual_peak_bytes: int | None = None
+
+
+class Cpu(_Group):
+    """The CPU over the measured steps: utilization per core, the idle ratio per core (0-1), the worker's CPU time
+    (100 = one core) over the measured steps and over the inference passes, and the mean clock per core."""
+
+    util_pct: CpuUtil | None = None
+    idle_ratio: list[float | None] | None = None
+    process_pct: float | None = None
+    infer_process_pct: float | None = None
+    freq_khz: list[float | None] | None = None
+
+
+class MeasuredEnergy(_Group):
+    """Energy a power sensor measured over the measured steps.  Only a sensor fills this group: ``kind`` is fixed,
+    and a ``source`` naming an estimate is refused, so a power model's figures can never be stored here."""
+
+    kind: Literal["measured"] = "measured"
+    #: Energy of the window above the idle baseline (E_window - P_idle * T); without a baseline, E_window itself.
+    energy_j: float | None = None
+    per_step_j: float | None = None
+    per_sample_j: float | None = None
+    #: E_window before idle subtraction, and the window's length.
+    gross_j: float | None = None
+    window_s: float | None = None
+    #: The idle baseline's power and length (the length is known wherever an idle window ran, sensor or not).
+    idle_power_w: float | None = None
+    idle_window_s: float | None = None
+    avg_power_w: float | None = None
+    #: Which sensor and channels measured it, e.g. ``jetson_power: VDD_IN (power samples)``.
+    source: str | None = None
+    by_rail: dict[str, RailEnergy] | None = None
     notes: list[str] | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _measured_source(cls, source: str | None) -> str | None:
+        if source is not None and source.startswith(ESTIMATED):
+            raise ValueError(f"{source!r} is an estimate; it belongs in estimated_energy, never with measurements")
+        return source
+
+
+#: How every estimate's label begins, wherever it is shown.
+ESTIMATED = "estimated:"
+
+
+class EstimatedEnergy(_Group):
+    """The same quantities from a utilization power model (``--estimate-energy``): another type than
+    :class:`MeasuredEnergy`, so neither can be put where the other goes."""
+
+    kind: Literal["estimated"] = "estimated"
+    #: The power model, as it describes itself (``linear-utilization: P = 2.7 W + (6.4 W - 2.7 W) * U_cpu``).
+    power_model: str
+    energy_j: float | None = None
+    per_step_j: float | None = None
+    per_sample_j: float | None = None
+    avg_power_w: float | None = None
+    idle_power_w: float | None = None
+
+    @property
+    def source(self) -> str:
+        """The label every display of the estimate carries."""
+        return f"{ESTIMATED} {self.power_model}"
+
+
+class Accuracy(_Group):
+    """Time to accuracy (``--until-accuracy``, the target is the trial's ``until_accuracy``): whether it was
+    reached and at what cost.  Time runs from the first training step (warm-up included) to the end of the
+    evaluation that reached the target, evaluations included (as MLPerf Training times it); steps and samples count
+    warm-up steps too; ``energy_j`` is measured over that span (None without a power sensor, never estimated)."""
+
+    reached: bool
+    final: float | None = None
+    time_s: float | None = None
+    steps: int | None = None
+    samples: int | None = None
+    energy_j: float | None = None
+    eval_time_s: float | None = None
+    curve: list[AccuracyPoint] | None = None
 
 
 class TrialResult(BaseModel):
@@ -191,126 +287,69 @@ class TrialResult(BaseModel):
     trial_id: str
     status: Status
     reason: str | None = None
-    model: str
-    batch_size: int
-    threads: int | None
-    cores: list[int] | None
-    steps: int
-    warmup: int
-    device: str = "cpu"
-    input_shape: list[int] | None = None
-    num_classes: int | None = None
-    params: int | None = None
+    #: The trial as it ran: cores and threads resolved for the device.
+    trial: Trial
     started_at: str | None = None
     #: Which rule ended the measured phase, e.g. ``fixed: 20 steps``.
     stopped_by: str | None = None
-    step_time_ms: Stats | None = None
-    throughput_sps: float | None = None
-    cpu_util_pct: CpuUtil | None = None
-    idle_ratio: list[float | None] | None = None
-    process_cpu_pct: float | None = None
-    peak_memory_bytes: int | None = None
-    peak_memory_source: str | None = None
-    infer_time_ms: Stats | None = None
-    infer_peak_memory_bytes: int | None = None
-    #: Peak memory torch's CUDA allocator held during training (None on the CPU).
-    gpu_peak_memory_bytes: int | None = None
-    #: Energy of the training window above the idle baseline (E_window - P_idle * T), from ``energy_source``;
-    #: without an idle baseline, E_window itself.  Measured only: an estimate never lands here.
-    energy_j: float | None = None
-    energy_per_step_j: float | None = None
-    energy_per_sample_j: float | None = None
-    #: E_window before idle subtraction, and the window's length
-    energy_gross_j: float | None = None
-    energy_window_s: float | None = None
-    idle_power_w: float | None = None
-    idle_window_s: float | None = None
-    avg_power_w: float | None = None
-    #: which sensor and channels measured it, e.g. ``jetson_power: VDD_IN (power samples)``; ``estimated: <model>``
-    #: when only an estimate exists
-    energy_source: str | None = None
-    energy_by_rail: dict[str, RailEnergy] | None = None
-    energy_notes: list[str] | None = None
-    #: What distorts this measurement, each with its number (threads beyond the cores, a sampler taking much of a
-    #: core); null when nothing did.
-    measurement_notes: list[str] | None = None
-    #: Asked for with ``--estimate-energy``: the same quantities from a utilization power model, labelled with it.
-    estimated_energy_j: float | None = None
-    estimated_energy_per_step_j: float | None = None
-    estimated_energy_per_sample_j: float | None = None
-    estimated_avg_power_w: float | None = None
-    estimated_idle_power_w: float | None = None
-    estimated_energy_source: str | None = None
-    gpu_util_pct: GpuUtil | None = None
-    cpu_freq_khz: list[float | None] | None = None
-    temperature_c: dict[str, Range] | None = None
-    loss: LossSummary | None = None
-    sampler: SamplerSummary | None = None
-    env: dict[str, Any] = {}
-    backend: str = "torch"
-    precision: str = "fp32"
-    #: ``train``: the measured steps are training steps; ``infer``: forward passes only (``--mode infer``).
-    mode: Literal["train", "infer"] = "train"
     #: Where the trial ran, as the user named it: ``local``, ``ssh://host``, ``adb://SERIAL`` or a configured name.
     target: str = "local"
-    #: The host that ran it: this machine's hostname on the local executor, the fleet host's name on Ray
-    #: (``edgebench fleet join --name``); None for a trial run outside a sweep.
-    host: str | None = None
-    #: The CPU frequency the trial asked for (kHz); ``sweep.freq_set_khz`` says what each policy got.
-    freq_khz: int | None = None
-    #: The core mask as the user typed it (``0f``, ``0x3``, ``f0``), where ``cores`` was given as a hex mask: the
-    #: MNN-based suite names its result folders ``<Device>_Core_<mask as typed>``.
-    cores_mask: str | None = None
     #: Where an imported trial came from (``mnn-suite:MEIZU_Freq_1708800``); None for a trial edgebench ran.  An
     #: imported trial holds what that tool measured and nothing else.
     imported_from: str | None = None
-    #: The 95% CI target of an adaptive trial, in percent of the mean step time (``stopped_by`` says if met).
-    target_ci_pct: float | None = None
-    #: The worker's CPU time over the inference window (100 = one core), as ``process_cpu_pct`` for training.
-    infer_process_cpu_pct: float | None = None
-    #: Peak virtual size of the worker over its life (``VmPeak``), the MNN suite's ``VIRT``.
-    virtual_memory_peak_bytes: int | None = None
     sweep: SweepInfo | None = None
-    #: The input preset the trial ran at, the real dataset it trained on (None: synthetic batches).
-    preset: str | None = None
-    data: str | None = None
-    #: The memory the worker was allowed (None: no budget); over it the status is ``infeasible``.
-    memory_budget_bytes: int | None = None
-    #: Time to accuracy (``--until-accuracy``): the target, whether it was reached, and at what cost.  Time runs
-    #: from the first training step (warm-up included) to the end of the evaluation that reached the target,
-    #: evaluations included (as MLPerf Training times it); steps and samples count warm-up steps too.
-    target_accuracy: float | None = None
-    reached_accuracy: bool | None = None
-    final_accuracy: float | None = None
-    time_to_accuracy_s: float | None = None
-    steps_to_accuracy: int | None = None
-    samples_to_accuracy: int | None = None
-    #: Energy over the same span; None until the device has a power sensor (never estimated here).
-    energy_to_accuracy_j: float | None = None
-    eval_time_s: float | None = None
-    accuracy_curve: list[AccuracyPoint] | None = None
+    #: What distorts this measurement, each with its number (threads beyond the cores, a sampler taking much of a
+    #: core); null when nothing did.
+    measurement_notes: list[str] | None = None
+    workload: Workload = Field(default_factory=Workload)
+    latency: Latency = Field(default_factory=Latency)
+    memory: Memory = Field(default_factory=Memory)
+    cpu: Cpu = Field(default_factory=Cpu)
+    energy: MeasuredEnergy = Field(default_factory=MeasuredEnergy)
+    #: Asked for with ``--estimate-energy`` (None otherwise).
+    estimated_energy: EstimatedEnergy | None = None
+    #: ``--until-accuracy`` trials only.
+    accuracy: Accuracy | None = None
+    device: DeviceEnvironment = Field(default_factory=DeviceEnvironment)
+    gpu_util_pct: GpuUtil | None = None
+    temperature_c: dict[str, Range] | None = None
+    loss: LossSummary | None = None
+    sampler: SamplerSummary | None = None
     predictability: Predictability | None = None
-    trace: TraceSummary | None = None
+    #: What ``--trace`` recorded (the trial's ``trace`` is the granularity asked for).
+    trace_summary: TraceSummary | None = None
     #: None where the device exposes no CPU frequency or temperature (nothing to tell throttling by).
     throttling: Throttling | None = None
     #: ``int8`` trials: how the model was quantized and its accuracy change against fp32 (None otherwise).
     quantization: Quantization | None = None
+
+    @field_validator("trial", mode="wrap")
+    @classmethod
+    def _trial_as_recorded(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A stored trial is read as it was recorded, not checked again: it was checked when it ran, and a result
+        must still load after a check was added or a model renamed (a record's own after-validators would run
+        again even on an instance, so neither goes through the handler)."""
+        if isinstance(value, dict):
+            return stored_trial(value)
+        return value if isinstance(value, Trial) else handler(value)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
 
-def upgrade(record: dict[str, Any]) -> dict[str, Any]:
-    """Bring a stored record of any earlier schema version to :data:`SCHEMA_VERSION`.
+#: Trial fields held as tuples; JSON carries them as lists.
+_TUPLES = tuple(name for name, f in Trial.model_fields.items() if "tuple" in str(f.annotation))
 
-    Version 2 added the energy, idle-power, estimated-energy and GPU-utilization fields, and the sweep, precision,
-    target-CI, inference-CPU and VmPeak fields, all optional: a version 1 record reads as one with none measured.
-    Version 3 added ``predictability``, ``trace`` and ``throttling``, optional too: in an older record they are
-    null because that version did not measure them, not because the device could not.  ``quantization`` (int8
-    trials) and ``mode`` came later within version 3, optional with defaults.
-    """
-    version = record.get("schema_version", 1)
-    if version > SCHEMA_VERSION:
-        raise ValueError(f"result schema {version} is newer than this edgebench ({SCHEMA_VERSION}); upgrade it")
-    return {**record, "schema_version": SCHEMA_VERSION}
+
+def stored_trial(fields: dict[str, Any]) -> Trial:
+    """A :class:`Trial` from its stored fields, as recorded: defaults filled, lists back to tuples, nothing
+    looked up."""
+    known = {k: v for k, v in fields.items() if k in Trial.model_fields}
+    unknown = fields.keys() - known.keys()
+    if unknown:
+        raise ValueError(f"unknown trial fields: {', '.join(sorted(unknown))}")
+    for name in _TUPLES:
+        if isinstance(known.get(name), list):
+            known[name] = tuple(known[name])
+    return Trial.model_construct(**known)

@@ -37,20 +37,20 @@ SUMMARY_COLUMNS = (
 
 def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
     """The summary table's cells of one trial, as numbers (the HTML formats them and keeps the raw value)."""
-    s = r.step_time_ms
+    s = r.latency.step_ms
     return {
         "trial_id": r.trial_id,
-        "model": r.model,
-        "backend": r.backend,
-        "precision": r.precision,
+        "model": r.trial.model,
+        "backend": r.trial.backend,
+        "precision": r.trial.precision,
         "target": r.target,
-        "batch_size": r.batch_size,
-        "threads": r.threads,
+        "batch_size": r.trial.batch_size,
+        "threads": r.trial.threads,
         "step_ms": s.mean if s else None,
         "step_ci95_ms": s.ci95 if s else None,
-        "throughput_sps": r.throughput_sps,
-        "cpu_util_pct": r.cpu_util_pct.mean if r.cpu_util_pct else None,
-        "peak_memory_mib": r.peak_memory_bytes / MIB if r.peak_memory_bytes is not None else None,
+        "throughput_sps": r.latency.throughput_sps,
+        "cpu_util_pct": r.cpu.util_pct.mean if r.cpu.util_pct else None,
+        "peak_memory_mib": r.memory.peak_bytes / MIB if r.memory.peak_bytes is not None else None,
         "energy_per_sample_j": _energy_per_sample_j(r),
         "status": r.status,
     }

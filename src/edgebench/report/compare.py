@@ -112,22 +112,18 @@ class Measure:
     lower_is_better: bool = True
 
 
-def _extra(name: str) -> Callable[[TrialResult], float | None]:
-    return lambda r: r.model_dump().get(name)
-
-
 MEASURES = (
-    Measure("train step mean (ms)", lambda r: r.step_time_ms.mean if r.step_time_ms else None, phase="train"),
-    Measure("train step median (ms)", lambda r: r.step_time_ms.median if r.step_time_ms else None),
-    Measure("train step p95 (ms)", lambda r: r.step_time_ms.p95 if r.step_time_ms else None),
-    Measure("throughput (samples/s)", lambda r: r.throughput_sps, "{:.1f}", lower_is_better=False),
-    Measure("inference mean (ms)", lambda r: r.infer_time_ms.mean if r.infer_time_ms else None, phase="infer"),
-    Measure("cpu util mean (%)", lambda r: r.cpu_util_pct.mean if r.cpu_util_pct else None, "{:.1f}"),
-    Measure("worker cpu (%)", lambda r: r.process_cpu_pct, "{:.0f}"),
-    Measure("peak memory (MiB)", lambda r: r.peak_memory_bytes / MIB if r.peak_memory_bytes else None, "{:.1f}"),
-    Measure("energy (J)", lambda r: r.energy_j, "{:.4g}"),
-    Measure("energy per sample (J)", _extra("energy_per_sample_j"), "{:.4g}"),
-    Measure("avg power (W)", _extra("avg_power_w"), "{:.3g}"),
+    Measure("train step mean (ms)", lambda r: r.latency.step_ms.mean if r.latency.step_ms else None, phase="train"),
+    Measure("train step median (ms)", lambda r: r.latency.step_ms.median if r.latency.step_ms else None),
+    Measure("train step p95 (ms)", lambda r: r.latency.step_ms.p95 if r.latency.step_ms else None),
+    Measure("throughput (samples/s)", lambda r: r.latency.throughput_sps, "{:.1f}", lower_is_better=False),
+    Measure("inference mean (ms)", lambda r: r.latency.infer_ms.mean if r.latency.infer_ms else None, phase="infer"),
+    Measure("cpu util mean (%)", lambda r: r.cpu.util_pct.mean if r.cpu.util_pct else None, "{:.1f}"),
+    Measure("worker cpu (%)", lambda r: r.cpu.process_pct, "{:.0f}"),
+    Measure("peak memory (MiB)", lambda r: r.memory.peak_bytes / MIB if r.memory.peak_bytes else None, "{:.1f}"),
+    Measure("energy (J)", lambda r: r.energy.energy_j, "{:.4g}"),
+    Measure("energy per sample (J)", lambda r: r.energy.per_sample_j, "{:.4g}"),
+    Measure("avg power (W)", lambda r: r.energy.avg_power_w, "{:.3g}"),
     Measure(
         "max temperature (°C)",
         lambda r: max((v.max for v in r.temperature_c.values()), default=None) if r.temperature_c else None,
@@ -171,15 +167,15 @@ def compare_trials(store: Store, a: TrialResult, b: TrialResult) -> list[Row]:
 
 def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
     values = {
-        "model": r.model,
-        "batch_size": r.batch_size,
-        "threads": r.threads,
-        "mask": format_mask(r.cores) if r.cores else None,
-        "cores": format_cpu_list(r.cores) if r.cores else None,
-        "freq_khz": r.freq_khz,
-        "precision": r.precision,
-        "backend": r.backend,
-        "device": r.device,
+        "model": r.trial.model,
+        "batch_size": r.trial.batch_size,
+        "threads": r.trial.threads,
+        "mask": format_mask(r.trial.cores) if r.trial.cores else None,
+        "cores": format_cpu_list(r.trial.cores) if r.trial.cores else None,
+        "freq_khz": r.trial.freq_khz,
+        "precision": r.trial.precision,
+        "backend": r.trial.backend,
+        "device": r.trial.device,
     }
     return tuple(values[f] for f in fields)
 
@@ -216,16 +212,16 @@ def compare_groups(store: Store, a: Side, b: Side, fields: tuple[str, ...]) -> G
     for key in shared:
         steps_a = np.concatenate([step_times_ms(store, r.trial_id) for r in ga[key]])
         steps_b = np.concatenate([step_times_ms(store, r.trial_id) for r in gb[key]])
-        mean_a = float(steps_a.mean()) if len(steps_a) else _mean([r.step_time_ms.mean for r in ga[key]])
-        mean_b = float(steps_b.mean()) if len(steps_b) else _mean([r.step_time_ms.mean for r in gb[key]])
+        mean_a = float(steps_a.mean()) if len(steps_a) else _mean([r.latency.step_ms.mean for r in ga[key]])
+        mean_b = float(steps_b.mean()) if len(steps_b) else _mean([r.latency.step_ms.mean for r in gb[key]])
         verdict = Verdict(ratio(mean_a, mean_b), welch(steps_a, steps_b))
         if verdict.ratio is not None:
             ratios.append(verdict.ratio)
         extra = {}
         for name, getter in (
-            ("throughput", lambda r: r.throughput_sps),
-            ("peak memory", lambda r: r.peak_memory_bytes),
-            ("energy", lambda r: r.energy_j),
+            ("throughput", lambda r: r.latency.throughput_sps),
+            ("peak memory", lambda r: r.memory.peak_bytes),
+            ("energy", lambda r: r.energy.energy_j),
         ):
             extra[name] = ratio(_mean([getter(r) for r in ga[key]]), _mean([getter(r) for r in gb[key]]))
         n_a, n_b = len(ga[key]), len(gb[key])

@@ -98,15 +98,15 @@ def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
     """The MNN-based suite's RES, CPU usage and time tables: per model, one column per batch size (latest ok)."""
     latest: dict[tuple[str, int], TrialResult] = {}
     for r in results:
-        if r.ok and r.step_time_ms is not None:
-            latest[(r.model, r.batch_size)] = r
+        if r.ok and r.latency.step_ms is not None:
+            latest[(r.trial.model, r.trial.batch_size)] = r
     models = sorted({m for m, _ in latest})
     batches = sorted({b for _, b in latest})
     tables = []
     for key, title, value in (
-        ("mnn-res", "RES (peak resident memory, MiB)", lambda r: _mib(r.peak_memory_bytes)),
-        ("mnn-cpu", "CPU usage (worker, % of one core)", lambda r: r.process_cpu_pct),
-        ("mnn-time", "Time per training step (ms)", lambda r: r.step_time_ms.mean),
+        ("mnn-res", "RES (peak resident memory, MiB)", lambda r: _mib(r.memory.peak_bytes)),
+        ("mnn-cpu", "CPU usage (worker, % of one core)", lambda r: r.cpu.process_pct),
+        ("mnn-time", "Time per training step (ms)", lambda r: r.latency.step_ms.mean),
     ):  # fmt: skip
         rows = [[m, *(value(latest[(m, b)]) if (m, b) in latest else None for b in batches)] for m in models]
         tables.append(Table(key, title, ["model", *(f"batch {b}" for b in batches)], rows))
@@ -117,11 +117,11 @@ def _framework_table(results: Sequence[TrialResult]) -> Table:
     """DNNTune's framework table: per model and batch, the step time of each backend x precision (latest ok)."""
     latest: dict[tuple[str, int, str], TrialResult] = {}
     for r in results:
-        if r.ok and r.step_time_ms is not None:
-            latest[(r.model, r.batch_size, f"{r.backend} {r.precision} {r.mode}")] = r
+        if r.ok and r.latency.step_ms is not None:
+            latest[(r.trial.model, r.trial.batch_size, f"{r.trial.backend} {r.trial.precision} {r.trial.mode}")] = r
     combos = sorted({c for _, _, c in latest})
     keys = sorted({(m, b) for m, b, _ in latest})
-    rows = [[m, b, *(latest[(m, b, c)].step_time_ms.mean if (m, b, c) in latest else None for c in combos)]
+    rows = [[m, b, *(latest[(m, b, c)].latency.step_ms.mean if (m, b, c) in latest else None for c in combos)]
             for m, b in keys]  # fmt: skip
     note = "" if len(combos) > 1 else "one backend and precision among these trials; run others to compare"
     return Table("dnntune-frameworks", "Step time (ms) by backend x precision", ["model", "batch", *combos], rows, note)
@@ -177,7 +177,7 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
     for s in stored:
         r = s.result
         text = f"{r.status}: {r.reason}" if not r.ok else ""
-        sections.append(Section(f"Trial {r.trial_id}: {r.model} batch {r.batch_size} on {r.target}",
+        sections.append(Section(f"Trial {r.trial_id}: {r.trial.model} batch {r.trial.batch_size} on {r.target}",
                                 f.trial_views(s), text))  # fmt: skip
     if monitor_samples is not None and first is not None:
         sections.append(Section(f"Monitor recording {monitor}", [f.monitor_freq_temp(monitor_samples, str(monitor))]))

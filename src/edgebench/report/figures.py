@@ -133,7 +133,7 @@ def _unavailable(samples: Samples | None, *names: str) -> str:
 
 
 def _label(r: TrialResult) -> str:
-    return f"{r.model} b{r.batch_size} [{r.trial_id}]"
+    return f"{r.trial.model} b{r.trial.batch_size} [{r.trial_id}]"
 
 
 # ---- one trial ----------------------------------------------------------------------------------------------------
@@ -147,8 +147,8 @@ def step_times(stored: StoredTrial) -> View:
         return Missing(key, title, f"no measured step was stored ({r.status}: {r.reason or 'no steps'})")
     ms = [(s.end_ns - s.start_ns) / 1e6 for s in steps]
     notes = ()
-    if r.step_time_ms is not None:
-        s = r.step_time_ms
+    if r.latency.step_ms is not None:
+        s = r.latency.step_ms
         notes = (f"mean {s.mean:.3f} ± {s.ci95:.3f} ms (95% CI), median {s.median:.3f}, p95 {s.p95:.3f}, n {s.n}",)
     trace = Trace("steps", list(range(1, len(ms) + 1)), ms, kind="hist")
     return Figure(key, title, "step time (ms)", "steps", (trace,), notes=notes)
@@ -179,7 +179,7 @@ def utilization(stored: StoredTrial, first_steps: int | None = None) -> View:
     t = s.t_ns[rows]
     if len(t) < 2:
         return Missing(key, title, "fewer than two samples fell inside the steps: sample faster (--interval)")
-    cores = sorted(r.cores or [int(n[3:].split("_")[0]) for n in s.matching("cpu", "_active_ticks")])
+    cores = sorted(r.trial.cores or [int(n[3:].split("_")[0]) for n in s.matching("cpu", "_active_ticks")])
     interval = s.meta.interval_ms if s.meta else float(np.median(np.diff(t)) / 1e6)
     tick_ms = 1e3 / (s.meta.clk_tck if s.meta else 100)
     # Ticks come every 1/USER_HZ (10 ms): an interval that short reads 0 or 100%.  Each point spans at least five
@@ -248,10 +248,12 @@ def power(stored: StoredTrial) -> View:
     idle = idle_window(stored.events)
     if idle is not None:
         spans.append(Span((idle[0] - origin) / 1e9, (idle[1] - origin) / 1e9, "idle baseline window", "idle"))
-    hlines = ((r.idle_power_w, f"idle {r.idle_power_w:.2f} W"),) if r.idle_power_w is not None else ()
+    hlines = (
+        ((r.energy.idle_power_w, f"idle {r.energy.idle_power_w:.2f} W"),) if r.energy.idle_power_w is not None else ()
+    )
     notes = [*thinned.notes]
-    if r.energy_j is not None:
-        notes.append(f"energy above idle {r.energy_j:.3f} J over {r.energy_window_s or 0:.2f} s")
+    if r.energy.energy_j is not None:
+        notes.append(f"energy above idle {r.energy.energy_j:.3f} J over {r.energy.window_s or 0:.2f} s")
     return Figure(key, title, "time since the first measured step (s)", "W", traces, hlines=hlines,
                   spans=tuple(spans), notes=tuple(notes))  # fmt: skip
 
@@ -313,8 +315,8 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
     r = stored.result
     key, title = f"layers-{r.trial_id}", f"Per-layer time: {_label(r)}"
     if stored.spans is None:
-        return Missing(key, title, f"the trial was not traced (run it with `edgebench run --model {r.model} --trace "
-                                   "layers` for a per-layer breakdown)")  # fmt: skip
+        return Missing(key, title, f"the trial was not traced (run it with `edgebench run --model {r.trial.model} "
+                                   "--trace layers` for a per-layer breakdown)")  # fmt: skip
     report = layer_report(r, stored.spans, stored.events, stored.samples, power=None, peak=None, depth=None)
     names = {row.name for row in report.rows}
     deep = any(row.depth > 0 for row in report.rows)  # the model's own row is not a layer once it has children
@@ -365,24 +367,26 @@ X_FIELDS = {
 
 def y_value(r: TrialResult, y: str) -> float | None:
     if y == "step_time_ms":
-        return r.step_time_ms.mean if r.step_time_ms else None
+        return r.latency.step_ms.mean if r.latency.step_ms else None
     if y == "energy_per_sample_j":
         return _energy_per_sample_j(r)
     if y == "energy_per_step_j":
-        if r.energy_per_step_j is not None:
-            return r.energy_per_step_j
-        return r.energy_j / r.step_time_ms.n if r.energy_j is not None and r.step_time_ms else None
+        if r.energy.per_step_j is not None:
+            return r.energy.per_step_j
+        return r.energy.energy_j / r.latency.step_ms.n if r.energy.energy_j is not None and r.latency.step_ms else None
     if y == "peak_memory_bytes":
-        return r.peak_memory_bytes / MIB if r.peak_memory_bytes is not None else None
-    return getattr(r, y)  # a plain number field of the record, named in Y_FIELDS
+        return r.memory.peak_bytes / MIB if r.memory.peak_bytes is not None else None
+    if y == "throughput_sps":
+        return r.latency.throughput_sps
+    return r.cpu.process_pct  # process_cpu_pct, the last of Y_FIELDS
 
 
 def x_value(r: TrialResult, x: str) -> float | None:
     if x == "freq_khz":
-        return r.freq_khz / 1e3 if r.freq_khz else None
+        return r.trial.freq_khz / 1e3 if r.trial.freq_khz else None
     if x == "cores":
-        return float(len(r.cores)) if r.cores else None
-    value = getattr(r, x)
+        return float(len(r.trial.cores)) if r.trial.cores else None
+    value = getattr(r.trial, x)  # a plain number field of the trial, named in X_FIELDS
     return float(value) if value is not None else None
 
 
@@ -391,11 +395,11 @@ _OTHER_AXES = ("batch_size", "threads", "cores", "freq_khz", "precision", "backe
 
 def _series_key(r: TrialResult, x: str) -> str:
     """The curve a trial belongs to: its model and every varying setting but the x axis."""
-    parts = [r.model]
+    parts = [r.trial.model]
     for name in _OTHER_AXES:
         if name == x:
             continue
-        value = getattr(r, name)
+        value = getattr(r.trial, name)
         if name == "cores" and value:
             value = len(value)
         parts.append(f"{name}={value}")

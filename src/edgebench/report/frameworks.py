@@ -50,9 +50,9 @@ class Cell:
             return dict.fromkeys(COLUMNS)
         q = r.quantization
         return {
-            "latency_ms": r.step_time_ms.mean if r.step_time_ms else None,
-            "energy_j": r.energy_per_step_j,
-            "peak_memory_bytes": r.peak_memory_bytes,
+            "latency_ms": r.latency.step_ms.mean if r.latency.step_ms else None,
+            "energy_j": r.energy.per_step_j,
+            "peak_memory_bytes": r.memory.peak_bytes,
             # fp32 is the reference the int8 cells are compared with, so it has no figure of its own here.
             "top1_agreement": q.top1_agreement if q else None,
             "accuracy_change": q.accuracy_change if q else None,
@@ -127,8 +127,8 @@ def energy_reason(cells: list[Cell]) -> str | None:
     """Why the energy column is empty where it is (no power sensor here), from the trials' own notes."""
     for cell in cells:
         r = cell.result
-        if r is not None and r.ok and r.energy_per_step_j is None:
-            notes = r.energy_notes or []
+        if r is not None and r.ok and r.energy.per_step_j is None:
+            notes = r.energy.notes or []
             return notes[0] if notes else "no power sensor on this device: energy is not measured"
     return None
 

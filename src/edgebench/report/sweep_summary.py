@@ -13,9 +13,9 @@ from edgebench.units import MIB
 
 def _energy_per_sample_j(r: TrialResult) -> float | None:
     """Energy per training sample as the power-sensor code reports it; ``None`` where the device has no sensor."""
-    value = getattr(r, "energy_per_sample_j", None)
-    if value is None and r.energy_j is not None and r.step_time_ms is not None:
-        value = r.energy_j / (r.step_time_ms.n * r.batch_size)
+    value = r.energy.per_sample_j
+    if value is None and r.energy.energy_j is not None and r.latency.step_ms is not None:
+        value = r.energy.energy_j / (r.latency.step_ms.n * r.trial.batch_size)
     return value
 
 
@@ -52,22 +52,22 @@ _TITLE_WHEN_SHARED = {"model": None, "backend": "torch", "mode": "train"}
 
 
 def _row(r: TrialResult) -> list[str]:
-    s = r.step_time_ms
+    s = r.latency.step_ms
     energy = _energy_per_sample_j(r)
     return [
-        r.model,
-        r.backend,
-        r.mode,
-        str(r.batch_size),
-        str(r.threads or "-"),
-        format_mask(r.cores) if r.cores else "-",
-        f"{r.freq_khz / 1e3:g}" if r.freq_khz else "-",
-        r.precision,
+        r.trial.model,
+        r.trial.backend,
+        r.trial.mode,
+        str(r.trial.batch_size),
+        str(r.trial.threads or "-"),
+        format_mask(r.trial.cores) if r.trial.cores else "-",
+        f"{r.trial.freq_khz / 1e3:g}" if r.trial.freq_khz else "-",
+        r.trial.precision,
         r.status if r.ok else f"[red]{r.status}[/red]",
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
-        f"{r.throughput_sps:.1f}" if r.throughput_sps is not None else "-",
-        f"{r.peak_memory_bytes / MIB:.0f}" if r.peak_memory_bytes else "-",
+        f"{r.latency.throughput_sps:.1f}" if r.latency.throughput_sps is not None else "-",
+        f"{r.memory.peak_bytes / MIB:.0f}" if r.memory.peak_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
     ]
 
@@ -80,11 +80,11 @@ def best_per_model(results: list[TrialResult], objective: str) -> dict[str, Tria
     """
     best: dict[str, tuple[float, TrialResult]] = {}
     for r in results:
-        if not r.ok or r.step_time_ms is None:
+        if not r.ok or r.latency.step_ms is None:
             continue
-        score = _energy_per_sample_j(r) if objective == "energy-first" else r.step_time_ms.mean / r.batch_size
+        score = _energy_per_sample_j(r) if objective == "energy-first" else r.latency.step_ms.mean / r.trial.batch_size
         if score is None:
             continue
-        if r.model not in best or score < best[r.model][0]:
-            best[r.model] = (score, r)
+        if r.trial.model not in best or score < best[r.trial.model][0]:
+            best[r.trial.model] = (score, r)
     return {model: r for model, (_, r) in best.items()}

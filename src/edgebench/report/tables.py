@@ -1,8 +1,9 @@
 """Every stored trial as one flat row (CSV, Parquet), and every step as one row, for pandas, R or a spreadsheet.
 
-Nested fields become dotted columns (``step_time_ms.mean``, ``env.hostname``); per-core lists become one column per
-core (``cpu_util_pct.per_core.0``); other lists are joined with commas (``cores`` = ``0,1``).  Fields added later
-(energy, layers...) appear as columns without any change here.  Empty cells mean "not measured".
+The columns keep the result's schema-3 names, which the MNN suite's users know (:func:`flat_record` derives them
+from the grouped record through the one mapping the store's migration uses).  Nested fields become dotted columns
+(``step_time_ms.mean``, ``env.hostname``); per-core lists become one column per core (``cpu_util_pct.per_core.0``);
+other lists are joined with commas (``cores`` = ``0,1``).  Empty cells mean "not measured".
 """
 
 from __future__ import annotations
@@ -10,16 +11,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from edgebench.host.cpuset import format_mask
 from edgebench.records.events import Step, parse_events
 from edgebench.records.result import TrialResult
+from edgebench.records.result_schema import COMPOUND, flat_record
 from edgebench.report.outputs import write_with
 
 #: Lists indexed by core: one column per core.
@@ -50,22 +49,10 @@ def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> 
     return out
 
 
-def _nested(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    if typing.get_origin(annotation) in (list, dict, tuple):
-        return True
-    return any(_nested(a) for a in typing.get_args(annotation))
-
-
-#: Fields that hold a record or a list: when absent they add no column (their parts do, when present).
-NESTED = frozenset(name for name, field in TrialResult.model_fields.items() if _nested(field.annotation))
-
-
 def trial_row(result: TrialResult) -> dict[str, Any]:
-    record = result.model_dump(mode="json")
-    row = flatten({k: v for k, v in record.items() if not (v is None and k in NESTED)})
-    row["mask"] = format_mask(result.cores) if result.cores else None
+    # a record or a list that is absent adds no column (its parts do, when present)
+    row = flatten({k: v for k, v in flat_record(result).items() if v is not None or k not in COMPOUND})
+    row["mask"] = format_mask(result.trial.cores) if result.trial.cores else None
     return row
 
 

@@ -155,10 +155,10 @@ def chrome_trace(
         trace += sample_counters(samples, t0, pid, power)
     elif power is not None:
         trace += _counter(f"power {power.source}", "W", power.t_ns, power.watts, t0, DEVICE_PID)
-    where = f"batch {result.batch_size}, {result.threads} threads"
+    where = f"batch {result.trial.batch_size}, {result.trial.threads} threads"
     meta = [
         {"ph": "M", "name": "process_name", "pid": pid, "tid": main_tid,
-         "args": {"name": f"edgebench worker: {result.model} ({where}) [{result.trial_id}]"}},
+         "args": {"name": f"edgebench worker: {result.trial.model} ({where}) [{result.trial_id}]"}},
         {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": main_tid, "args": {"sort_index": 0}},
     ]  # fmt: skip
     meta += [{"ph": "M", "name": "thread_name", "pid": pid, "tid": t, "args": {"name": n}} for t, n in threads.items()]
@@ -166,7 +166,7 @@ def chrome_trace(
         interval = f" every {result.sampler.interval_ms:g} ms" if result.sampler else ""
         meta += [
             {"ph": "M", "name": "process_name", "pid": DEVICE_PID, "tid": DEVICE_PID,
-             "args": {"name": f"device ({result.env.get('hostname', '?')}, sampled{interval})"}},
+             "args": {"name": f"device ({result.device.hostname or '?'}, sampled{interval})"}},
             {"ph": "M", "name": "thread_name", "pid": DEVICE_PID, "tid": DEVICE_PID, "args": {"name": "sensors"}},
             {"ph": "M", "name": "process_sort_index", "pid": DEVICE_PID, "tid": DEVICE_PID, "args": {"sort_index": 1}},
         ]  # fmt: skip
@@ -175,8 +175,8 @@ def chrome_trace(
         "displayTimeUnit": "ms",
         "otherData": {
             "trial_id": result.trial_id,
-            "model": result.model,
-            "batch_size": result.batch_size,
+            "model": result.trial.model,
+            "batch_size": result.trial.batch_size,
             "granularity": spans.granularity if spans is not None else None,
             "clock": "CLOCK_MONOTONIC, ts = microseconds since the trial's first event",
             "t0_monotonic_ns": t0,

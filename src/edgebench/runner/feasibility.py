@@ -88,7 +88,7 @@ def rows(models: Sequence[str], batch_sizes: Sequence[int], preset: str | None,
                 reason = f"batch {blocked} already did not fit" if blocked is not None else "not run"
                 row.cells.append(Cell(batch, "skipped", reason=reason))
                 continue
-            row.cells.append(Cell(batch, result.status, result.peak_memory_bytes, result.reason, result.trial_id))
+            row.cells.append(Cell(batch, result.status, result.memory.peak_bytes, result.reason, result.trial_id))
             if result.status in ("infeasible", "oom"):
                 blocked = batch
         table.append(row)

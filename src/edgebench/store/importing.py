@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from edgebench.records.result import TrialResult, upgrade
+from edgebench.records.result_schema import load_result
 from edgebench.store.sqlite import Store
 
 
@@ -41,7 +41,7 @@ def import_store(store: Store, other: Path) -> ImportSummary:
             if trial_id in store.trial_ids(trial_id):
                 refused.append(trial_id)
                 continue
-            result = TrialResult.model_validate(upgrade(json.loads(result_json)))
+            result = load_result(json.loads(result_json))
             series = {
                 name: gzip.decompress(data).decode() if encoding == "gzip" else bytes(data).decode()
                 for name, encoding, data in source.execute(

@@ -19,7 +19,8 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.host.lifetime import process_running
-from edgebench.records.result import TrialResult, upgrade
+from edgebench.records.result import TrialResult
+from edgebench.records.result_schema import load_result
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
 MIGRATIONS: tuple[str, ...] = (
@@ -234,11 +235,11 @@ class Store:
                 (
                     result.trial_id,
                     result.status,
-                    result.model,
-                    result.batch_size,
-                    result.threads,
-                    ",".join(map(str, result.cores or [])),
-                    result.env.get("hostname"),
+                    result.trial.model,
+                    result.trial.batch_size,
+                    result.trial.threads,
+                    ",".join(map(str, result.trial.cores or [])),
+                    result.device.hostname,
                     result.model_dump_json(),
                 ),
             )
@@ -261,7 +262,7 @@ class Store:
         ).fetchall()
         if len(rows) != 1:
             raise KeyError(f"{'no' if not rows else 'more than one'} trial matches {trial_id!r}")
-        return TrialResult.model_validate(upgrade(json.loads(rows[0][0])))
+        return load_result(json.loads(rows[0][0]))
 
     def series(self, trial_id: str, name: str) -> str | None:
         row = self._db.execute(
@@ -288,7 +289,7 @@ class Store:
         if model:
             sql, args = sql + " WHERE model = ?", (model,)
         rows = self._db.execute(sql + " ORDER BY trial_id", args)
-        return [TrialResult.model_validate(upgrade(json.loads(r[0]))) for r in rows]
+        return [load_result(json.loads(r[0])) for r in rows]
 
     def add_sweep(self, sweep_id: str, planned: int, config_json: str) -> None:
         """Record a sweep (or, on resume, update its plan) before its first trial is stored."""
@@ -378,7 +379,7 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = self._db.execute(sql + " ORDER BY t.rowid", args)
-        return [TrialResult.model_validate(upgrade(json.loads(r[0]))) for r in rows]
+        return [load_result(json.loads(r[0])) for r in rows]
 
     def hostnames(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT hostname FROM trials WHERE hostname IS NOT NULL")]

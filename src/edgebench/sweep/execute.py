@@ -183,6 +183,7 @@ def _run_todo(
         )
         info = SweepInfo(
             sweep_id=plan.sweep_id,
+            host=host,
             trial_key=planned.key,
             position=planned.position,
             freq_set_khz=launched.freq_set_khz,
@@ -190,7 +191,7 @@ def _run_todo(
             cooldown_by=launched.cooled.rule if cooler.enabled and previous is not None else None,
         )
         finished = launched.finished
-        result = finished.result.model_copy(update={"sweep": info, "host": host})
+        result = finished.result.model_copy(update={"sweep": info})
         launcher.keep(finished.model_copy(update={"result": result}))  # a failing store keeps it in a file, stops
         outcome.results.append(result)
         reporter.trial_finished(planned, result)

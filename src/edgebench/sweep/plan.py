@@ -19,7 +19,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -33,9 +33,6 @@ from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.notes import thread_oversubscription
 from edgebench.records.trial import Trial
-
-if TYPE_CHECKING:
-    from edgebench.records.result import TrialResult
 
 
 @dataclass(frozen=True)
@@ -65,8 +62,9 @@ def trial_key(trial: Trial) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def trial_label(trial: Trial | TrialResult) -> str:
-    """Short human name of a planned trial or a stored one: ``lenet b8 t2 cpu0-1 1708.8MHz fp16``, with the backend
+def trial_label(trial: Trial) -> str:
+    """Short human name of a planned trial or a stored one's (``result.trial``): ``lenet b8 t2 cpu0-1 1708.8MHz
+    fp16``, with the backend
     and mode where they are not the defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``)."""
     parts = [trial.model, f"b{trial.batch_size}"]
     parts.append(f"t{trial.threads}" if trial.threads else "t=cores")

@@ -26,11 +26,11 @@ def result_line(result: TrialResult) -> str:
     """``ok  12.31 ± 0.20 ms/step  650.1 samples/s`` or the failure and its reason."""
     if not result.ok:
         return f"[red]{result.status}[/red]: {result.reason}"
-    s = result.step_time_ms
+    s = result.latency.step_ms
     line = f"ok  {s.mean:.2f} ± {s.ci95:.2f} ms/step" if s and s.ci95 is not None else "ok"
-    if result.throughput_sps is not None:
-        line += f"  {result.throughput_sps:.1f} samples/s"
-    if result.target_ci_pct is not None and result.stopped_by:
+    if result.latency.throughput_sps is not None:
+        line += f"  {result.latency.throughput_sps:.1f} samples/s"
+    if result.trial.target_ci_pct is not None and result.stopped_by:
         line += f"  ({result.stopped_by})"
     return line
 

@@ -135,7 +135,8 @@ def int8_model(
     mnn: Any, onnx_path: Path, work_dir: Path, trial: Trial, input_shape: tuple[int, ...], inputs: np.ndarray
 ) -> tuple[Path, dict[str, Any]]:
     """The trial's int8 model (full where MNN's quantizer succeeds, else weight-only) and its
-    :class:`edgebench.records.result.Quantization` record (a dict), against the fp32 conversion on the shared inputs."""
+    :class:`~edgebench.records.quantization.Quantization` record (a dict), against the fp32 conversion on the shared
+    inputs."""
     from edgebench.backends.quantize import calibration
 
     calib = calibration(trial.model, input_shape, preset=trial.preset, data=trial.data, seed=trial.seed)

@@ -94,12 +94,12 @@ class Setting:
     @classmethod
     def of(cls, r: TrialResult) -> Setting:
         return cls(
-            mask=(r.cores_mask or format_mask(r.cores)) if r.cores else "all",
-            freq_khz=r.freq_khz or 0,
-            threads=r.threads or 0,
-            precision=r.precision,
-            backend=r.backend,
-            device=r.device,
+            mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else "all",
+            freq_khz=r.trial.freq_khz or 0,
+            threads=r.trial.threads or 0,
+            precision=r.trial.precision,
+            backend=r.trial.backend,
+            device=r.trial.device,
         )
 
 
@@ -164,15 +164,15 @@ def energy_figures(ts: TrialSeries) -> dict[str, float | None]:
     r = ts.result
     if r.imported_from is not None:
         return {
-            "batchsize_energy": r.energy_j,
-            "singleBatch_energy": r.energy_per_step_j,
-            "singleSample_energy": r.energy_per_sample_j,
+            "batchsize_energy": r.energy.energy_j,
+            "singleBatch_energy": r.energy.per_step_j,
+            "singleSample_energy": r.energy.per_sample_j,
         }
     energy = run_energy_j(ts)
     batches = ts.windows.train_batches
     if energy is None or not batches:
         return dict.fromkeys(("batchsize_energy", "singleBatch_energy", "singleSample_energy"), energy)
-    per_batch, per_sample = per_step_and_sample(energy, batches, r.batch_size)
+    per_batch, per_sample = per_step_and_sample(energy, batches, r.trial.batch_size)
     return {"batchsize_energy": energy, "singleBatch_energy": per_batch, "singleSample_energy": per_sample}
 
 
@@ -180,8 +180,8 @@ def latest_ok(results: Iterable[TrialResult]) -> dict[tuple[Setting, str, int], 
     """The last ok trial of each (setting, model, batch size); results come in the order they were stored."""
     chosen: dict[tuple[Setting, str, int], TrialResult] = {}
     for r in results:
-        if r.ok and r.step_time_ms is not None:
-            chosen[(Setting.of(r), r.model, r.batch_size)] = r
+        if r.ok and r.latency.step_ms is not None:
+            chosen[(Setting.of(r), r.trial.model, r.trial.batch_size)] = r
     return chosen
 
 
@@ -207,13 +207,13 @@ def build_files(results: Iterable[TrialResult], device: str, series: SeriesLoade
             for i, (batch, ts) in enumerate(by_batch, start=1):
                 r = ts.result
                 # only an imported trial has one; MNN's session benchmark prints three decimals
-                session = r.env.get("mnn_suite_session_infer_ms")
+                session = r.device.extra.get("mnn_suite_session_infer_ms")
                 session_cell = f"{session:.3f}" if session is not None else "nan"
-                time_rows.append([i, batch, _ms6(r.step_time_ms), _ms6(r.infer_time_ms), session_cell])
+                time_rows.append([i, batch, _ms6(r.latency.step_ms), _ms6(r.latency.infer_ms), session_cell])
                 power = [_window_max(ts, RAIL_COLUMNS[c]) for c in POWER_COLUMNS]
                 shr = _mib(_window_max(ts, "proc_shr_bytes"))
-                perf = [i, batch, _mib(r.virtual_memory_peak_bytes), _mib(r.peak_memory_bytes), shr]
-                perf += [r.process_cpu_pct, r.infer_process_cpu_pct]
+                perf = [i, batch, _mib(r.memory.virtual_peak_bytes), _mib(r.memory.peak_bytes), shr]
+                perf += [r.cpu.process_pct, r.cpu.infer_process_pct]
                 perf_rows.append(perf + (power if with_power else []))
                 rows += sample_rows(ts)
                 if ts.windows.train or ts.windows.infer:

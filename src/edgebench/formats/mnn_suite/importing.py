@@ -37,7 +37,8 @@ from edgebench.formats.mnn_suite.export import SUITE_NETS
 from edgebench.formats.mnn_suite.series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
 from edgebench.host.cpuset import parse_cores
 from edgebench.measure.power import above_idle, integrate_power_j
-from edgebench.records.result import Stats, TrialResult
+from edgebench.records.device import DeviceEnvironment
+from edgebench.records.result import Cpu, Latency, MeasuredEnergy, Memory, Stats, TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.sensors.base import PowerChannel
 from edgebench.units import MIB
@@ -283,9 +284,12 @@ def read_folder(folder: Path, device: str) -> Imported:
         for batch, (text, windows) in stamps.items():
             assert windows.train is not None
             result = _result(name, device, net, batch, bench[batch], windows.train, parts.get(batch, []), baseline)
-            extra = _performance_fields(performance.get(batch))
+            memory, cpu = _performance(performance.get(batch))
+            extra: dict[str, Any] = {"memory": memory, "cpu": cpu}
             if (net, batch) in session:
-                extra["env"] = {**result.env, "mnn_suite_session_infer_ms": session[(net, batch)]}
+                extra["device"] = result.device.model_copy(
+                    update={"extra": {**result.device.extra, "mnn_suite_session_infer_ms": session[(net, batch)]}}
+                )
             result = result.model_copy(update=extra)
             series = {TRAIN_STAMP_SERIES: text}
             if parts.get(batch):
@@ -327,43 +331,52 @@ def _result(
     m = _FOLDER.match(folder)
     assert m is not None  # the pattern's suffixes are optional: every name matches
     mask, freq = m.group("mask"), m.group("freq")
-    fields: dict[str, Any] = dict(
+    # the suite's trial as recorded: its model and backend are not looked up (another tool ran them)
+    trial = stored_trial(
+        {
+            "model": MODELS.get(net, net.lower()),
+            "batch_size": batch,
+            "threads": None,
+            "cores": list(parse_cores(mask)) if mask else None,
+            "cores_mask": mask,
+            "freq_khz": int(freq) if freq else None,
+            "steps": bench.steps,
+            "warmup": bench.warmup,
+            "backend": "mnn",
+        }
+    )
+    latency = Latency(
+        step_ms=_stats(bench.train_ms, bench.steps),
+        infer_ms=_stats(bench.infer_ms, bench.steps) if bench.infer_ms is not None else None,
+        throughput_sps=batch * 1e3 / bench.train_ms,
+        measured_steps=bench.steps,
+    )
+    return TrialResult(
         trial_id=_trial_id(folder, device, net, batch, train_ms[0]),
         status="ok",
-        model=MODELS.get(net, net.lower()),
-        batch_size=batch,
-        threads=None,
-        cores=list(parse_cores(mask)) if mask else None,
-        cores_mask=mask,
-        freq_khz=int(freq) if freq else None,
-        steps=bench.steps,
-        warmup=bench.warmup,
-        backend="mnn",
+        trial=trial,
         started_at=datetime.fromtimestamp(train_ms[0] / 1e3, timezone.utc).isoformat(timespec="seconds"),
         stopped_by=f"fixed: {bench.steps} steps",
-        step_time_ms=_stats(bench.train_ms, bench.steps),
-        throughput_sps=batch * 1e3 / bench.train_ms,
-        infer_time_ms=_stats(bench.infer_ms, bench.steps) if bench.infer_ms is not None else None,
-        env={"hostname": device},
+        latency=latency,
+        device=DeviceEnvironment(hostname=device),
         target=device,
         imported_from=f"mnn-suite:{folder}",
+        energy=_energy(rows, train_ms, baseline, bench, batch),
     )
-    fields.update(_energy(rows, train_ms, baseline, bench, batch))
-    return TrialResult(**fields)
 
 
 def _energy(
     rows: list[Row], train_ms: tuple[int, int], baseline: tuple[float, float] | None, bench: Bench, batch: int
-) -> dict[str, Any]:
+) -> MeasuredEnergy:
     """The suite's ``batchsize_energy`` on its own readings: the training run above its idle baseline."""
     t, watts = _power_w(rows)
     t0, t1 = train_ms[0] * 10**6, train_ms[1] * 10**6
     inside = (t > t0) & (t < t1)
     if not inside.any():
-        return {}  # no USB reading inside the window: nothing to integrate
+        return MeasuredEnergy()  # no USB reading inside the window: nothing to integrate
     gross = integrate_power_j(t, watts, t0, t1)
     if math.isnan(gross):
-        return {}
+        return MeasuredEnergy()
     window_s = (t1 - t0) / 1e9
     idle_w = baseline[0] if baseline else None
     energy = above_idle(gross, idle_w, window_s)
@@ -375,33 +388,34 @@ def _energy(
     ]
     if idle_w is None:
         notes.append("no USB reading in the baseline rows: energy_j is not idle-subtracted")
-    return dict(
+    return MeasuredEnergy(
         energy_j=energy,
-        energy_per_step_j=energy / batches,
-        energy_per_sample_j=energy / (batches * batch),
-        energy_gross_j=gross,
-        energy_window_s=window_s,
+        per_step_j=energy / batches,
+        per_sample_j=energy / (batches * batch),
+        gross_j=gross,
+        window_s=window_s,
         idle_power_w=idle_w,
         idle_window_s=baseline[1] if baseline else None,
         avg_power_w=gross / window_s,
-        energy_source="power_supply: usb input (power samples)",
-        energy_notes=notes,
+        source="power_supply: usb input (power samples)",
+        notes=notes,
     )
 
 
-def _performance_fields(row: dict[str, str] | None) -> dict[str, Any]:
+def _performance(row: dict[str, str] | None) -> tuple[Memory, Cpu]:
     """The suite's ``performance`` row: maxima of top's VIRT and RES (MB) and mean CPU% over its windows."""
     if not row:
-        return {}
-    out: dict[str, Any] = {}
+        return Memory(), Cpu()
+    memory: dict[str, Any] = {}
     virt, res = _float(row.get("VIRT")), _float(row.get("RES"))
     if virt:
-        out["virtual_memory_peak_bytes"] = round(virt * MIB)
+        memory["virtual_peak_bytes"] = round(virt * MIB)
     if res:
-        out["peak_memory_bytes"] = round(res * MIB)
-        out["peak_memory_source"] = "mnn-suite: top RES, the largest over the training and inference windows"
-    for field, column in (("process_cpu_pct", "cpuUsage_train"), ("infer_process_cpu_pct", "cpuUsage_infer")):
+        memory["peak_bytes"] = round(res * MIB)
+        memory["peak_source"] = "mnn-suite: top RES, the largest over the training and inference windows"
+    cpu: dict[str, Any] = {}
+    for field, column in (("process_pct", "cpuUsage_train"), ("infer_process_pct", "cpuUsage_infer")):
         value = _float(row.get(column))
         if value:  # the suite writes 0 where it saw no top reading in the window
-            out[field] = value
-    return out
+            cpu[field] = value
+    return Memory(**memory), Cpu(**cpu)

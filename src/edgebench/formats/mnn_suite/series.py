@@ -185,7 +185,7 @@ def run_energy_j(ts: TrialSeries) -> float | None:
     An imported trial's figure is the one computed when it was imported (the same definition, on the suite's data).
     """
     if ts.result.imported_from is not None:
-        return ts.result.energy_j
+        return ts.result.energy.energy_j
     if ts.samples is None or ts.train_ns is None or len(ts.samples) < 2:
         return None
     figures = device_energy(ts.samples, ts.train_ns[0], ts.train_ns[1], ts.idle_ns)
@@ -343,12 +343,12 @@ def train_bench_text(net: str, by_batch: list[tuple[int, TrialResult]]) -> str:
     """The lines of the suite's ``train_bench_<Net>.result`` its ``dataprocess.py`` reads (six decimals, as printed)."""
     lines = []
     for batch, r in by_batch:
-        lines.append(f" warmUp: {r.warmup} ")
-        lines.append(f" measureIteration: {r.steps} ")
-        if r.step_time_ms is not None:
-            lines.append(f"Training latency of {net} is : {r.step_time_ms.mean:.6f} ms (batchsize is {batch})")
-        if r.infer_time_ms is not None:
-            lines.append(f"Inferring latency of {net} is : {r.infer_time_ms.mean:.6f} ms (batchsize is {batch})")
+        lines.append(f" warmUp: {r.trial.warmup} ")
+        lines.append(f" measureIteration: {r.trial.steps} ")
+        if r.latency.step_ms is not None:
+            lines.append(f"Training latency of {net} is : {r.latency.step_ms.mean:.6f} ms (batchsize is {batch})")
+        if r.latency.infer_ms is not None:
+            lines.append(f"Inferring latency of {net} is : {r.latency.infer_ms.mean:.6f} ms (batchsize is {batch})")
     return "".join(line + "\n" for line in lines)
 
 
