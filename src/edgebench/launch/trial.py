@@ -73,9 +73,9 @@ def run_trial(
 def remeasure(finished: FinishedTrial) -> FinishedTrial:
     """Measure a finished (stored) trial again from its events and samples, as the measurement now stands.
 
-    The result keeps its id and what the launch added to it (target, sweep and its host, the start time); every measured figure is
-    computed anew.  A trial whose run was not kept (stored before the record kept it, or one that never reached a
-    device) cannot be measured again: ``ValueError`` says so.
+    The result keeps its id and what the launch added to it (target, sweep and its host, the start time); every
+    measured figure is computed anew.  A trial whose run was not kept (stored before the record kept it, or one
+    that never reached a device) cannot be measured again: ``ValueError`` says so.
     """
     bundle = finished.bundle()
     if bundle is None:
