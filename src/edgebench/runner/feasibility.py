@@ -69,8 +69,8 @@ def plan_trials(base: Trial, models: Sequence[str], batch_sizes: Sequence[int], 
 def blocked_by(trial: Trial, smaller: Sequence[TrialResult | None]) -> str | None:
     """Why ``trial`` need not run: a smaller batch of its model did not fit (memory only grows with the batch)."""
     for result in smaller:
-        if result is not None and result.status in ("infeasible", "oom") and result.batch_size < trial.batch_size:
-            return f"batch {result.batch_size} already did not fit"
+        if result is not None and result.status in ("infeasible", "oom") and result.trial.batch_size < trial.batch_size:
+            return f"batch {result.trial.batch_size} already did not fit"
     return None
 
 
