@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.records.result import TrialResult
+    from edgebench.store import Store
 
 
 def open_store(path: Path | None):  # type: ignore[no-untyped-def]
@@ -62,9 +66,27 @@ def trials(
     return 0
 
 
+def _remeasured(db: Store, result: TrialResult) -> TrialResult:
+    from edgebench.launch.trial import remeasure
+    from edgebench.store.trials import finished_of
+
+    try:
+        return remeasure(finished_of(db, result)).result
+    except ValueError as exc:
+        raise UsageError("--remeasure", str(exc)) from None
+
+
 def show(
     trial: Annotated[str, typer.Argument(help="Trial id, or a unique prefix of one.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored record as JSON.")] = False,
+    remeasure: Annotated[
+        bool,
+        typer.Option(
+            "--remeasure",
+            help="Measure the trial again from its kept events and samples with this edgebench (after a "
+            "measurement fix) and print that instead of the stored figures; nothing is written.",
+        ),
+    ] = False,
     store: StoreOption = None,
 ) -> int:
     """Print one stored trial's summary exactly as `run` printed it."""
@@ -73,6 +95,8 @@ def show(
             result = db.get(trial)
         except KeyError as exc:
             raise UsageError("TRIAL", f"{exc.args[0]} in {db.path}; `edgebench trials` lists them") from None
+        if remeasure:
+            result = _remeasured(db, result)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return 0
