@@ -144,9 +144,10 @@ def fit(observations: list[Observation]) -> CostModel:
         layers[(POOLED, d)] = _linear().fit(x_all, y_all, sample_weight=w_all)
         for kind in sorted(set(kinds)):
             rows = k_all == kind
-            if len(set(t_all[rows].tolist())) < MIN_TRIALS_PER_TYPE or y_all[rows].sum() <= 0:
+            if len(set(t_all[rows].tolist())) < MIN_TRIALS_PER_TYPE:
                 continue
-            layers[(kind, d)] = _linear().fit(x_all[rows], y_all[rows], sample_weight=w_all[rows])
+            ran = y_all[rows].sum() > 0  # a type that never took time (a container's own share): 0, learned
+            layers[(kind, d)] = _linear().fit(x_all[rows], y_all[rows], sample_weight=w_all[rows]) if ran else _Zero()
     for d in (0, 1):  # an inference-only store has no backward: a model that predicts 0 for it
         layers.setdefault((POOLED, d), _Zero())
     x_o = np.stack([overhead_features(o.graph) for o in observations])
