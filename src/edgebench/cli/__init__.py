@@ -27,6 +27,7 @@ from edgebench.cli import models as models_cmd
 from edgebench.cli import monitor as monitor_cmd
 from edgebench.cli import partition as partition_cmd
 from edgebench.cli import peak as peak_cmd
+from edgebench.cli import predict as predict_cmd
 from edgebench.cli import report as report_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
@@ -87,6 +88,7 @@ app.command("layers")(interruptible(layers_cmd.layers))
 app.command("trace")(interruptible(trace_cmd.trace, "interrupted; nothing was written"))
 app.command("peak")(interruptible(peak_cmd.peak))
 app.command("partition")(interruptible(partition_cmd.partition))
+app.command("predict")(interruptible(predict_cmd.predict))
 app.command("trials")(interruptible(browse_cmd.trials))
 app.command("show")(interruptible(browse_cmd.show))
 app.command("report")(interruptible(report_cmd.report, "interrupted; nothing was written"))

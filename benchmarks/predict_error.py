@@ -1,0 +1,94 @@
+"""How well does ``edgebench predict`` predict a model never run on this machine?  Target: leave-one-model-out
+training step-time error with a median within 15% and at least 80% of models within ±25%.
+
+Runs layer-traced training trials (``--trace layers``, one thread) of zoo models at small inputs, each at two or
+more batch sizes, into a temporary store (or ``--store``, kept and reused: trials already there are not run
+again), then holds each model out in turn, learns the per-layer cost models from the others and predicts its
+trials (:func:`edgebench.predict.validate.leave_one_model_out`).  A model's error is the mean of its batch sizes'.
+
+Run: ``python benchmarks/predict_error.py [--batch-sizes 4 16] [--steps 8] [--store /tmp/predict.db]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from edgebench.predict.stored import Selection, load_observations
+from edgebench.predict.validate import leave_one_batch_size_out, leave_one_model_out
+
+#: model -> input shape (None: the workload's own); small inputs keep a step under a second on a shared core.
+MODELS: dict[str, str | None] = {
+    "lenet": None,
+    "mnist_mlp": None,
+    "char_cnn": None,
+    "dqn": None,
+    "squeezenet": "3x64x64",
+    "mobilenet_v2": "3x64x64",
+    "shufflenet_v2_0.5x": "3x64x64",
+    "resnet50": "3x32x32",
+    "alexnet": "3x64x64",
+}
+
+
+def stored_configs(store: Path) -> set[tuple[str, int]]:
+    if not store.exists():
+        return set()
+    try:
+        observations, _ = load_observations(store, Selection())
+    except Exception:  # an empty store: nothing stored yet
+        return set()
+    return {(o.graph.config.model, o.graph.config.batch_size) for o in observations}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[4, 16])
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--store", type=Path, default=None)
+    args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    store = args.store or Path(tmp.name) / "predict.db"
+    done = stored_configs(store)
+    edgebench = Path(sys.executable).parent / "edgebench"
+    for model in args.models:
+        for batch in args.batch_sizes:
+            if (model, batch) in done:
+                continue
+            cmd = [str(edgebench), "run", "--model", model, "--batch-size", str(batch), "--steps", str(args.steps),
+                   "--warmup", "2", "--infer-steps", "0", "--threads", "1", "--trace", "layers",
+                   "--store", str(store)]  # fmt: skip
+            if MODELS.get(model):
+                cmd += ["--input-shape", MODELS[model]]  # type: ignore[list-item]
+            print(f"running {model} batch {batch}", flush=True)
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    observations, skipped = load_observations(store, Selection())
+    for line in skipped:
+        print(f"note: passed over {line}")
+    for check in (leave_one_model_out(observations), leave_one_batch_size_out(observations)):
+        print(f"\n{check.scheme} (training step time, {len(observations)} traced trials, one thread)")
+        print("| model | batch | measured ms | predicted ms | error |\n|---|---:|---:|---:|---:|")
+        for row in sorted(check.rows, key=lambda r: (r.model, r.batch_size)):
+            print(f"| {row.model} | {row.batch_size} | {row.measured_ms:.2f} | {row.predicted_ms:.2f} | "
+                  f"{100 * row.error:+.1f}% |")  # fmt: skip
+        errors = check.model_errors()
+        print("\n| model | error (mean over its batch sizes) |\n|---|---:|")
+        for model, error in errors.items():
+            print(f"| {model} | {100 * error:+.1f}% |")
+        median = check.median_abs_error() or 0.0
+        within = check.share_within(0.25) or 0.0
+        print(f"\n{len(errors)} models: median |error| {100 * median:.1f}%, within ±10% "
+              f"{100 * (check.share_within(0.10) or 0):.0f}%, ±20% {100 * (check.share_within(0.20) or 0):.0f}%, "
+              f"±25% {100 * within:.0f}%")  # fmt: skip
+        if check.scheme == "leave-one-model-out":
+            met = median <= 0.15 and within >= 0.80
+            print(f"target (median <= 15%, >= 80% within ±25%): {'met' if met else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""What the predictor learns from and predicts on: one configuration's layers with their static features.
+
+A :class:`Graph` is a model at a batch size as the layer tracer labels it: per label its type, its own FLOPs and
+bytes forward and backward, and its calls per step; plus the step's costs outside every module (loss, optimizer
+update) and the parameter count.  A stored traced trial adds what was measured (:class:`Observation`): each
+label's exclusive forward and backward time per step, and the rest of the step (``overhead_ms``: loss, optimizer
+update, framework), with energy and peak memory where the device had them.  The same :class:`Graph` comes from a
+trial's stored span table or from counting the model on this host (:func:`graph_of_config`), so a configuration
+never run is described exactly as the stored ones are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from edgebench.measure.attribution import N_KINDS, clip, table_segments, time_by_key, train_windows
+from edgebench.records.spans import BACKWARD, FORWARD, SpanTable
+
+if TYPE_CHECKING:
+    from edgebench.records.result import TrialResult
+    from edgebench.store.trials import StoredTrial
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a prediction is asked for: the trial settings that change the cost."""
+
+    model: str
+    batch_size: int
+    mode: str = "train"
+    threads: int = 1
+    #: The clock the cores ran at (kHz), where known; None = not known (treated as the stored trials' clock).
+    freq_khz: float | None = None
+    preset: str | None = None
+    input_shape: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Graph:
+    config: Config
+    types: tuple[str, ...]
+    #: ``[label, 2]`` arrays: column 0 forward, column 1 backward (zeros for an inference pass).
+    flops: np.ndarray
+    bytes: np.ndarray
+    calls: np.ndarray
+    #: Bytes and FLOPs outside every module (the loss; the optimizer update in training).
+    unattributed_bytes: float
+    params: int
+
+    @property
+    def total_flops(self) -> float:
+        return float(self.flops.sum())
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A stored traced trial: its graph and what it measured, per step."""
+
+    trial_id: str
+    graph: Graph
+    #: ``[label, 2]``: exclusive forward and backward time per step (ms).
+    layer_ms: np.ndarray
+    step_ms: float
+    overhead_ms: float
+    energy_j: float | None = None
+    peak_bytes: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _pair(costs: dict[str, np.ndarray], what: str) -> np.ndarray:
+    return np.stack([np.asarray(costs[f"forward_{what}"]), np.asarray(costs[f"backward_{what}"])], axis=1)
+
+
+def config_of(result: TrialResult) -> Config:
+    trial = result.trial
+    freqs = [f for f in (result.cpu.freq_khz or []) if f]
+    freq = trial.freq_khz or (float(np.mean(freqs)) if freqs else None)
+    return Config(
+        model=trial.model,
+        batch_size=trial.batch_size,
+        mode=trial.mode,
+        threads=trial.threads or 1,
+        freq_khz=freq,
+        preset=trial.preset,
+        input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else trial.input_shape,
+    )
+
+
+def observation(result: TrialResult, spans: SpanTable, events: object) -> Observation:
+    """The measured per-label times of a layer-traced trial, with its stored costs as features."""
+    if spans.granularity != "layers" or spans.costs is None:
+        raise ValueError(f"trial {result.trial_id} has no layer costs (record it with --trace layers)")
+    windows = train_windows(events)  # type: ignore[arg-type]
+    if not windows:
+        raise ValueError(f"trial {result.trial_id} has no measured steps")
+    steps = len(windows)
+    step_ms = sum(b - a for a, b in windows) / steps / 1e6
+    n = len(spans.names)
+    times = time_by_key(clip(table_segments(spans), windows), n * N_KINDS).reshape(n, N_KINDS) / steps / 1e6
+    layer_ms = times[:, [FORWARD, BACKWARD]]
+    called = spans.label[spans.kind != BACKWARD]
+    calls = np.bincount(called, minlength=n).astype(float) / steps
+    unattributed = spans.notes.get("unattributed_costs") or {}
+    graph = Graph(
+        config=config_of(result),
+        types=spans.types,
+        flops=_pair(spans.costs, "flops"),
+        bytes=_pair(spans.costs, "bytes"),
+        calls=calls,
+        unattributed_bytes=float(unattributed.get("forward_bytes", 0.0) + unattributed.get("backward_bytes", 0.0)),
+        params=int(result.workload.params or 0),
+    )
+    energy = result.energy.per_step_j
+    return Observation(
+        trial_id=result.trial_id,
+        graph=graph,
+        layer_ms=layer_ms,
+        step_ms=step_ms,
+        overhead_ms=max(step_ms - float(times.sum()), 0.0),
+        energy_j=float(energy) if energy is not None else None,
+        peak_bytes=result.memory.peak_bytes,
+    )
+
+
+def observation_of(stored: StoredTrial) -> Observation:
+    if stored.spans is None:
+        raise ValueError(f"trial {stored.result.trial_id} has no spans")
+    return observation(stored.result, stored.spans, stored.events)
+
+
+def graph_of_config(config: Config) -> Graph:
+    """Count the configuration's per-layer features on this host (torch; nothing is timed)."""
+    from edgebench.backends.torch.tracing.static import graph_costs
+
+    counted = graph_costs(
+        config.model, config.batch_size, mode=config.mode, preset=config.preset, input_shape=config.input_shape
+    )
+    return Graph(
+        config=config,
+        types=counted.types,
+        flops=_pair(counted.costs, "flops"),
+        bytes=_pair(counted.costs, "bytes"),
+        calls=counted.calls,
+        unattributed_bytes=counted.unattributed["forward_bytes"] + counted.unattributed["backward_bytes"],
+        params=counted.params,
+    )

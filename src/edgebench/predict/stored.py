@@ -1,0 +1,57 @@
+"""The device's traced trials in a store, as observations the predictor learns from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from edgebench.errors import UsageError
+from edgebench.predict.observations import Observation, observation_of
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which stored trials describe the device: one target, backend and mode, and a core set if asked."""
+
+    target: str = "local"
+    backend: str = "torch"
+    mode: str = "train"
+    cores: tuple[int, ...] | None = None
+
+
+def load_observations(store_path: Path | None, selection: Selection) -> tuple[list[Observation], list[str]]:
+    """The selected layer-traced trials that finished, and a line for each one passed over (and why)."""
+    from edgebench.store.sqlite import Store, default_store_path
+    from edgebench.store.trials import StoredTrial, finished_of
+
+    path = store_path or default_store_path()
+    if not Path(path).exists():
+        raise UsageError("--store", f"{path} does not exist; give the store the device's traced trials are in")
+    found: list[Observation] = []
+    skipped: list[str] = []
+    with Store(path, read_only=True) as store:
+        for result in store.trials():
+            trial = result.trial
+            if (
+                result.status != "ok"
+                or trial.trace != "layers"
+                or result.target != selection.target
+                or trial.backend != selection.backend
+                or trial.mode != selection.mode
+                or trial.precision != "fp32"
+                or (selection.cores is not None and tuple(trial.cores or ()) != selection.cores)
+            ):
+                continue
+            try:
+                found.append(observation_of(StoredTrial.of(finished_of(store, result))))
+            except ValueError as exc:
+                skipped.append(str(exc))
+    if not found:
+        cores = f" on cores {','.join(map(str, selection.cores))}" if selection.cores else ""
+        raise UsageError(
+            "--store",
+            f"no finished {selection.mode} trials traced with --trace layers on target {selection.target} "
+            f"({selection.backend}{cores}) in {path}; record some with `edgebench run --model M --batch-size B "
+            f"--mode {selection.mode} --trace layers`",
+        )
+    return found, skipped

@@ -1,0 +1,107 @@
+"""What ``edgebench predict`` prints and draws: every figure labelled predicted, with where it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from edgebench.predict.estimate import LEVEL, Prediction
+from edgebench.predict.validate import Validation
+from edgebench.units import MIB
+
+
+def print_prediction(p: Prediction) -> None:
+    cfg = p.graph.config
+    b = p.point
+    typer.echo(
+        f"{cfg.model} batch {cfg.batch_size} {cfg.mode}, {cfg.threads} thread(s): predicted step "
+        f"{b.step_ms:.2f} ms ({int(LEVEL * 100)}% interval {p.low_ms:.2f}-{p.high_ms:.2f} ms)"
+    )
+    typer.echo(
+        f"  forward {b.forward_ms:.2f} ms + backward {b.backward_ms:.2f} ms + overhead (loss, optimizer update, "
+        f"framework) {b.overhead_ms:.2f} ms; {p.graph.total_flops / 1e9:.3g} GFLOPs per step"
+    )
+    if b.energy_j is not None:
+        typer.echo(f"  energy per step: {b.energy_j:.3g} J (predicted: predicted time x the trials' mean power)")
+    else:
+        typer.echo("  energy per step: not predicted (the device's trials have no measured energy)")
+    if b.peak_bytes is not None:
+        typer.echo(f"  peak memory: {b.peak_bytes / MIB:.0f} MiB (predicted)")
+    learned = sorted({(o.graph.config.model, o.graph.config.batch_size) for o in p.learned_from})
+    typer.echo(
+        f"  learned from {len(p.learned_from)} traced trials: "
+        + ", ".join(f"{m}@{bs}" for m, bs in learned[:12])
+        + (" ..." if len(learned) > 12 else "")
+    )
+    n = p.nearest
+    typer.echo(
+        f"  nearest stored trial: {n.trial_id} ({n.model} batch {n.batch_size}), "
+        f"{2**n.log2_flops_ratio:.2g}x its FLOPs per step"
+    )
+    if p.extrapolation:
+        for flag in p.extrapolation:
+            typer.echo(f"  warning: extrapolation: {flag}")
+    else:
+        typer.echo("  within the stored trials' range (no extrapolation)")
+    typer.echo("  note: step time as layer-traced trials measure it (the tracer's hooks included)")
+
+
+def print_validation(checks: list[Validation]) -> None:
+    for check in checks:
+        typer.echo(f"{check.scheme}: training step time, predicted from the other trials")
+        typer.echo(f"  {'model':<18} {'batch':>5} {'measured ms':>12} {'predicted ms':>13} {'error':>8}")
+        for row in sorted(check.rows, key=lambda r: (r.model, r.batch_size)):
+            typer.echo(
+                f"  {row.model:<18} {row.batch_size:>5} {row.measured_ms:>12.2f} {row.predicted_ms:>13.2f} "
+                f"{100 * row.error:>+7.1f}%"
+            )
+        errors = check.model_errors()
+        if errors:
+            typer.echo(
+                "  per model (mean over its batch sizes): "
+                + ", ".join(f"{m} {100 * e:+.1f}%" for m, e in errors.items())
+            )
+            shares = {b: check.share_within(b) for b in (0.10, 0.20, 0.25)}
+            typer.echo(
+                f"  {len(errors)} models: median |error| {100 * (check.median_abs_error() or 0):.1f}%; within "
+                + ", ".join(f"±{int(100 * b)}% {100 * (s or 0):.0f}%" for b, s in shares.items())
+            )
+        if check.skipped:
+            typer.echo(f"  not held out (nothing else to learn from): {', '.join(check.skipped)}")
+
+
+def plot_validation(checks: list[Validation], path: Path) -> None:
+    """Predicted against measured step time, one panel per scheme, the ±10% and ±20% bands drawn."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from edgebench.errors import UsageError
+
+        raise UsageError("--plot", "matplotlib is not installed; pip install 'edgebench[report]'") from None
+    fig, axes = plt.subplots(1, len(checks), figsize=(6 * len(checks), 5), squeeze=False)
+    for ax, check in zip(axes[0], checks, strict=True):
+        measured = [r.measured_ms for r in check.rows]
+        if not measured:
+            continue
+        lo, hi = min(measured) * 0.7, max(measured) * 1.3
+        line = [lo, hi]
+        ax.plot(line, line, color="black", linewidth=1)
+        for band, style in ((0.1, "--"), (0.2, ":")):
+            ax.plot(line, [v * (1 + band) for v in line], "gray", linestyle=style, label=f"±{int(band * 100)}%")
+            ax.plot(line, [v * (1 - band) for v in line], "gray", linestyle=style)
+        for model in sorted({r.model for r in check.rows}):
+            rows = [r for r in check.rows if r.model == model]
+            ax.scatter([r.measured_ms for r in rows], [r.predicted_ms for r in rows], label=model)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("measured step (ms)")
+        ax.set_ylabel("predicted step (ms)")
+        ax.set_title(check.scheme)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
