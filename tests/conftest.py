@@ -53,7 +53,7 @@ def cli(tmp_path, model_counts_cache):
     ``cli.cache_path`` is the model-count cache it uses (the run's shared one; a test of the cache sets its own).
     """
 
-    def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(
             os.environ,
             EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
@@ -61,7 +61,12 @@ def cli(tmp_path, model_counts_cache):
             COLUMNS="120",
         )
         return subprocess.run(
-            [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env, timeout=timeout
+            [sys.executable, "-m", "edgebench", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            cwd=cwd,
         )
 
     run.store_path = tmp_path / "store.sqlite"
