@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,7 +55,7 @@ def cli(tmp_path, model_counts_cache):
     ``cli.cache_path`` is the model-count cache it uses (the run's shared one; a test of the cache sets its own).
     """
 
-    def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(
             os.environ,
             EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
@@ -61,7 +63,12 @@ def cli(tmp_path, model_counts_cache):
             COLUMNS="120",
         )
         return subprocess.run(
-            [sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env, timeout=timeout
+            [sys.executable, "-m", "edgebench", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            cwd=cwd,
         )
 
     run.store_path = tmp_path / "store.sqlite"
@@ -95,3 +102,92 @@ def require_onnxruntime():
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         pytest.fail(f"{exc.name} is missing: pip install 'edgebench[onnx]'", pytrace=False)
+
+
+# --- markers by what a test needs ------------------------------------------------------------------------------------
+#: Registered in pyproject.toml: ``pytest -m "not e2e and not ray and not browser"`` is the quick subset.  The marks
+#: are read off what each test uses rather than written on it, so a test is marked by what it really starts.
+NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "cli": "e2e"}
+#: Names whose use means the real component: the Ray cluster, headless Chromium, a CLI harness of a test module.
+NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Cli": "e2e"}
+NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime"}
+#: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
+NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime"}
+NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}
+NEEDS_MODULE |= {"edgebench.backends.onnxruntime": "onnxruntime"}
+
+
+def _code_words(code: Any, names: set[str], texts: set[str]) -> None:
+    names.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, str):
+            texts.add(const)
+        elif hasattr(const, "co_names"):
+            _code_words(const, names, texts)
+
+
+def _words(functions: list[Any], namespace: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The names and text constants of ``functions``, following calls to helpers of the test suite (a module-level
+    ``start`` that runs ``python -m edgebench``), so a test is marked by what its helpers start too."""
+    names: set[str] = set()
+    texts: set[str] = set()
+    seen: set[int] = set()
+    todo = list(functions)
+    while todo:
+        fn = inspect.unwrap(todo.pop())
+        code = getattr(fn, "__code__", None)
+        if code is None or id(code) in seen:
+            continue
+        seen.add(id(code))
+        found: set[str] = set()
+        _code_words(code, found, texts)
+        names |= found
+        scope = {**namespace, **getattr(fn, "__globals__", {})}
+        for name in found:
+            helper = scope.get(name)
+            if callable(helper) and getattr(helper, "__module__", "").startswith("tests"):
+                todo.append(helper.__init__ if inspect.isclass(helper) else helper)
+    return names, texts
+
+
+def _runs_the_cli(names: set[str], texts: set[str]) -> bool:
+    """A subprocess of the ``edgebench`` command (``[sys.executable, "-m", "edgebench", ...]`` or ``-c`` and
+    ``edgebench.cli``), written inline."""
+    return "executable" in names and any(t == "edgebench" or "edgebench.cli" in t for t in texts)
+
+
+def _module_needs(module: Any) -> set[str]:
+    needs = set()
+    for value in vars(module).values():
+        origin = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+        if isinstance(origin, str):
+            needs |= {
+                mark for prefix, mark in NEEDS_MODULE.items() if origin == prefix or origin.startswith(prefix + ".")
+            }
+    return needs
+
+
+def needs_of(item: pytest.Item) -> set[str]:
+    """What ``item`` needs beyond Python and torch: its fixtures, the names and backend names its code (and its
+    suite helpers and fixtures) use, and what its module imports."""
+    fixturenames = set(getattr(item, "fixturenames", ()))
+    needs = {mark for fixture, mark in NEEDS_FIXTURE.items() if fixture in fixturenames}
+    functions = [item.function] if isinstance(item, pytest.Function) else []
+    for name in fixturenames:
+        for definition in item._fixtureinfo.name2fixturedefs.get(name, ()):
+            if getattr(definition.func, "__module__", "").startswith("tests"):
+                functions.append(definition.func)
+    names, texts = _words(functions, vars(item.module) if getattr(item, "module", None) else {})
+    needs |= {mark for name, mark in NEEDS_NAME.items() if name in names}
+    needs |= {mark for text, mark in NEEDS_TEXT.items() if text in texts}
+    if _runs_the_cli(names, texts):
+        needs.add("e2e")
+    if getattr(item, "module", None) is not None:
+        needs |= _module_needs(item.module)
+    return needs
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in sorted(needs_of(item)):
+            item.add_marker(mark)

@@ -151,6 +151,7 @@ BACKENDS = Registry(
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
         "mnn": "edgebench.backends.mnn:MNN_BACKEND",
         "command": "edgebench.backends.command:COMMAND",
+        "fake": "edgebench.backends.fake:FAKE",
     },
     aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
 )

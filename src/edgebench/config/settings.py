@@ -123,7 +123,7 @@ class Setting:
 
     #: The Trial field this sets.
     field: str
-    #: One line for ``run --help`` (the README's sweep table reads it too).
+    #: One line for ``run --help`` (the generated settings reference in the docs shows it too).
     help: str
     #: The sweep file's key (``batch_sizes``, ``sample_interval``); default: the field's name.
     yaml_key: str | None = None
