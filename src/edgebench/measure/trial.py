@@ -20,8 +20,9 @@ from edgebench.measure.utilization import (
     core_ids,
     idle_ratio,
     mean_utilization_pct,
+    checked_cpu_share_pct,
     per_core_utilization_pct,
-    process_cpu_pct,
+    process_cpu_s,
 )
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.device import DeviceEnvironment
@@ -192,12 +193,17 @@ def build_result(
         measured_steps=len(step_ms),
     )
     cpu: dict[str, Any] = {}
+    n_cores = _cores_of(trial, fields["device"])
     infer = steps_of(events, "infer")
     if infer:
         latency = latency.model_copy(update={"infer_ms": summarize(durations_ms(infer))})
         if done.infer_cpu_s is not None:
             window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
-            cpu["infer_process_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
+            share, note = checked_cpu_share_pct(
+                done.infer_cpu_s, window_s, n_cores, "worker CPU of the inference passes"
+            )
+            cpu["infer_process_pct"] = share
+            notes += [note] if note else []
     memory: dict[str, Any] = {
         "peak_bytes": done.train_peak_memory_bytes,
         "peak_source": "vmhwm",
@@ -210,7 +216,8 @@ def build_result(
         fields["loss"] = LossSummary(first=losses[0], last=losses[-1], finite=all(map(math.isfinite, losses)))
     t0, t1 = train[0].start_ns, train[-1].end_ns
     if samples is not None and len(samples) >= 2:
-        sampled = _from_samples(samples, t0, t1)
+        sampled = _from_samples(samples, t0, t1, n_cores)
+        notes += sampled.pop("notes")
         cpu.update(sampled.pop("cpu"))
         fields.update(sampled)
         if throttle_reference is not None:
@@ -219,8 +226,11 @@ def build_result(
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():
                 memory["peak_bytes"], memory["peak_source"] = int(np.nanmax(rss)), "sampled_rss"
-    if done.train_cpu_s is not None:  # exact, from the worker's own rusage
-        cpu["process_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
+    if done.train_cpu_s is not None:  # the worker's own rusage: as fine as the kernel's accounting, not exact
+        window_s = done.train_cpu_window_s or (t1 - t0) / 1e9
+        share, note = checked_cpu_share_pct(done.train_cpu_s, window_s, n_cores, "worker CPU of the measured steps")
+        cpu["process_pct"] = share
+        notes = [n for n in notes if not n.startswith("worker CPU of the measured steps")] + ([note] if note else [])
     if memory["peak_bytes"] is None:
         memory["peak_source"] = None
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
@@ -252,6 +262,11 @@ def build_result(
     )
 
 
+def _cores_of(trial: Trial, device: DeviceEnvironment) -> int:
+    """How many cores the trial's worker could use: its resolved cores, else the device's, else one."""
+    return len(trial.cores) if trial.cores else (device.cpu_count or 1)
+
+
 def _process_share_of_device_pct(
     process_pct: float, samples: Samples | None, device: DeviceEnvironment
 ) -> float | None:
@@ -262,18 +277,26 @@ def _process_share_of_device_pct(
     return min(process_pct / cores, 100.0) if cores else None
 
 
-def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
-    """``cpu`` (the :class:`Cpu` group's sampled fields), ``sampler`` and ``temperature_c`` over ``[t0, t1]``."""
+def _from_samples(samples: Samples, t0: int, t1: int, n_cores: int) -> dict[str, Any]:
+    """``cpu`` (the :class:`Cpu` group's sampled fields), ``sampler``, ``temperature_c`` over ``[t0, t1]`` and
+    ``notes`` on figures withheld."""
     cpu: dict[str, Any] = {}
-    out: dict[str, Any] = {"cpu": cpu}
+    out: dict[str, Any] = {"cpu": cpu, "notes": []}
     meta = samples.meta
     if samples.matching("cpu", "_active_ticks"):
         per_core = per_core_utilization_pct(samples, t0, t1)
         cpu["util_pct"] = CpuUtil(per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0])
         cpu["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
     if meta is not None:
-        process = process_cpu_pct(samples, t0, t1, meta.clk_tck)
-        cpu["process_pct"] = None if math.isnan(process) else process
+        share, note = checked_cpu_share_pct(
+            process_cpu_s(samples, t0, t1, meta.clk_tck),
+            (t1 - t0) / 1e9,
+            n_cores,
+            "worker CPU of the measured steps",
+            tick_s=max(1.0 / meta.clk_tck, 0.01),
+        )
+        cpu["process_pct"] = share
+        out["notes"] += [note] if note else []
         out["sampler"] = SamplerSummary(
             interval_ms=meta.interval_ms,
             samples=meta.samples,
