@@ -17,10 +17,10 @@ from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
+    checked_cpu_share_pct,
     core_ids,
     idle_ratio,
     mean_utilization_pct,
-    checked_cpu_share_pct,
     per_core_utilization_pct,
     process_cpu_s,
 )
