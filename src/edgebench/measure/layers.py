@@ -6,8 +6,9 @@ the step time outside every span: loss, optimizer, ``zero_grad`` and framework o
 energy come from splitting each sampling interval over the layers active in it (:mod:`edgebench.measure.
 attribution`); utilization is over the cores the trial ran on.  Energy is on the trial's own basis: above the
 idle baseline (each row's time at the idle power taken off) where the trial measured one, so the rows and
-``other`` add up to the trial's ``energy.per_step_j``; gross only where there was no baseline, and labelled so.  With ``depth``, modules below that depth are
-folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives ``features`` and ``classifier``).
+``other`` add up to the trial's ``energy.per_step_j``; gross only where there was no baseline, and labelled so.
+With ``depth``, modules below that depth are folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives
+``features`` and ``classifier``).
 """
 
 from __future__ import annotations
