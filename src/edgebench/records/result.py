@@ -207,6 +207,9 @@ class Cpu(_Group):
     process_pct: float | None = None
     infer_process_pct: float | None = None
     freq_khz: list[float | None] | None = None
+    #: The frequency each cpufreq policy of the trial's cores was set to, read back after setting it (kHz): the
+    #: nearest the policy offers at or below the trial's ``freq_khz``, which is what was asked.  None: not set.
+    freq_applied_khz: dict[str, int] | None = None
 
 
 class MeasuredEnergy(_Group):

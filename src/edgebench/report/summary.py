@@ -42,6 +42,16 @@ def energy_text(r: TrialResult) -> str:
     )
 
 
+def freq_set_text(r: TrialResult) -> str:
+    """The frequency applied per policy, beside what was asked (a policy offers only some frequencies)."""
+    assert r.trial.freq_khz is not None
+    asked = f"asked {r.trial.freq_khz / 1e3:g} MHz"
+    if not r.cpu.freq_applied_khz:
+        return f"{asked}; applied: not recorded"
+    applied = ", ".join(f"{p} {k / 1e3:g} MHz" for p, k in r.cpu.freq_applied_khz.items())
+    return f"applied {applied} ({asked})"
+
+
 def _accuracy(r: TrialResult) -> str:
     assert r.accuracy is not None
     final = "-" if r.accuracy.final is None else f"{r.accuracy.final:.4f}"
@@ -89,6 +99,8 @@ def summary_table(r: TrialResult) -> Table:
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    if r.trial.freq_khz is not None:
+        table.add_row("cpu freq set", freq_set_text(r))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:
