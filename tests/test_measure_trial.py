@@ -83,3 +83,22 @@ def test_worker_cpu_above_what_the_cores_allow_is_withheld():
     recorded[-1] |= {"train_cpu_s": 3.0, "train_cpu_window_s": 1.0}  # 300% on 2 cores
     r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
     assert r.cpu.process_pct is None and "more than 2 cores allow" in " ".join(r.measurement_notes or [])
+
+
+def test_a_command_workloads_throughput_needs_its_own_batch_size():
+    """Seen: a --command workload's samples/s computed from edgebench's default batch of 32."""
+    unknown = build_result(Trial(command="./train", step_pattern="step"), "t", events(None), None, {})
+    assert unknown.latency.throughput_sps is None and "--batch-size" in " ".join(unknown.measurement_notes)
+    given = build_result(Trial(command="./train", step_pattern="step", batch_size=2), "t", events(None), None, {})
+    assert given.latency.throughput_sps == pytest.approx(2 / 0.100)
+    printed = build_result(Trial(command="./train", step_pattern="step"), "t", events(None), None, {"batch_size": 8})
+    assert printed.latency.throughput_sps == pytest.approx(8 / 0.100)  # the demo's own "batch size 8" line
+
+
+def test_one_printed_mean_gives_no_spread():
+    """Seen: --step-pattern mnn-train-demo printing `± 0.00, cv 0.0%` from one mean made into 4 equal steps."""
+    r = build_result(Trial(command="./demo", step_pattern="mnn-train-demo"), "t", events(None), None,
+                     {"step_times": "mean only"})  # fmt: skip
+    s = r.latency.step_ms
+    assert (s.mean, s.n) == (pytest.approx(100.0), 4)
+    assert s.std is None and s.cv is None and s.ci95 is None and s.median is None and r.predictability is None

@@ -46,6 +46,7 @@ from edgebench.records.result import (
     Memory,
     Range,
     SamplerSummary,
+    Stats,
     Status,
     ThrottleSpan,
     Throttling,
@@ -187,9 +188,17 @@ def build_result(
     # Steps shorter than the clock's resolution (a --command workload stamped on /proc/uptime's 10 ms) sum to 0:
     # the throughput is then unknown, not infinite.
     total_s = step_ms.sum() / 1e3
+    told = {**env, **(first(events, Ready) or Ready()).env}
+    mean_only = told.get("step_times") == "mean only"
+    batch = workload_batch_size(trial, told)
+    if batch is None:
+        notes.append(
+            "no throughput: a --command workload's batch size is its own, not edgebench's default "
+            f"{trial.batch_size}; give --batch-size to have samples/s"
+        )
     latency = Latency(
-        step_ms=summarize(step_ms),
-        throughput_sps=trial.batch_size * len(step_ms) / total_s if total_s > 0 else None,
+        step_ms=mean_only_stats(step_ms) if mean_only else summarize(step_ms),
+        throughput_sps=batch * len(step_ms) / total_s if total_s > 0 and batch is not None else None,
         measured_steps=len(step_ms),
     )
     cpu: dict[str, Any] = {}
@@ -249,7 +258,9 @@ def build_result(
     if accuracy is not None and accuracy.time_s is not None and samples is not None:
         energy_j = energy_to_accuracy_j(trial, events, samples)
         fields["accuracy"] = accuracy.model_copy(update={"energy_j": energy_j})
-    fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    # One printed mean is not N steps: no dispersion, and so no predictability, is made up from it.
+    if not mean_only:
+        fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",
@@ -260,6 +271,21 @@ def build_result(
         measurement_notes=notes or None,
         **fields,
     )
+
+
+def workload_batch_size(trial: Trial, told: dict[str, Any]) -> int | None:
+    """The workload's batch size: the trial's for edgebench's own models; for a ``--command`` workload the one the
+    user gave, else the one its output printed (the MNN train demo's), else unknown (the default 32 is
+    edgebench's, not the command's)."""
+    if trial.command is None or "batch_size" in trial.model_fields_set:
+        return trial.batch_size
+    printed = told.get("batch_size")
+    return printed if isinstance(printed, int) and not isinstance(printed, bool) and printed > 0 else None
+
+
+def mean_only_stats(step_ms: np.ndarray) -> Stats:
+    """What a tool that printed one mean over ``n`` steps tells: that mean and ``n``, nothing else."""
+    return Stats(mean=float(step_ms.mean()), n=len(step_ms))
 
 
 def _cores_of(trial: Trial, device: DeviceEnvironment) -> int:
