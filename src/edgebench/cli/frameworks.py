@@ -144,6 +144,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
         title_justify="left",
     )
     for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("latency ms", "right"),
+                            ("median ms", "right"),
                             ("energy J", "right"), ("peak memory", "right"), ("top-1 agree", "right"),
                             ("accuracy change", "right"), ("trial / reason", "left")):  # fmt: skip
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -154,6 +155,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
     for c in cells:
         f = c.figures()
         latency = "" if f["latency_ms"] is None else f"{f['latency_ms']:.2f}"
+        median = c.result.latency.step_ms.median if c.measured and c.result and c.result.latency.step_ms else None
         energy = "" if f["energy_j"] is None else f"{f['energy_j']:.4f}"
         memory = "" if f["peak_memory_bytes"] is None else format_size(f["peak_memory_bytes"])
         agree = "" if f["top1_agreement"] is None else f"{100 * f['top1_agreement']:.1f}%"
@@ -166,6 +168,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             c.backend,
             c.precision,
             mark(c, "latency_ms", latency),
+            "" if median is None else f"{median:.2f}",
             mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
             mark(c, "peak_memory_bytes", memory),
             mark(c, "top1_agreement", agree),
@@ -173,6 +176,10 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             where,
         )
     Console(width=200).print(table)
+    from edgebench.report.warnings import hygiene_warnings
+
+    for line in hygiene_warnings(c.result for c in cells if c.result is not None):
+        print(line)
     reason = energy_reason(cells)
     if reason:
         print(f"energy: {reason}")

@@ -178,9 +178,12 @@ def sweep(
 def _summarise(console: Console, stored: list[TrialResult], title: str, objective: str) -> None:
     """A sweep's table and the best configuration of each model for its objective."""
     from edgebench.report.sweep_summary import best_per_model, sweep_table
+    from edgebench.report.warnings import hygiene_warnings
     from edgebench.sweep.plan import trial_label
 
     console.print(sweep_table(stored, title))
+    for line in hygiene_warnings(stored):
+        console.print(line, highlight=False, markup=False)
     best = best_per_model(stored, objective)
     for model, r in best.items():
         console.print(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]")

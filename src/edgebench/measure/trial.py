@@ -13,6 +13,7 @@ from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
+from edgebench.measure.hygiene import hygiene
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
@@ -261,6 +262,7 @@ def build_result(
     # One printed mean is not N steps: no dispersion, and so no predictability, is made up from it.
     if not mean_only:
         fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    fields["hygiene"] = hygiene(step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only)
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",

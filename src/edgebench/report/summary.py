@@ -101,6 +101,8 @@ def summary_table(r: TrialResult) -> Table:
         )
     infer_trial = r.trial.mode == "infer"
     table.add_row("inference step (ms)" if infer_trial else "train step (ms)", steps)
+    if r.hygiene is not None and r.hygiene.warning:
+        table.add_row("[yellow]warning[/yellow]", escape(r.hygiene.warning))
     for note in r.measurement_notes or ():
         table.add_row("[yellow]distorted by[/yellow]", note)
     if r.latency.throughput_sps is not None:
