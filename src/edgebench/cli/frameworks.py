@@ -84,6 +84,15 @@ def frameworks(
     model_names = parse("--models", models, _names) or []
     names = [build(make_trial, {"model": m}, {"model": "--models"}).model for m in model_names]
     backend_names = parse("--backends", backends, _names) or []
+    from edgebench.errors import UsageError
+    from edgebench.registry import BACKENDS
+
+    unknown = [b for b in backend_names if b not in BACKENDS]
+    if unknown:  # a typo or a backend this edgebench lacks: nothing to run, so nothing is planned or stored
+        raise UsageError(
+            "--backends",
+            f"{', '.join(unknown)}: not a backend of this edgebench; choose from {', '.join(BACKENDS.names())}",
+        )
     default_precisions = "fp32,int8" if mode == "infer" else "fp32"
     precision_names = parse("--precisions", precisions or default_precisions, _names) or []
     flags = PlanFlags(target_spec, root, cores, frequency, threads, timeout, cooldown, resume, store, no_store)
