@@ -88,7 +88,9 @@ def frameworks(
     from edgebench.registry import BACKENDS
 
     unknown = [b for b in backend_names if b not in BACKENDS]
-    if unknown:  # a typo or a backend this edgebench lacks: nothing to run, so nothing is planned or stored
+    if backend_names and len(unknown) == len(backend_names):
+        # nothing to run: refused, nothing planned or stored (beside a known backend, an unknown one is a cell
+        # of the table saying why it was not run, as DNNTune's framework list has tflite)
         raise UsageError(
             "--backends",
             f"{', '.join(unknown)}: not a backend of this edgebench; choose from {', '.join(BACKENDS.names())}",
