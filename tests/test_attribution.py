@@ -19,7 +19,7 @@ from edgebench.measure.attribution import (
 )
 from edgebench.measure.layers import layer_report
 from edgebench.measure.roofline import roofline_point
-from edgebench.records.result import TrialResult, stored_trial
+from edgebench.records.result import MeasuredEnergy, RailEnergy, TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 from edgebench.sensors.base import PowerChannel
@@ -246,3 +246,23 @@ def test_table_segments_keeps_threads_apart_and_clip_keeps_windows():
     assert time_by_key(s, 8)[[0, 4]].tolist() == [10.0, 10.0]  # overlapping, but on different threads
     inside = clip(s, [(0, 6), (12, 20)])
     assert sorted(inside.duration_ns.tolist()) == [1, 3, 6]
+
+
+def test_layer_energies_are_on_the_trials_basis_above_idle_and_add_up_to_it():
+    """Seen: layer rows summing to 0.497 J a step (gross) beside the trial's 0.152 J (idle subtracted)."""
+    idle = MeasuredEnergy(idle_power_w=4.0, per_step_j=6 * 0.040, by_rail={"VDD_IN": RailEnergy(
+        energy_j=0.48, gross_energy_j=0.8, avg_power_w=10.0, idle_power_w=4.0)})  # fmt: skip
+    result = result_by_hand().model_copy(update={"energy": idle})
+    report = layer_report(result, spans_by_hand(), EVENTS, hand_samples(), power=power_from_samples(hand_samples()))
+    rows = {r.name: r for r in report.rows}
+    assert report.energy_basis == "above idle" and report.idle_power_w == 4.0
+    assert rows["conv"].energy_j == pytest.approx((10 - 4) * 0.024)  # 6 W above idle x 24 ms
+    assert report.step_energy_j == pytest.approx(result.energy.per_step_j)
+    assert sum(r.energy_j for r in report.rows) + report.other.energy_j == pytest.approx(result.energy.per_step_j)
+    assert report.gross_step_energy_j == pytest.approx(10 * 0.040)
+    by_channel = layer_report(result, spans_by_hand(), EVENTS, hand_samples(),
+                              power=power_from_samples(hand_samples(), "VDD_IN"))  # fmt: skip
+    assert by_channel.idle_power_w == 4.0  # the rail's own baseline
+    gross = layer_report(result_by_hand(), spans_by_hand(), EVENTS, hand_samples(), power=power_from_samples(
+        hand_samples()))  # fmt: skip
+    assert gross.energy_basis == "gross" and any("gross" in n for n in gross.notes)

@@ -126,6 +126,7 @@ def test_trace_check_runs_perfettos_trace_processor_when_present(cli, traced, tm
     [
         (["layers", "1999"], "TRIAL"),
         (["layers", "TRIAL", "--depth", "-1"], "--depth"),
+        (["layers", "TRIAL", "--depth", "99"], "--depth"),  # lenet's deepest module is at depth 1
         (["layers", "TRIAL", "--sort", "size"], "--sort"),
         (["layers", "TRIAL", "--power-channel", "VDD_NOPE"], "--power-channel"),
         (["trace", "TRIAL", "--power-channel", "VDD_NOPE"], "--power-channel"),

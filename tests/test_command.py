@@ -251,6 +251,9 @@ def test_run_command_end_to_end_stores_a_result(cli, tmp_path: Path):
     )
     assert result["latency"]["step_ms"]["mean"] == pytest.approx(65.3612) and result["latency"]["step_ms"]["n"] == 50
     assert result["device"]["extra"]["step_times"] == "mean only"
+    # one printed mean is not 50 steps: no spread and no predictability are made up from it
+    assert result["latency"]["step_ms"]["std"] is None and result["latency"]["step_ms"]["cv"] is None
+    assert result["predictability"] is None and result["latency"]["throughput_sps"] is not None  # --batch-size 1
     with sqlite3.connect(cli.store_path) as db:
         ids = [row[0] for row in db.execute("select trial_id from trials")]
     assert result["trial_id"] in ids

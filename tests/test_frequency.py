@@ -138,3 +138,23 @@ def test_a_userspace_governor_gets_its_own_speed_back(pi):
         assert read(pi, "policy0", "scaling_setspeed") == "1500000"
     assert read(pi, "policy0", "scaling_governor") == "userspace"
     assert read(pi, "policy0", "scaling_setspeed") == "800000"
+
+
+def test_a_trial_records_the_frequency_asked_and_the_one_each_policy_got(phone):
+    """Seen: `run --frequency 1.7GHz` stored 1,700,000 kHz while the policy was set to the nearest it offers."""
+    from edgebench.launch.session import Launcher
+    from edgebench.measure.trial import failed_result
+    from edgebench.records.finished import FinishedTrial
+    from edgebench.records.trial import Trial
+    from edgebench.report.summary import freq_set_text
+    from edgebench.targets.local import LocalTarget
+
+    def runner(trial, *, target, sample=True):
+        return FinishedTrial(result=failed_result(trial, "t1", "error", "not run", [], {}))
+
+    trial = Trial(cores=(0,), freq_khz=1_700_000)
+    with Launcher(LocalTarget(phone), pins_frequency=True, is_root=lambda: True, runner=runner) as launcher:
+        result = launcher.launch(trial).finished.result
+    assert result.trial.freq_khz == 1_700_000  # asked
+    assert result.cpu.freq_applied_khz == {"policy0": 1_632_000}  # the nearest the little cluster offers below
+    assert freq_set_text(result) == "applied policy0 1632 MHz (asked 1700 MHz)"

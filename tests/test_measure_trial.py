@@ -11,25 +11,25 @@ MS = 1_000_000
 
 def events(peak_bytes):
     steps = [
-        {"event": "step", "phase": "train", "index": i, "start_ns": i * 10 * MS, "end_ns": (i + 1) * 10 * MS,
+        {"event": "step", "phase": "train", "index": i, "start_ns": i * 100 * MS, "end_ns": (i + 1) * 100 * MS,
          "loss": 2.0 - i / 10}
         for i in range(4)
     ]  # fmt: skip
-    done = {"event": "done", "stopped_by": "fixed: 4 steps", "train_cpu_s": 0.02, "train_peak_memory_bytes": peak_bytes}
+    done = {"event": "done", "stopped_by": "fixed: 4 steps", "train_cpu_s": 0.2, "train_peak_memory_bytes": peak_bytes}
     return [{"event": "ready", "params": 10, "env": {}}, *steps, done]
 
 
 def test_without_samples_or_memory_peak_the_result_says_unknown():
     r = build_result(Trial(steps=4, batch_size=2), "t", events(None), None, {})
     assert r.ok and r.memory.peak_bytes is None and r.memory.peak_source is None
-    assert r.cpu.process_pct == pytest.approx(50.0)  # 20 ms of CPU over a 40 ms window
+    assert r.cpu.process_pct == pytest.approx(50.0)  # 200 ms of CPU over a 400 ms window
     assert r.cpu.util_pct is None and r.energy.energy_j is None
 
 
 def test_worker_peak_is_used_when_present():
     r = build_result(Trial(steps=4, batch_size=2), "t", events(123 * 2**20), None, {})
     assert (r.memory.peak_bytes, r.memory.peak_source) == (123 * 2**20, "vmhwm")
-    assert r.latency.step_ms.n == 4 and r.latency.throughput_sps == pytest.approx(2 / 0.010)
+    assert r.latency.step_ms.n == 4 and r.latency.throughput_sps == pytest.approx(2 / 0.100)
 
 
 def test_steps_shorter_than_the_clock_give_no_throughput():
@@ -42,10 +42,10 @@ def test_steps_shorter_than_the_clock_give_no_throughput():
 
 
 def test_worker_cpu_is_read_over_the_window_its_cpu_time_covers():
-    # 90 ms of CPU read over 50 ms of wall time on 2 cores: 180%.  Over the 40 ms the steps span it would read
+    # 900 ms of CPU read over 500 ms of wall time on 2 cores: 180%.  Over the 400 ms the steps span it would read
     # 225%, more than two cores can give: the CPU readings start before the first step and end after the last.
     recorded = events(None)
-    recorded[-1] |= {"train_cpu_s": 0.09, "train_cpu_window_s": 0.05}
+    recorded[-1] |= {"train_cpu_s": 0.9, "train_cpu_window_s": 0.5}
     r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
     assert r.cpu.process_pct == pytest.approx(180.0)
     assert r.cpu.process_pct <= 100 * len(r.trial.cores)
@@ -55,5 +55,50 @@ def test_worker_cpu_of_a_real_run_is_never_above_its_cores(cli):
     for _ in range(3):  # one-sample steps: the phases are short, where a wrong window shows most
         r = json_out(cli("run", "--steps", "1", "--warmup", "1", "--batch-size", "1", "--infer-steps", "1",
                          "--cores", "0x1", "--json", "--no-store"))  # fmt: skip
-        assert 0 < r["cpu"]["process_pct"] <= 100 * len(r["trial"]["cores"]) * 1.02, r["cpu"]["process_pct"]
-        assert 0 < r["cpu"]["infer_process_pct"] <= 100 * len(r["trial"]["cores"]) * 1.02, r["cpu"]["infer_process_pct"]
+        for field in ("process_pct", "infer_process_pct"):  # withheld (None, with a note) on a window this short
+            value = r["cpu"][field]
+            assert value is None or 0 < value <= 100 * len(r["trial"]["cores"]), value
+        assert r["cpu"]["process_pct"] is not None or any("withheld" in n for n in r["measurement_notes"])
+
+
+def test_worker_cpu_over_a_window_shorter_than_the_accounting_tick_is_withheld_with_a_note():
+    """Seen: 599% on 2 cores from 30 ms of CPU over a 5 ms window; the kernel's tick cannot resolve it."""
+    recorded = events(None)
+    recorded[-1] |= {
+        "train_cpu_s": 0.030,
+        "train_cpu_window_s": 0.005,
+        "infer_cpu_s": 0.03,
+        "infer_cpu_window_s": 0.005,
+    }
+    recorded.insert(-1, {"event": "step", "phase": "infer", "index": 0, "start_ns": 0, "end_ns": 5 * MS})
+    r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
+    assert r.cpu.process_pct is None and r.cpu.infer_process_pct is None
+    notes = " ".join(r.measurement_notes or [])
+    assert "worker CPU of the measured steps withheld" in notes and "5.0 ms" in notes
+    assert "worker CPU of the inference passes withheld" in notes
+
+
+def test_worker_cpu_above_what_the_cores_allow_is_withheld():
+    recorded = events(None)
+    recorded[-1] |= {"train_cpu_s": 3.0, "train_cpu_window_s": 1.0}  # 300% on 2 cores
+    r = build_result(Trial(steps=4, batch_size=2, cores=(0, 1)), "t", recorded, None, {})
+    assert r.cpu.process_pct is None and "more than 2 cores allow" in " ".join(r.measurement_notes or [])
+
+
+def test_a_command_workloads_throughput_needs_its_own_batch_size():
+    """Seen: a --command workload's samples/s computed from edgebench's default batch of 32."""
+    unknown = build_result(Trial(command="./train", step_pattern="step"), "t", events(None), None, {})
+    assert unknown.latency.throughput_sps is None and "--batch-size" in " ".join(unknown.measurement_notes)
+    given = build_result(Trial(command="./train", step_pattern="step", batch_size=2), "t", events(None), None, {})
+    assert given.latency.throughput_sps == pytest.approx(2 / 0.100)
+    printed = build_result(Trial(command="./train", step_pattern="step"), "t", events(None), None, {"batch_size": 8})
+    assert printed.latency.throughput_sps == pytest.approx(8 / 0.100)  # the demo's own "batch size 8" line
+
+
+def test_one_printed_mean_gives_no_spread():
+    """Seen: --step-pattern mnn-train-demo printing `± 0.00, cv 0.0%` from one mean made into 4 equal steps."""
+    r = build_result(Trial(command="./demo", step_pattern="mnn-train-demo"), "t", events(None), None,
+                     {"step_times": "mean only"})  # fmt: skip
+    s = r.latency.step_ms
+    assert (s.mean, s.n) == (pytest.approx(100.0), 4)
+    assert s.std is None and s.cv is None and s.ci95 is None and s.median is None and r.predictability is None

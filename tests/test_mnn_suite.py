@@ -224,3 +224,25 @@ def test_import_refuses_what_is_not_a_suite_folder(tmp_path, cli):
     proc = cli("import", "--format", "mnn-suite", str(tmp_path), "--device", "X")
     assert proc.returncode == 2 and "train_stamp" in proc.stderr
     assert not Path(cli.store_path).exists() or "imported" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Training latency of Lenet is : 8.825200 ms (batchsize is 1)",  # MnistBenchmarkUtils.cpp
+        "Training latency on MobilenetV2Train is : 403.159515 ms (batchsize is 1)",  # mobilenetV2BenchmarkUtils.cpp
+        "Training latency of Lenet on Mnist is : 16823.021484 ms (batchsize is 1)",  # benchmark/benchmark_batchsize.txt
+    ],
+    ids=["of-net", "on-mobilenetv2train", "of-net-on-dataset"],
+)
+def test_every_wording_of_the_suites_latency_lines_is_read(tmp_path, line):
+    """The suite's demo programs print their means in more than one wording (each seen in its published folders)."""
+    from edgebench.formats.mnn_suite.importing import read_train_bench
+
+    train_ms = line.split(" : ")[1].split()[0]
+    inferring = line.replace("Training", "Inferring").replace(train_ms, "0.500000")
+    path = tmp_path / "train_bench_X.result"
+    path.write_text(f"warmUp: 3\nmeasureIteration: 20\n{line}\n{inferring}\n")
+    bench = read_train_bench(path)[1]
+    assert bench.train_ms == pytest.approx(float(train_ms))
+    assert bench.infer_ms == pytest.approx(0.5) and (bench.warmup, bench.steps) == (3, 20)

@@ -33,6 +33,7 @@ from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import snapshot as snapshot_cmd
 from edgebench.cli import sweep as sweep_cmd
+from edgebench.cli import system as system_cmd
 from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
 from edgebench.host.lifetime import termination_as_interrupt
@@ -97,6 +98,10 @@ app.command("import")(interruptible(import_cmd.import_trials, "interrupted; the 
 fleet_cmd.app.command("join")(interruptible(fleet_cmd.join))
 fleet_cmd.app.command("status")(interruptible(fleet_cmd.status))
 app.add_typer(fleet_cmd.app, name="fleet")
+system_cmd.app.command("show")(interruptible(system_cmd.show))
+system_cmd.app.command("tune")(interruptible(system_cmd.tune))
+system_cmd.app.command("reset")(interruptible(system_cmd.reset))
+app.add_typer(system_cmd.app, name="system")
 
 
 @app.callback(invoke_without_command=True)

@@ -63,6 +63,10 @@ def trials(
 
     console = Console()
     console.print(trials_table(rows, when=console.width >= 100))
+    from edgebench.report.warnings import hygiene_warnings
+
+    for line in hygiene_warnings(rows):
+        console.print(line, highlight=False, markup=False)
     return 0
 
 

@@ -25,7 +25,7 @@ def compare(
     from rich.console import Console
     from rich.table import Table
 
-    from edgebench.report.compare import compare_groups, compare_trials, resolve
+    from edgebench.report.compare import compare_groups, compare_trials, resolve, unlike, unlike_warning
     from edgebench.store import Store, default_store_path
 
     db_path = store or default_store_path()
@@ -37,9 +37,17 @@ def compare(
             if not side.results:
                 raise UsageError(side.ref, f"{side.title} has no successful trial to compare")
         if side_a.kind == side_b.kind == "trial":
-            rows = compare_trials(db, side_a.results[0], side_b.results[0])
+            ra, rb = side_a.results[0], side_b.results[0]
+            rows = compare_trials(db, ra, rb)
+            warning = unlike_warning(ra, rb)
             if as_json:
-                typer.echo(json.dumps({"a": side_a.ref, "b": side_b.ref, "rows": [_row_json(r) for r in rows]}))
+                payload = {
+                    "a": side_a.ref,
+                    "b": side_b.ref,
+                    "unlike": unlike(ra, rb),
+                    "rows": [_row_json(r) for r in rows],
+                }
+                typer.echo(json.dumps(payload))
                 return 0
             table = Table(title=f"A = {side_a.title}   B = {side_b.title}", title_justify="left")
             for column in ("measurement", "A", "B", "B/A", "t-test on steps"):
@@ -48,6 +56,8 @@ def compare(
                 shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
                 table.add_row(r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))
             Console().print(table)
+            if warning:
+                typer.echo(f"warning: {warning}")
             return 0
         fields = _fields(match, device=side_a.kind == side_b.kind == "device")
         result = compare_groups(db, side_a, side_b, fields)

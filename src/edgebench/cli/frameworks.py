@@ -84,6 +84,17 @@ def frameworks(
     model_names = parse("--models", models, _names) or []
     names = [build(make_trial, {"model": m}, {"model": "--models"}).model for m in model_names]
     backend_names = parse("--backends", backends, _names) or []
+    from edgebench.errors import UsageError
+    from edgebench.registry import BACKENDS
+
+    unknown = [b for b in backend_names if b not in BACKENDS]
+    if backend_names and len(unknown) == len(backend_names):
+        # nothing to run: refused, nothing planned or stored (beside a known backend, an unknown one is a cell
+        # of the table saying why it was not run, as DNNTune's framework list has tflite)
+        raise UsageError(
+            "--backends",
+            f"{', '.join(unknown)}: not a backend of this edgebench; choose from {', '.join(BACKENDS.names())}",
+        )
     default_precisions = "fp32,int8" if mode == "infer" else "fp32"
     precision_names = parse("--precisions", precisions or default_precisions, _names) or []
     flags = PlanFlags(target_spec, root, cores, frequency, threads, timeout, cooldown, resume, store, no_store)
@@ -144,6 +155,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
         title_justify="left",
     )
     for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("latency ms", "right"),
+                            ("median ms", "right"),
                             ("energy J", "right"), ("peak memory", "right"), ("top-1 agree", "right"),
                             ("accuracy change", "right"), ("trial / reason", "left")):  # fmt: skip
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -154,6 +166,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
     for c in cells:
         f = c.figures()
         latency = "" if f["latency_ms"] is None else f"{f['latency_ms']:.2f}"
+        median = c.result.latency.step_ms.median if c.measured and c.result and c.result.latency.step_ms else None
         energy = "" if f["energy_j"] is None else f"{f['energy_j']:.4f}"
         memory = "" if f["peak_memory_bytes"] is None else format_size(f["peak_memory_bytes"])
         agree = "" if f["top1_agreement"] is None else f"{100 * f['top1_agreement']:.1f}%"
@@ -166,6 +179,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             c.backend,
             c.precision,
             mark(c, "latency_ms", latency),
+            "" if median is None else f"{median:.2f}",
             mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
             mark(c, "peak_memory_bytes", memory),
             mark(c, "top1_agreement", agree),
@@ -173,6 +187,10 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             where,
         )
     Console(width=200).print(table)
+    from edgebench.report.warnings import hygiene_warnings
+
+    for line in hygiene_warnings(c.result for c in cells if c.result is not None):
+        print(line)
     reason = energy_reason(cells)
     if reason:
         print(f"energy: {reason}")

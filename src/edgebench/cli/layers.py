@@ -49,6 +49,13 @@ def layers(
             f"trial {result.trial_id} has no spans ({result.status}); record them with "
             f"`edgebench run --model {result.trial.model} --trace layers`",
         )
+    deepest = max(stored.spans.depth, default=0)
+    if depth is not None and depth > deepest:
+        raise UsageError(
+            "--depth",
+            f"{depth} is deeper than this trial's model, whose deepest module is at depth {deepest}; "
+            f"give 0 to {deepest}, or leave it out for every module",
+        )
     power = power_series(stored, power_channel)
     peak = None
     if stored.spans.costs is not None:

@@ -93,6 +93,10 @@ def partition(
     link = choose_network(load_networks(networks), network)
     if plot is not None and plot.suffix.lower() != ".png":
         raise UsageError("--plot", f"{plot} is not a .png path")
+    if plot is not None:
+        from edgebench.report.outputs import check_output_file
+
+        check_output_file("--plot", plot, "partition.png")  # before the analysis, not a traceback after it
 
     from edgebench.workloads import get_workload
 

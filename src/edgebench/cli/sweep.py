@@ -129,28 +129,37 @@ def sweep(
     from edgebench.sweep.progress import RichReporter
 
     runner = open_executor(executor, address=address)  # a missing extra or a stray --address is refused first
-    with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
-        db.verify()  # a damaged store is refused before the first trial, not after it
-        jobs = [
-            SweepJob(
-                plan=planned,
-                store=db,
-                config_json=json.dumps({"source": leg.source, "config": leg.config.model_dump(mode="json")}),
-                cooldown=leg.config.cooldown,
-                reporter=reporter,
-                resume=resume,
-                retry_failed=retry_failed,
-                target=spec,
-                target_field=target_field,
-                device=None if fleet else target,
-                sysfs_root=str(sysfs_root or "/"),
-                journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
-            )
-            for (spec, leg), planned in zip(legs, plans, strict=True)
-        ]
-        outcomes = runner.run_each(jobs)  # type: ignore[attr-defined]
-        reporter.progress.stop()
-        stored = [db.query(sweep_id=planned.sweep_id) for planned in plans]
+    from edgebench.store.sqlite import default_store_path, discard_if_empty
+
+    store_path = Path(store) if store else default_store_path()
+    fresh = not store_path.exists()
+    try:
+        with Store(store) as db, RichReporter(console) as reporter, _relabelled(loaded):
+            db.verify()  # a damaged store is refused before the first trial, not after it
+            jobs = [
+                SweepJob(
+                    plan=planned,
+                    store=db,
+                    config_json=json.dumps({"source": leg.source, "config": leg.config.model_dump(mode="json")}),
+                    cooldown=leg.config.cooldown,
+                    reporter=reporter,
+                    resume=resume,
+                    retry_failed=retry_failed,
+                    target=spec,
+                    target_field=target_field,
+                    device=None if fleet else target,
+                    sysfs_root=str(sysfs_root or "/"),
+                    journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
+                )
+                for (spec, leg), planned in zip(legs, plans, strict=True)
+            ]
+            outcomes = runner.run_each(jobs)  # type: ignore[attr-defined]
+            reporter.progress.stop()
+            stored = [db.query(sweep_id=planned.sweep_id) for planned in plans]
+    except UsageError:
+        if fresh:  # refused before any trial ran (a frequency this device cannot set...): no empty store left
+            discard_if_empty(store_path)
+        raise
     planned_n = sum(len(p.trials) for p in plans)
     ran = [r for o in outcomes for r in o.results]
     if any(o.interrupted for o in outcomes):
@@ -178,9 +187,12 @@ def sweep(
 def _summarise(console: Console, stored: list[TrialResult], title: str, objective: str) -> None:
     """A sweep's table and the best configuration of each model for its objective."""
     from edgebench.report.sweep_summary import best_per_model, sweep_table
+    from edgebench.report.warnings import hygiene_warnings
     from edgebench.sweep.plan import trial_label
 
     console.print(sweep_table(stored, title))
+    for line in hygiene_warnings(stored):
+        console.print(line, highlight=False, markup=False)
     best = best_per_model(stored, objective)
     for model, r in best.items():
         console.print(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]")

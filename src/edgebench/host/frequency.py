@@ -198,8 +198,16 @@ class FrequencyControl:
             else:
                 write_limits(self.sysfs, path, target, target)
             self._touched.add(policy.name)
-            applied[policy.name] = target
+            applied[policy.name] = self._read_back(path, target)
         return applied
+
+    def _read_back(self, path: str, written_khz: int) -> int:
+        """What the policy holds now: its speed under ``userspace``, else its upper limit (the written value where
+        neither reads back)."""
+        governor = self.sysfs.read_str(f"{path}/scaling_governor")
+        name = "scaling_setspeed" if governor == "userspace" else "scaling_max_freq"
+        value = self.sysfs.read_str(f"{path}/{name}")
+        return int(value) if value and value.strip().isdigit() else written_khz
 
     def release(self, keep: set[str] | frozenset[str] = frozenset()) -> None:
         """Put back every policy pinned so far except those in ``keep``; the block stays open."""

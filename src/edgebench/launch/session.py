@@ -143,7 +143,12 @@ class Launcher:
                 freq_set = self.control.pin(trial.cores, trial.freq_khz)
             else:
                 self.control.release()
-        return Launched(self._run(trial), waited, freq_set)
+        finished = self._run(trial)
+        if freq_set is not None:  # the trial's freq_khz is what was asked; record what each policy got
+            result = finished.result
+            cpu = result.cpu.model_copy(update={"freq_applied_khz": freq_set})
+            finished = finished.model_copy(update={"result": result.model_copy(update={"cpu": cpu})})
+        return Launched(finished, waited, freq_set)
 
     def _run(self, trial: Trial) -> FinishedTrial:
         runner = self.runner or launch_trial.run_trial

@@ -152,6 +152,8 @@ class PowerSeries:
     t_ns: np.ndarray
     watts: np.ndarray
     source: str
+    #: The channel's name (``VDD_SYS_CPU``); None for the device's total, the trial's ``energy`` basis.
+    channel: str | None = None
 
     def cumulative_j(self) -> np.ndarray:
         """Energy since the first reading at each reading (J); NaN readings are skipped, not taken as 0 W."""
@@ -181,7 +183,7 @@ def power_from_samples(samples: Samples, channel: str | None = None) -> PowerSer
         for candidate in power_channels(samples):
             if channel in (candidate.name, candidate.power_column, candidate.energy_column):
                 t_ns, watts = power_series_w(samples, candidate)
-                return PowerSeries(t_ns, watts, f"{candidate.source}: {candidate.name}")
+                return PowerSeries(t_ns, watts, f"{candidate.source}: {candidate.name}", candidate.name)
         raise KeyError(channel)
     device = device_power_w(samples)
     return PowerSeries(*device) if device is not None else None

@@ -4,8 +4,11 @@ Every figure is a mean per measured step.  Times are *exclusive*: a container's 
 (a residual add, the time between its children), so the rows and ``other`` add up to the step.  ``other`` is
 the step time outside every span: loss, optimizer, ``zero_grad`` and framework overhead.  CPU utilization and
 energy come from splitting each sampling interval over the layers active in it (:mod:`edgebench.measure.
-attribution`); utilization is over the cores the trial ran on.  With ``depth``, modules below that depth are
-folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives ``features`` and ``classifier``).
+attribution`); utilization is over the cores the trial ran on.  Energy is on the trial's own basis: above the
+idle baseline (each row's time at the idle power taken off) where the trial measured one, so the rows and
+``other`` add up to the trial's ``energy.per_step_j``; gross only where there was no baseline, and labelled so.
+With ``depth``, modules below that depth are folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives
+``features`` and ``classifier``).
 """
 
 from __future__ import annotations
@@ -83,7 +86,12 @@ class LayerReport(BaseModel):
     other: LayerRow
     peak: PeakSummary | None = None
     power_source: str | None = None
+    #: Per step, on ``energy_basis``: the rows and ``other`` add up to it.
     step_energy_j: float | None = None
+    #: ``above idle`` (the idle power below taken off every row, as the trial's energy is) or ``gross``.
+    energy_basis: str | None = None
+    idle_power_w: float | None = None
+    gross_step_energy_j: float | None = None
     notes: list[str] = []
 
 
@@ -160,12 +168,19 @@ def layer_report(
     else:
         notes.append("no per-core CPU time samples: CPU utilization per layer is not available")
 
-    energy = other_energy = step_energy = None
+    energy = other_energy = step_energy = gross_step = basis = idle_w = None
     if power is not None:
         cumulative = power.cumulative_j()
         energy = _fold(split(segments, n_keys, power.t_ns, cumulative), groups, n_labels).sum(axis=1) / steps
-        step_energy = window_total(windows, power.t_ns, cumulative) / steps
+        gross_step = window_total(windows, power.t_ns, cumulative) / steps
+        idle_w = idle_power_of(result, power.channel)
+        basis = "gross" if idle_w is None else "above idle"
+        row_s = times.sum(axis=1) / steps / 1e9
+        energy = energy - (idle_w or 0.0) * row_s
+        step_energy = gross_step - (idle_w or 0.0) * step_ns / 1e9
         other_energy = step_energy - energy.sum()
+        if idle_w is None:
+            notes.append("no idle baseline for this trial: layer energies are gross (idle power included)")
     else:
         notes.append("no power sensor on this device: energy per layer is not available")
 
@@ -255,8 +270,20 @@ def layer_report(
         peak=PeakSummary(**{k: peak[k] for k in PeakSummary.model_fields}) if peak else None,
         power_source=power.source if power else None,
         step_energy_j=step_energy,
+        energy_basis=basis,
+        idle_power_w=idle_w,
+        gross_step_energy_j=gross_step,
         notes=notes,
     )
+
+
+def idle_power_of(result: Any, channel: str | None) -> float | None:
+    """The idle power the trial subtracted from ``channel`` (None: the device total it measured energy on)."""
+    energy = result.energy
+    if channel is None:
+        return energy.idle_power_w
+    rail = (energy.by_rail or {}).get(channel)
+    return rail.idle_power_w if rail is not None else None
 
 
 def _core_ms(util_pct: float, ms: float, cores: list[int]) -> float | None:

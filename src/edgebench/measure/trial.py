@@ -13,15 +13,17 @@ from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
+from edgebench.measure.hygiene import hygiene
 from edgebench.measure.predictability import predictability
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
+    checked_cpu_share_pct,
     core_ids,
     idle_ratio,
     mean_utilization_pct,
     per_core_utilization_pct,
-    process_cpu_pct,
+    process_cpu_s,
 )
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.device import DeviceEnvironment
@@ -45,6 +47,7 @@ from edgebench.records.result import (
     Memory,
     Range,
     SamplerSummary,
+    Stats,
     Status,
     ThrottleSpan,
     Throttling,
@@ -186,18 +189,31 @@ def build_result(
     # Steps shorter than the clock's resolution (a --command workload stamped on /proc/uptime's 10 ms) sum to 0:
     # the throughput is then unknown, not infinite.
     total_s = step_ms.sum() / 1e3
+    told = {**env, **(first(events, Ready) or Ready()).env}
+    mean_only = told.get("step_times") == "mean only"
+    batch = workload_batch_size(trial, told)
+    if batch is None:
+        notes.append(
+            "no throughput: a --command workload's batch size is its own, not edgebench's default "
+            f"{trial.batch_size}; give --batch-size to have samples/s"
+        )
     latency = Latency(
-        step_ms=summarize(step_ms),
-        throughput_sps=trial.batch_size * len(step_ms) / total_s if total_s > 0 else None,
+        step_ms=mean_only_stats(step_ms) if mean_only else summarize(step_ms),
+        throughput_sps=batch * len(step_ms) / total_s if total_s > 0 and batch is not None else None,
         measured_steps=len(step_ms),
     )
     cpu: dict[str, Any] = {}
+    n_cores = _cores_of(trial, fields["device"])
     infer = steps_of(events, "infer")
     if infer:
         latency = latency.model_copy(update={"infer_ms": summarize(durations_ms(infer))})
         if done.infer_cpu_s is not None:
             window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
-            cpu["infer_process_pct"] = 100.0 * done.infer_cpu_s / window_s if window_s > 0 else None
+            share, note = checked_cpu_share_pct(
+                done.infer_cpu_s, window_s, n_cores, "worker CPU of the inference passes"
+            )
+            cpu["infer_process_pct"] = share
+            notes += [note] if note else []
     memory: dict[str, Any] = {
         "peak_bytes": done.train_peak_memory_bytes,
         "peak_source": "vmhwm",
@@ -210,7 +226,8 @@ def build_result(
         fields["loss"] = LossSummary(first=losses[0], last=losses[-1], finite=all(map(math.isfinite, losses)))
     t0, t1 = train[0].start_ns, train[-1].end_ns
     if samples is not None and len(samples) >= 2:
-        sampled = _from_samples(samples, t0, t1)
+        sampled = _from_samples(samples, t0, t1, n_cores)
+        notes += sampled.pop("notes")
         cpu.update(sampled.pop("cpu"))
         fields.update(sampled)
         if throttle_reference is not None:
@@ -219,8 +236,11 @@ def build_result(
             rss = samples.columns["proc_rss_bytes"][_window(samples, t0, t1)]
             if not np.isnan(rss).all():
                 memory["peak_bytes"], memory["peak_source"] = int(np.nanmax(rss)), "sampled_rss"
-    if done.train_cpu_s is not None:  # exact, from the worker's own rusage
-        cpu["process_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
+    if done.train_cpu_s is not None:  # the worker's own rusage: as fine as the kernel's accounting, not exact
+        window_s = done.train_cpu_window_s or (t1 - t0) / 1e9
+        share, note = checked_cpu_share_pct(done.train_cpu_s, window_s, n_cores, "worker CPU of the measured steps")
+        cpu["process_pct"] = share
+        notes = [n for n in notes if not n.startswith("worker CPU of the measured steps")] + ([note] if note else [])
     if memory["peak_bytes"] is None:
         memory["peak_source"] = None
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
@@ -239,7 +259,10 @@ def build_result(
     if accuracy is not None and accuracy.time_s is not None and samples is not None:
         energy_j = energy_to_accuracy_j(trial, events, samples)
         fields["accuracy"] = accuracy.model_copy(update={"energy_j": energy_j})
-    fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    # One printed mean is not N steps: no dispersion, and so no predictability, is made up from it.
+    if not mean_only:
+        fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    fields["hygiene"] = hygiene(step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only)
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",
@@ -252,6 +275,26 @@ def build_result(
     )
 
 
+def workload_batch_size(trial: Trial, told: dict[str, Any]) -> int | None:
+    """The workload's batch size: the trial's for edgebench's own models; for a ``--command`` workload the one the
+    user gave, else the one its output printed (the MNN train demo's), else unknown (the default 32 is
+    edgebench's, not the command's)."""
+    if trial.command is None or "batch_size" in trial.model_fields_set:
+        return trial.batch_size
+    printed = told.get("batch_size")
+    return printed if isinstance(printed, int) and not isinstance(printed, bool) and printed > 0 else None
+
+
+def mean_only_stats(step_ms: np.ndarray) -> Stats:
+    """What a tool that printed one mean over ``n`` steps tells: that mean and ``n``, nothing else."""
+    return Stats(mean=float(step_ms.mean()), n=len(step_ms))
+
+
+def _cores_of(trial: Trial, device: DeviceEnvironment) -> int:
+    """How many cores the trial's worker could use: its resolved cores, else the device's, else one."""
+    return len(trial.cores) if trial.cores else (device.cpu_count or 1)
+
+
 def _process_share_of_device_pct(
     process_pct: float, samples: Samples | None, device: DeviceEnvironment
 ) -> float | None:
@@ -262,18 +305,26 @@ def _process_share_of_device_pct(
     return min(process_pct / cores, 100.0) if cores else None
 
 
-def _from_samples(samples: Samples, t0: int, t1: int) -> dict[str, Any]:
-    """``cpu`` (the :class:`Cpu` group's sampled fields), ``sampler`` and ``temperature_c`` over ``[t0, t1]``."""
+def _from_samples(samples: Samples, t0: int, t1: int, n_cores: int) -> dict[str, Any]:
+    """``cpu`` (the :class:`Cpu` group's sampled fields), ``sampler``, ``temperature_c`` over ``[t0, t1]`` and
+    ``notes`` on figures withheld."""
     cpu: dict[str, Any] = {}
-    out: dict[str, Any] = {"cpu": cpu}
+    out: dict[str, Any] = {"cpu": cpu, "notes": []}
     meta = samples.meta
     if samples.matching("cpu", "_active_ticks"):
         per_core = per_core_utilization_pct(samples, t0, t1)
         cpu["util_pct"] = CpuUtil(per_core=_finite(per_core), mean=_finite([mean_utilization_pct(per_core)])[0])
         cpu["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
     if meta is not None:
-        process = process_cpu_pct(samples, t0, t1, meta.clk_tck)
-        cpu["process_pct"] = None if math.isnan(process) else process
+        share, note = checked_cpu_share_pct(
+            process_cpu_s(samples, t0, t1, meta.clk_tck),
+            (t1 - t0) / 1e9,
+            n_cores,
+            "worker CPU of the measured steps",
+            tick_s=max(1.0 / meta.clk_tck, 0.01),
+        )
+        cpu["process_pct"] = share
+        out["notes"] += [note] if note else []
         out["sampler"] = SamplerSummary(
             interval_ms=meta.interval_ms,
             samples=meta.samples,

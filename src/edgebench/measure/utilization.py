@@ -72,14 +72,61 @@ def idle_ratio(samples: Samples, t0: int, t1: int) -> list[float]:
     return out
 
 
-def process_cpu_pct(samples: Samples, t0: int, t1: int, clk_tck: int) -> float:
-    """CPU time of the watched process over the window, in percent of one core (above 100 with threads)."""
+def process_cpu_s(samples: Samples, t0: int, t1: int, clk_tck: int) -> float:
+    """CPU time (s) of the watched process over the window, from its sampled tick counters; NaN if unread."""
     if "proc_utime_ticks" not in samples.columns:
         return math.nan
     ticks = delta(samples.t_ns, samples.columns["proc_utime_ticks"], t0, t1) + delta(
         samples.t_ns, samples.columns["proc_stime_ticks"], t0, t1
     )
-    return 100.0 * ticks / clk_tck / ((t1 - t0) / 1e9)
+    return ticks / clk_tck
+
+
+def process_cpu_pct(samples: Samples, t0: int, t1: int, clk_tck: int) -> float:
+    """The same in percent of one core over the window, unchecked (see :func:`checked_cpu_share_pct`)."""
+    return 100.0 * process_cpu_s(samples, t0, t1, clk_tck) / ((t1 - t0) / 1e9)
+
+
+#: The kernel's CPU-time accounting resolution assumed per core: one tick of USER_HZ (100 Hz; kernels tick at
+#: 100-1000 Hz, so this is the coarsest case).  A thread running on another core has its time brought up to date
+#: only at that core's next tick or context switch, so each end of a window can be off by a tick per core.
+ACCOUNTING_TICK_S = 0.01
+#: A process CPU share is reported only when that error bound is at most this many percent of one core.
+MAX_CPU_SHARE_ERROR_PCT = 10.0
+
+
+def cpu_share_error_pct(window_s: float, cores: int, tick_s: float = ACCOUNTING_TICK_S) -> float:
+    """Bound on the error of a CPU share over ``window_s`` (percent of one core): a tick per core at each end."""
+    return math.inf if window_s <= 0 else 100.0 * 2 * max(cores, 1) * tick_s / window_s
+
+
+def min_cpu_share_window_s(cores: int, tick_s: float = ACCOUNTING_TICK_S) -> float:
+    """The shortest window whose CPU share is within :data:`MAX_CPU_SHARE_ERROR_PCT` of a core."""
+    return 100.0 * 2 * max(cores, 1) * tick_s / MAX_CPU_SHARE_ERROR_PCT
+
+
+def checked_cpu_share_pct(
+    cpu_s: float, window_s: float, cores: int, what: str, tick_s: float = ACCOUNTING_TICK_S
+) -> tuple[float | None, str | None]:
+    """``(share, note)``: a process's CPU time over a window in percent of one core, or None and why.
+
+    Withheld, never shown, where the window is too short for the kernel's accounting to resolve it (a 5 ms
+    window on 2 cores can read 599%) or where the figure is more than ``cores`` can give.
+    """
+    if window_s <= 0 or math.isnan(cpu_s):
+        return None, None
+    share = 100.0 * cpu_s / window_s
+    shortest = min_cpu_share_window_s(cores, tick_s)
+    if window_s < shortest:
+        return None, (
+            f"{what} withheld: its window ({window_s * 1e3:.1f} ms) is shorter than {shortest:.2f} s, the least over "
+            f"which CPU-time accounting ({tick_s * 1e3:g} ms ticks on {cores} core{'s' if cores != 1 else ''}) is "
+            f"within {MAX_CPU_SHARE_ERROR_PCT:g}% of a core; run more steps"
+        )
+    limit = 100.0 * cores + cpu_share_error_pct(window_s, cores, tick_s)
+    if share > limit:
+        return None, f"{what} withheld: it read {share:.0f}%, more than {cores} core{'s' if cores != 1 else ''} allow"
+    return min(share, 100.0 * cores), None
 
 
 def window_values(samples: Samples, column: str, t0: int, t1: int) -> np.ndarray:

@@ -164,6 +164,24 @@ class _Group(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Hygiene(_Group):
+    """Whether the device was quiet and the steps steady over the measured window (``measure.hygiene``).
+
+    ``other_cpu_pct``: share of the trial's cores' time other processes used (their active ticks less the
+    worker's own); ``step_cv``: the step times' coefficient of variation; ``step_modes_ms``: the medians of two
+    modes where the steps fall into two; ``clock_moved``: the cores' sampled frequency spread over 5% of its
+    highest (``clock_range_khz``).  Each None where the records cannot tell.  ``warning``: the one line every table
+    showing the trial prints, None for a trial that passed every check.
+    """
+
+    other_cpu_pct: float | None = None
+    step_cv: float | None = None
+    step_modes_ms: list[float] | None = None
+    clock_moved: bool | None = None
+    clock_range_khz: list[float] | None = None
+    warning: str | None = None
+
+
 class Workload(_Group):
     """The model as the backend built it: the input it ran at (a preset's, or the trial's own) and its size."""
 
@@ -207,6 +225,9 @@ class Cpu(_Group):
     process_pct: float | None = None
     infer_process_pct: float | None = None
     freq_khz: list[float | None] | None = None
+    #: The frequency each cpufreq policy of the trial's cores was set to, read back after setting it (kHz): the
+    #: nearest the policy offers at or below the trial's ``freq_khz``, which is what was asked.  None: not set.
+    freq_applied_khz: dict[str, int] | None = None
 
 
 class MeasuredEnergy(_Group):
@@ -316,6 +337,8 @@ class TrialResult(BaseModel):
     loss: LossSummary | None = None
     sampler: SamplerSummary | None = None
     predictability: Predictability | None = None
+    #: Other load, step dispersion and clock stability over the measured window (None: stored before it existed).
+    hygiene: Hygiene | None = None
     #: What ``--trace`` recorded (the trial's ``trace`` is the granularity asked for).
     trace_summary: TraceSummary | None = None
     #: None where the device exposes no CPU frequency or temperature (nothing to tell throttling by).

@@ -262,7 +262,11 @@ def _annotation(path: str) -> Any:
 
 
 #: Schema-3 names whose value is a record or a list (the trials table adds no column for one that is absent).
-COMPOUND = frozenset(m.old for m in MOVES if m.exported and _holds_parts(_annotation(m.new)))
+COMPOUND = frozenset(m.old for m in MOVES if m.exported and _holds_parts(_annotation(m.new))) | frozenset(
+    name  # records that joined the result after schema 3 (``hygiene``), under their own names
+    for name, f in TrialResult.model_fields.items()
+    if name not in {m.new.split(".")[0] for m in MOVES} and _holds_parts(f.annotation)
+)
 
 
 def mapping_table() -> str:

@@ -22,15 +22,37 @@ import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
-from edgebench.records.events import parse_events, steps_of
+from edgebench.records.events import measured_phase, parse_events, steps_of
 from edgebench.records.result import TrialResult
 from edgebench.store import Store
 from edgebench.units import MIB
 
 Kind = Literal["trial", "sweep", "device"]
 ALPHA = 0.05
-MATCH_FIELDS = ("model", "batch_size", "threads", "mask", "freq_khz", "precision")
-DEVICE_MATCH_FIELDS = ("model", "batch_size", "threads", "precision")
+MATCH_FIELDS = ("model", "batch_size", "threads", "mask", "freq_khz", "precision", "mode", "backend")
+DEVICE_MATCH_FIELDS = ("model", "batch_size", "threads", "precision", "mode", "backend")
+#: What makes two trials different work, not the same work measured twice: a pair differing in one is marked.
+UNLIKE_FIELDS = ("mode", "backend", "precision")
+
+
+def unlike(a: TrialResult, b: TrialResult) -> list[str]:
+    """How ``a`` and ``b`` differ in what they ran (``mode: train vs infer``); empty for a like-for-like pair."""
+    return [
+        f"{name}: {getattr(a.trial, name)} vs {getattr(b.trial, name)}"
+        for name in UNLIKE_FIELDS
+        if getattr(a.trial, name) != getattr(b.trial, name)
+    ]
+
+
+def unlike_warning(a: TrialResult, b: TrialResult) -> str | None:
+    """The one line that marks a pair of unlike trials wherever their ratio is shown."""
+    differ = unlike(a, b)
+    if not differ:
+        return None
+    return (
+        f"A and B ran different work ({'; '.join(differ)}): the ratios compare a {a.trial.backend} "
+        f"{a.trial.mode} trial with a {b.trial.backend} {b.trial.mode} trial, not one setup measured twice"
+    )
 
 
 @dataclass(frozen=True)
@@ -158,11 +180,17 @@ def compare_trials(store: Store, a: TrialResult, b: TrialResult) -> list[Row]:
             continue
         p = None
         if m.phase is not None:
-            p = welch(step_times_ms(store, a.trial_id, m.phase), step_times_ms(store, b.trial_id, m.phase))
+            phase_a, phase_b = _phase(m.phase, a), _phase(m.phase, b)
+            p = welch(step_times_ms(store, a.trial_id, phase_a), step_times_ms(store, b.trial_id, phase_b))
         shown_a = m.fmt.format(va) if va is not None else "-"
         shown_b = m.fmt.format(vb) if vb is not None else "-"
         rows.append(Row(m.name, shown_a, shown_b, Verdict(ratio(va, vb), p), m.lower_is_better))
     return rows
+
+
+def _phase(phase: str, r: TrialResult) -> str:
+    """The events behind a step measure: an inference trial's measured steps are its ``infer`` passes."""
+    return measured_phase(r.trial.mode) if phase == "train" else phase
 
 
 def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
@@ -176,6 +204,7 @@ def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
         "precision": r.trial.precision,
         "backend": r.trial.backend,
         "device": r.trial.device,
+        "mode": r.trial.mode,
     }
     return tuple(values[f] for f in fields)
 
@@ -183,7 +212,7 @@ def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
 def key_label(key: tuple[Any, ...], fields: tuple[str, ...]) -> str:
     parts = []
     for name, value in zip(fields, key, strict=True):
-        if value is None or (name == "precision" and value == "fp32"):
+        if value is None or (name, value) in (("precision", "fp32"), ("mode", "train"), ("backend", "torch")):
             continue
         prefix = {"batch_size": "b", "threads": "t", "mask": "mask ", "freq_khz": "kHz "}.get(name, "")
         parts.append(f"{prefix}{value}" if name != "freq_khz" else f"{value / 1e3:g}MHz")

@@ -138,6 +138,9 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
     if len(results) > DETAIL_LIMIT:
         notes.append(f"per-trial charts for the first {DETAIL_LIMIT} of {len(results)} trials; the table and curves "
                      "cover all of them (name trials, `edgebench report ID...`, to draw others)")  # fmt: skip
+    from edgebench.report.warnings import hygiene_warnings
+
+    notes += hygiene_warnings(results)
     stored = [load_stored(store, r) for r in detail]
     monitor_samples = read_monitor(monitor) if monitor is not None else None
 

@@ -47,7 +47,7 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
         (f"cpu % ({cores})", lambda r: _fmt(r.cpu_util_pct, ".0f")),
     ]
     if has_energy:
-        columns.append(("energy mJ", lambda r: _fmt(r.energy_j, ".2f", 1e3)))
+        columns.append((f"energy mJ ({report.energy_basis})", lambda r: _fmt(r.energy_j, ".2f", 1e3)))
     if has_costs:
         columns += [
             ("MFLOP", lambda r: _fmt(r.flops, ".1f", 1e-6) if r.flops else "-"),
@@ -98,7 +98,11 @@ def footer(report: LayerReport) -> list[str]:
             f"(measured {p.measured_at}; key {p.key})"
         )
     if report.power_source:
-        lines.append(f"energy from {report.power_source}: {report.step_energy_j:.4f} J per step")
+        idle = f", idle {report.idle_power_w:.2f} W taken off" if report.idle_power_w is not None else ""
+        lines.append(
+            f"energy from {report.power_source}, {report.energy_basis}{idle}: {report.step_energy_j:.4f} J per step "
+            f"(gross {report.gross_step_energy_j:.4f} J)"
+        )
     lines += report.notes
     return lines
 

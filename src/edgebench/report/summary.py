@@ -42,6 +42,29 @@ def energy_text(r: TrialResult) -> str:
     )
 
 
+def mode_name(r: TrialResult) -> str:
+    return "inference" if r.trial.mode == "infer" else "training"
+
+
+def framework_text(r: TrialResult) -> str:
+    """The framework that ran the trial and its version (``onnxruntime 1.18.0``), not torch's for every backend."""
+    backend = r.trial.backend
+    version = {"torch": r.device.torch, "mnn": r.device.mnn, "onnxruntime": r.device.onnxruntime}.get(backend)
+    if backend == "command":
+        return f"command: {r.trial.command}"
+    return f"{backend} {version or '(version not recorded)'}"
+
+
+def freq_set_text(r: TrialResult) -> str:
+    """The frequency applied per policy, beside what was asked (a policy offers only some frequencies)."""
+    assert r.trial.freq_khz is not None
+    asked = f"asked {r.trial.freq_khz / 1e3:g} MHz"
+    if not r.cpu.freq_applied_khz:
+        return f"{asked}; applied: not recorded"
+    applied = ", ".join(f"{p} {k / 1e3:g} MHz" for p, k in r.cpu.freq_applied_khz.items())
+    return f"applied {applied} ({asked})"
+
+
 def _accuracy(r: TrialResult) -> str:
     assert r.accuracy is not None
     final = "-" if r.accuracy.final is None else f"{r.accuracy.final:.4f}"
@@ -57,7 +80,10 @@ def _accuracy(r: TrialResult) -> str:
 
 def summary_table(r: TrialResult) -> Table:
     where = f"cpu {format_cpu_list(r.trial.cores)} (mask {format_mask(r.trial.cores)})" if r.trial.cores else "-"
-    title = f"{r.trial.model}  batch {r.trial.batch_size}  {r.trial.threads} threads  {where}  [{r.trial_id}]"
+    title = (
+        f"{r.trial.model}  {r.trial.backend} {r.trial.precision} {mode_name(r)}  batch {r.trial.batch_size}  "
+        f"{r.trial.threads} threads  {where}  [{r.trial_id}]"
+    )
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column()
@@ -73,12 +99,16 @@ def summary_table(r: TrialResult) -> Table:
         steps = (
             _stats(r.latency.step_ms) + f"  over {r.latency.step_ms.n} steps after {r.trial.warmup} warm-up{stopped}"
         )
-    table.add_row("train step (ms)", steps)
+    infer_trial = r.trial.mode == "infer"
+    table.add_row("inference step (ms)" if infer_trial else "train step (ms)", steps)
+    if r.hygiene is not None and r.hygiene.warning:
+        table.add_row("[yellow]warning[/yellow]", escape(r.hygiene.warning))
     for note in r.measurement_notes or ():
         table.add_row("[yellow]distorted by[/yellow]", note)
     if r.latency.throughput_sps is not None:
         table.add_row("throughput", f"{r.latency.throughput_sps:.1f} samples/s")
-    table.add_row("inference (ms)", _stats(r.latency.infer_ms))
+    if not infer_trial:  # an inference trial's passes are its steps, shown above
+        table.add_row("inference (ms)", _stats(r.latency.infer_ms))
     if r.cpu.util_pct:
         mean = "-" if r.cpu.util_pct.mean is None else f"{r.cpu.util_pct.mean:.1f}"
         table.add_row("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu.util_pct.per_core)}]")
@@ -89,6 +119,8 @@ def summary_table(r: TrialResult) -> Table:
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    if r.trial.freq_khz is not None:
+        table.add_row("cpu freq set", freq_set_text(r))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:
@@ -135,7 +167,7 @@ def summary_table(r: TrialResult) -> Table:
             f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not on this device: {missing}",
         )
     device = r.device
-    table.add_row("environment", f"{device.cpu_model} | torch {device.torch} | {device.kernel}")
+    table.add_row("environment", f"{device.cpu_model} | {framework_text(r)} | {device.kernel}")
     return table
 
 

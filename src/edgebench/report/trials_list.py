@@ -1,7 +1,8 @@
 """The table ``edgebench trials`` prints: one row per stored trial, the summary table's fields plus when it ran.
 
 Readable at 80 columns, as the sweep table is: a column no listed trial has a value for (energy without a power
-sensor) is left out, and so is a backend or target every listed trial shares (the title says which).
+sensor) is left out, and so is a backend, mode, precision or target every listed trial shares (the title says
+which), so an inference trial is never read as a training one.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.fit import keep_whole
 
 #: Shown in the terminal (the HTML report has every summary column), with the terminal's shorter headers.
-_SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "target": "target", "batch_size": "bs",
+_SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "mode": "mode", "precision": "prec",
+          "target": "target", "batch_size": "bs",
           "step_ms": "step ms", "throughput_sps": "samp/s", "peak_memory_mib": "MiB",
           "energy_per_sample_j": "mJ/sample", "status": "status"}  # fmt: skip
 _DIGITS = {"step_ms": 1, "peak_memory_mib": 0}
 _ALWAYS = ("trial_id", "model", "batch_size", "step_ms", "status")
-_SHARED = ("backend", "target")
+#: Shown as columns where the listed trials differ, else named once in the title.
+_SHARED = ("backend", "mode", "precision", "target")
 
 
 def _text(value: object, field: str, digits: int | None) -> str:

@@ -78,7 +78,9 @@ class PhaseMemory:
 
 
 def process_cpu_s() -> float:
-    """User + system CPU time of this process, all threads, exact (no sampling)."""
+    """User + system CPU time of this process, all threads: no sampling, but only as fine as the kernel's
+    accounting (a thread on another core is brought up to date at its next tick), so short windows are withheld
+    by :func:`edgebench.measure.utilization.checked_cpu_share_pct`."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 

@@ -90,6 +90,18 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def discard_if_empty(path: Path) -> None:
+    """Remove the store at ``path`` (and its WAL files) when it holds no trial: a command that created it and was
+    then refused leaves nothing behind."""
+    if not path.exists():
+        return
+    with Store(path) as db:
+        empty = not db.trial_ids("")
+    if empty:
+        for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+
+
 def default_store_path() -> Path:
     """``$EDGEBENCH_STORE``, else ``$XDG_DATA_HOME/edgebench/edgebench.sqlite`` (``~/.local/share`` by default)."""
     if os.environ.get("EDGEBENCH_STORE"):

@@ -48,7 +48,12 @@ MODELS = {net: model for model, net in SUITE_NETS.items()}
 #: rows the suite's energy script averages for its idle baseline (``perform.loc[:10]`` of a frame indexed from 1)
 BASELINE_ROWS = 10
 _FOLDER = re.compile(r"^(?P<device>.+?)(?:_Core_(?P<mask>(?:0x)?[0-9a-fA-F]+)|_Freq_(?P<freq>\d+))?$")
-_LATENCY = re.compile(r"^(Training|Inferring) latency of (\S+) is : ([\d.]+) ms \(batchsize is (\d+)\)")
+#: The suite's demos print their means in more than one wording (MnistBenchmarkUtils.cpp: ``Training latency of
+#: %s is : %f ms (batchsize is %d)``; mobilenetV2BenchmarkUtils.cpp: ``Training latency on MobilenetV2Train is :
+#: ...``; the older benchmark_batchsize.txt: ``Training latency of Lenet on Mnist is : ...``): every one is read.
+_LATENCY = re.compile(
+    r"^(Training|Inferring) latency (?:of|on) (\S+)(?: on \S+)? is\s*:\s*([\d.]+) ms \(batchsize is (\d+)\)"
+)
 _SESSION = re.compile(r"\.(\w+?)_(\d+)\.mnn\s.*avg =\s*([\d.]+)ms")
 SAMPLE_COLUMNS = (
     "usb_current_ua", "usb_voltage_uv", "usb_power_mw", "battery_current_ua", "battery_voltage_uv",

@@ -1,0 +1,78 @@
+"""``edgebench system``: what makes a device noisy, and tune/reset through SysFS on writable copies of fixture trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from edgebench.errors import UsageError
+from edgebench.host.sysfs import SysFS
+from edgebench.host.tuning import checks, reset, tune
+
+POLICIES = "sys/devices/system/cpu/cpufreq"
+
+
+@pytest.fixture
+def laptop(tmp_path, sysfs_tree):
+    """The Intel laptop tree with acpi-cpufreq's boost switch on and a busy load average."""
+    root = tmp_path / "laptop"
+    shutil.copytree(sysfs_tree("intel_laptop"), root)
+    (root / POLICIES / "boost").write_text("1\n")
+    (root / "proc").mkdir(exist_ok=True)
+    (root / "proc" / "loadavg").write_text("6.50 5.00 4.00 3/400 1234\n")
+    return root
+
+
+def governors(root):
+    return {p.parent.name: p.read_text().strip() for p in sorted((root / POLICIES).glob("policy*/scaling_governor"))}
+
+
+def test_show_names_each_noise_source_with_advice(laptop):
+    found = {c.name.split(" (")[0] if c.name.startswith("governor") else c.name: c for c in checks(SysFS(laptop), 8)}
+    assert found["turbo/boost"].state.startswith("on") and found["turbo/boost"].advice
+    assert found["other load"].state == "load average 6.50 on 8 cores" and found["other load"].advice
+    governor = next(c for c in checks(SysFS(laptop), 8) if c.name.startswith("governor"))
+    assert governor.advice and "system tune" in governor.advice  # powersave/ondemand lets the clock follow load
+
+
+def test_tune_sets_performance_and_boost_off_and_reset_puts_back_what_was_there(laptop, tmp_path):
+    before = governors(laptop)
+    assert set(before.values()) != {"performance"}
+    state = tmp_path / "state" / "tune.json"
+    changed = tune(SysFS(laptop), state, is_root=lambda: True)
+    assert (
+        set(governors(laptop).values()) == {"performance"} and (laptop / POLICIES / "boost").read_text().strip() == "0"
+    )
+    assert any("boost off" in line for line in changed) and state.exists()
+    tune(SysFS(laptop), state, is_root=lambda: True)  # again: the saved state is the device's own, kept
+    assert json.loads(state.read_text())["boost"][1] == "1"
+    reset(SysFS(laptop), state, is_root=lambda: True)
+    assert governors(laptop) == before and (laptop / POLICIES / "boost").read_text().strip() == "1"
+    assert not state.exists()
+
+
+def test_tune_and_reset_refuse_without_root_or_state(laptop, tmp_path):
+    with pytest.raises(UsageError, match="needs root"):
+        tune(SysFS(laptop), tmp_path / "s.json", is_root=lambda: False)
+    assert not (tmp_path / "s.json").exists() and (laptop / POLICIES / "boost").read_text().strip() == "1"
+    with pytest.raises(UsageError, match="has not changed anything"):
+        reset(SysFS(laptop), tmp_path / "s.json", is_root=lambda: True)
+    with pytest.raises(UsageError, match="nothing to tune"):
+        tune(SysFS(tmp_path), tmp_path / "s.json", is_root=lambda: True)  # an empty tree: no cpufreq, no boost
+
+
+def test_system_show_cli_on_a_fixture_tree(laptop):
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "show", "--sysfs-root", str(laptop)],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "turbo/boost: on" in proc.stdout and "thing(s) make benchmarks noisy here" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "reset", "--sysfs-root", str(laptop),
+                           "--state", str(laptop / "none.json")], capture_output=True, text=True, env=env,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--state" in proc.stderr
