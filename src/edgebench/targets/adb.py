@@ -88,6 +88,14 @@ class AdbShell(ClientShell):
         if done.returncode != 0:
             raise OSError(f"adb pull {remote} failed: {(done.stderr or done.stdout).strip()}")
 
+    def state(self) -> str:
+        """``adb get-state``: ``device``, ``offline``, ``unauthorized``... or "" when adb does not know the device."""
+        try:
+            done = subprocess.run(self._args("get-state"), capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     def root(self) -> bool:
         """``adb root``: restart the phone's adbd as root; False on a production build that refuses."""
         done = subprocess.run(self._args("root"), capture_output=True, text=True, timeout=60)
@@ -112,6 +120,13 @@ class AdbTarget(RemoteTarget):
         if returncode != 0 and last.startswith(("error:", "adb: error:")):
             return f"{self.name}: {last.removeprefix('adb: ').removeprefix('error: ')}"
         return None
+
+    def dropped(self, returncode: int | None) -> str:
+        """The real client exits 0 with nothing on stderr when the device goes away mid-session: ask the server."""
+        state = self.shell.state()
+        if state == "device":
+            return super().dropped(returncode)
+        return f"{self.name}: the connection dropped (adb says the device is {state or 'gone'})"
 
     def try_transport_root(self) -> bool:
         if not self.shell.root():
