@@ -3,10 +3,7 @@ over TCP, dropped connections, old phones.  Every defect of issue 26 has its tes
 
 from __future__ import annotations
 
-import os
-import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest

@@ -7,7 +7,8 @@ watcher reads stdin to its end:
 
 * :func:`guarded` runs a trial: the first stdin line is its payload (the Trial JSON); the body runs in the
   background; a watcher ``cat`` holds the session's stdin.  When the body ends normally it leaves a ``done`` mark
-  and prints :data:`ENDED_LINE`, and the watcher only tidies up once the workstation closes stdin; when stdin ends first (connection lost, workstation killed) the watcher kills
+  and prints :data:`ENDED_LINE`, and the watcher only tidies up once the workstation closes stdin; when stdin
+  ends first (connection lost, workstation killed) the watcher kills
   the whole process group on the device (the agent, its sampler, and its worker through ``PR_SET_PDEATHSIG``).
 * :func:`restore_holder` is held open while frequencies are pinned: when its stdin ends it runs the restore file
   the workstation keeps up to date before each write (:class:`~edgebench.targets.remote_sysfs.RemoteSysFS`), so
