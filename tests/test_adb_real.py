@@ -16,6 +16,8 @@ from edgebench.targets.named import TargetConfig
 from tests.adbd import AdbdSim, Phone, adbd_sim  # noqa: F401  (the session fixture)
 
 PHONE_TREE = Path(__file__).parent / "fixtures" / "sysfs" / "android_phone"
+#: A frequency of policy0 (cpu0-3) in the android_phone tree: the emulated phone's /proc is this machine's.
+FREQ_KHZ = 1_017_600
 
 
 def _open(phone: Phone, name: str, **extra: object):
@@ -108,3 +110,96 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _bench(tmp_path: Path, iterations: int, pause_s: float = 0.0) -> Path:
+    binary = tmp_path / "bench.sh"
+    nap = f"sleep {pause_s}; " if pause_s else ""
+    binary.write_text(f'i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); {nap}echo "iter $i"; done\n')
+    return binary
+
+
+def _command_trial(binary: Path, **extra: object) -> Trial:
+    fields = dict(model="bench", command=f"sh {binary.name}", push=(str(binary),), step_pattern=r"^iter \d+$",
+                  steps=3, warmup=1, idle_s=0, sample_interval_ms=50.0)  # fmt: skip
+    return Trial(**{**fields, **extra})
+
+
+def test_command_trials_unrooted_and_rooted_give_latency(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    binary = _bench(tmp_path, 6)
+    for name, options, root in (("plain", (), False), ("rooted", ("--rooted",), True)):
+        phone = adbd_sim.phone(name, *options)
+        target = _open(phone, name, root=root)
+        try:
+            run = _finishing(lambda t=target: run_trial(_command_trial(binary), target=t), f"a command trial on {name}")
+        finally:
+            target.close()
+        assert run.result.ok, run.result.reason
+        assert run.samples_csv and len(run.samples_csv.splitlines()) > 1
+        assert (phone.workdir / "bench.sh").exists()
+        assert not [n for n in _left_on(phone) if n.startswith("run-")]
+
+
+def test_push_of_a_folder_twice_replaces_it(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    folder = tmp_path / "kit"
+    folder.mkdir()
+    (folder / "bench.sh").write_text('i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo "iter $i"; done\n')
+    (folder / "stale.txt").write_text("old\n")
+    phone = adbd_sim.phone("plain")
+    target = _open(phone, "plain")
+    trial = _command_trial(folder / "bench.sh", command="sh kit/bench.sh", push=(str(folder),))
+    try:
+        assert run_trial(trial, target=target).result.ok
+        (folder / "stale.txt").unlink()
+        assert run_trial(trial, target=target).result.ok
+    finally:
+        target.close()
+    assert sorted(p.name for p in (phone.workdir / "kit").iterdir()) == ["bench.sh"]  # no kit/kit, no stale file
+
+
+def test_old_phone_without_shell_protocol_and_4k_payload_runs_a_command_trial(adbd_sim, tmp_path):  # noqa: F811
+    """Pre-Android-7 adbd: no exit codes, a pty, and a 4 KiB payload limit that a 9 KB command line would break
+    (aborting the user's adb server)."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("old", "--no-shell-v2", "--max-payload", "4096")
+    target = _open(phone, "old")
+    try:
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "an old phone's trial")
+    finally:
+        target.close()
+    assert run.result.ok, run.result.reason
+    assert adbd_sim.phone("plain").adb("get-state").stdout.strip() == "device"  # the server still serves the rest
+
+
+def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim, tmp_path):  # noqa: F811
+    """The connection drops while a frequency is pinned: the trial is stored ``crashed`` with its samples so far,
+    the governor is back (the device's watcher and the workstation both restore), nothing is left on the phone,
+    and no traceback (Debian's client exits 0 with nothing on stderr on a drop)."""
+    from edgebench.launch.session import Launcher
+
+    phone = adbd_sim.phone("pinned", "--rooted", "--sys-tree", str(PHONE_TREE))
+    policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
+    governor = (policy / "scaling_governor").read_text().strip()
+    target = _open(phone, "pinned", root=True)
+    trial = _command_trial(_bench(tmp_path, 200, 0.1), steps=150, cores=(1,), freq_khz=FREQ_KHZ)
+    timer = threading.Timer(4.0, phone.drop)
+    try:
+        with Launcher(target, pins_frequency=True) as launcher:
+            timer.start()
+            launched = _finishing(lambda: launcher.launch(trial), "a trial whose connection dropped")
+            assert (policy / "scaling_governor").read_text().strip() in ("userspace", governor)
+    finally:
+        timer.cancel()
+        target.close()
+    result = launched.finished.result
+    assert result.status == "crashed"
+    assert "ended mid-trial" in (result.reason or ""), result.reason
+    assert launched.finished.samples_csv and len(launched.finished.samples_csv.splitlines()) > 2
+    assert (policy / "scaling_governor").read_text().strip() == governor
+    phone.wait_online()
+    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
