@@ -203,3 +203,24 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     assert (policy / "scaling_governor").read_text().strip() == governor
     phone.wait_online()
     assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+
+
+def test_agent_trial_dropped_mid_way_is_a_drop_not_an_exit_0(adbd_sim):  # noqa: F811
+    """Debian's adb client exits 0 with an empty stderr when the device goes away: the missing end line of the
+    session tells the drop, and the device-side watcher leaves no session folder."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("rooted", "--rooted")
+    target = _open(phone, "rooted")
+    trial = Trial(model="lenet", batch_size=4, steps=100_000, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
+    timer = threading.Timer(8.0, phone.drop)
+    timer.start()
+    try:
+        run = _finishing(lambda: run_trial(trial, target=target), "an agent trial whose connection dropped")
+    finally:
+        timer.cancel()
+        target.close()
+    assert run.result.status == "crashed"
+    assert "connection lost mid-trial" in (run.result.reason or ""), run.result.reason
+    phone.wait_online()
+    assert not [n for n in _left_on(phone) if n.startswith("session-")]

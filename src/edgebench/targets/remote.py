@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +35,11 @@ from edgebench.targets.shell import Shell
 NEEDED_COMMANDS = ("cat", "mkdir", "rm", "mv")
 #: Margin on a trial's timeout for starting Python and the framework on the device.
 _STARTUP_MARGIN_S = 360.0
+#: How long a device that dropped mid-trial is waited for to fetch what it measured and tidy up (an adb server
+#: reconnects a TCP device 5-11 s after a drop; SSH reconnects at once).
+_RECONNECT_S = 40.0
+#: The last line of the fetch after a drop: without it the fetch itself was cut (the real adb client exits 0).
+_FETCHED = "edgebench-fetched"
 #: Su forms tried, in order, when a target names none (the MNN-based suite's order).
 DEFAULT_SU_FORMS = ("su -0", "su -c")
 
@@ -275,17 +281,28 @@ class RemoteTarget:
         """A trial whose connection dropped: what the device measured up to then, fetched over a new connection
         when the device can still be reached, as a ``crashed`` bundle."""
         events: list[Any] = []
-        try:
-            script = f"cat {shlex.quote(session)}/tmp/edgebench-*/events.jsonl 2>/dev/null; true"
-            done = sh_text(self.shell, self.as_root(script), 30, None)
-            if self.connection_failure(done.returncode, done.stderr or "") is None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    path = Path(tmp) / "events.jsonl"
-                    path.write_text(done.stdout)
-                    events = read_events(path)
-                self._remove(session)
-        except (OSError, subprocess.SubprocessError, ValueError):
-            events = []
+        # the device may be away a while (an adb server reconnects a TCP device 5-11 s after a drop); the session
+        # folder is removed in the same script, so nothing is left once it answers
+        q = shlex.quote(session)
+        script = f"cat {q}/tmp/edgebench-*/events.jsonl 2>/dev/null; rm -rf {q}; echo {_FETCHED}"
+        deadline = time.monotonic() + _RECONNECT_S
+        while True:
+            try:
+                done = sh_text(self.shell, self.as_root(script), 30, None)
+            except (OSError, subprocess.SubprocessError):
+                done = None
+            if done is not None and done.stdout.rstrip().endswith(_FETCHED):
+                try:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        path = Path(tmp) / "events.jsonl"
+                        path.write_text(done.stdout.rstrip().removesuffix(_FETCHED))
+                        events = read_events(path)
+                except (OSError, ValueError):
+                    events = []
+                break
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(1.0)
         steps = len(steps_of(events, "train"))
         return TrialBundle(
             trial=trial,
