@@ -20,13 +20,14 @@ from edgebench.measure.power import device_energy, power_channels
 from edgebench.sensors.base import CounterUnwrap
 from edgebench.sensors.jetson_gpu import JetsonGpuSensor
 from edgebench.sensors.jetson_power import JetsonPowerSensor
+from edgebench.sensors.odpm import OdpmSensor
 from edgebench.sensors.power_supply import PowerSupplySensor
 from edgebench.sensors.process_memory import ProcessMemorySensor
 from edgebench.sensors.rapl import RaplSensor
 from edgebench.sensors.sampler import Sampler, SamplerConfig
 from edgebench.sensors.samples import parse_samples
 
-POWER_SENSORS = (RaplSensor, JetsonPowerSensor, JetsonGpuSensor, PowerSupplySensor)
+POWER_SENSORS = (RaplSensor, JetsonPowerSensor, JetsonGpuSensor, PowerSupplySensor, OdpmSensor)
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
@@ -283,6 +284,7 @@ def test_laptop_battery_power_now(sysfs_tree):
         ("jetson_orin", {JetsonPowerSensor, JetsonGpuSensor}),
         ("android_phone", {PowerSupplySensor}),
         ("intel_laptop", {RaplSensor, PowerSupplySensor}),
+        ("pixel6", {OdpmSensor, PowerSupplySensor}),
     ],
 )
 def test_each_tree_has_exactly_its_power_sensors_and_says_why_not(sysfs_tree, tree, present):
@@ -317,3 +319,83 @@ def test_device_energy_on_tx2_samples_is_the_module_input_never_module_plus_carr
     assert figures.avg_power_w == pytest.approx(2.981)  # not + VDD_MUX's 1.250: that may hold VDD_IN already
     assert figures.rails["VDD_MUX"].avg_power_w == pytest.approx(1.250)  # shown, as a rail of its own
     assert figures.rails["VDD_SYS_CPU"].avg_power_w == pytest.approx(0.306)
+
+
+# --------------------------------------------------------------------------- Pixel ODPM
+
+PIXEL_IIO = "sys/bus/iio/devices"
+
+
+def test_odpm_rails_of_a_pixel_are_energy_counters_named_by_schematic(sysfs_tree):
+    sensor = OdpmSensor(SysFS(sysfs_tree("pixel6")))
+    values = opened(sensor)
+    assert len(values) == 16  # eight channels on each of the two PMICs
+    assert values["odpm_s2m_vdd_cpucl2_energy_uj"] == 96813472  # CH3(T=1482331)[S2M_VDD_CPUCL2], 96813472
+    assert values["odpm_vsys_pwr_display_energy_uj"] == 411208871
+    assert sensor.labels()["odpm_s2m_vdd_cpucl2_energy_uj"] == "ODPM CPU(BIG) (S2M_VDD_CPUCL2)"
+    assert {c.scope for c in sensor.power_channels()} == {"part"}
+
+
+def _energy_file(rails: list[tuple[str, int]], t_ms: int) -> str:
+    """``energy_value`` as odpm.c prints it: ``t=%ld`` then ``CH%d(T=%ld)[%s], %ld`` (energy in uW*s)."""
+    return f"t={t_ms}\n" + "".join(f"CH{i}(T={t_ms})[{name}], {uws}\n" for i, (name, uws) in enumerate(rails))
+
+
+def _pixel_samples(tree: Path, tmp_path: Path, steps_uj: list[int]):
+    """Samples of a Pixel tree whose every ODPM rail grows by ``steps_uj[k]`` before poll k+1."""
+    names = {}
+    for device in ("iio:device0", "iio:device1"):
+        text = (tree / PIXEL_IIO / device / "enabled_rails").read_text()
+        names[device] = [line.split("[")[1].split("]")[0] for line in text.splitlines()]
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(tree), sensors=("odpm", "power_supply"))
+    sampler = Sampler(config)
+    raw = b""
+    total = 0
+    for k, step in enumerate([0, *steps_uj]):
+        total += step
+        for device, rails in names.items():
+            (tree / PIXEL_IIO / device / "energy_value").write_text(
+                _energy_file([(n, 1_000_000 + total) for n in rails], 1000 + k)
+            )
+        raw += sampler.poll()
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    return parse_samples(csv.getvalue(), sampler.meta)
+
+
+def test_odpm_energy_per_rail_and_device_total_with_idle_subtraction(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")  # no fuel gauge: the rails add up to the device's figure
+    samples = _pixel_samples(tree, tmp_path, [1000, 1000, 5000, 5000, 5000])
+    t = [int(x) for x in samples.t_ns]
+    idle, (t0, t1) = (t[0], t[2]), (t[2], t[5])
+    figures = device_energy(samples, t0, t1, idle=idle)
+    assert figures.source.startswith("odpm: ") and "(energy counter)" in figures.source
+    assert len(figures.channels) == 16
+    assert figures.gross_j == pytest.approx(16 * 15_000e-6)
+    rail = figures.rails["S2M_VDD_CPUCL2"]
+    idle_w = 2000e-6 / ((idle[1] - idle[0]) / 1e9)
+    assert rail.idle_power_w == pytest.approx(idle_w)
+    assert rail.gross_j == pytest.approx(15_000e-6)
+    window_s = (t1 - t0) / 1e9
+    assert figures.active_j == pytest.approx(16 * max(15_000e-6 - idle_w * window_s, 0.0), abs=1e-9)
+
+
+def test_odpm_beside_the_fuel_gauge_is_per_rail_and_the_gauge_is_the_total(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    samples = _pixel_samples(tree, tmp_path, [5000, 5000])
+    figures = device_energy(samples, int(samples.t_ns[0]), int(samples.t_ns[-1]))
+    assert figures.source == "power_supply: device (power samples)"
+    assert figures.rails["VSYS_PWR_DISPLAY"].gross_j == pytest.approx(10_000e-6)
+    assert samples.columns["battery_charge_counter_uah"].tolist() == [2710000] * 3  # the coulomb counter
+
+
+def test_odpm_channel_switched_to_another_rail_reads_empty(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    sensor = OdpmSensor(SysFS(tree))
+    sensor.open()
+    energy = tree / PIXEL_IIO / "iio:device0/energy_value"
+    energy.write_text(energy.read_text().replace("CH3(T=1482331)[S2M_VDD_CPUCL2], 96813472", "CH3(T=20)[L2M_ALIVE], 5"))
+    values = dict(zip([r.column for r in sensor.rails], sensor.read(), strict=True))
+    assert values["odpm_s2m_vdd_cpucl2_energy_uj"] is None  # restarted from 0 under another rail: not a drop
+    assert values["odpm_l2m_alive_energy_uj"] == 21942177

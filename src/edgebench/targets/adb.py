@@ -8,6 +8,7 @@ every script edgebench sends is POSIX ``sh``.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 import subprocess
 import time
@@ -109,6 +110,12 @@ class AdbShell(ClientShell):
         return self._args("shell", script)
 
     def push(self, local: Path, remote: str) -> None:
+        """A file to ``remote``; a folder REPLACES ``remote`` (``adb push DIR R`` into an existing R would land in
+        R/DIR, and files deleted here would stay there to be run)."""
+        if Path(local).is_dir():
+            cleared = self.run(f"rm -rf {shlex.quote(remote)}", timeout_s=60)
+            if cleared.returncode != 0:
+                raise OSError(f"cannot replace {remote} on {self.name}: {cleared.stderr.decode().strip()}")
         done = subprocess.run(self._args("push", str(local), remote), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb push {local} {remote} failed: {(done.stderr or done.stdout).strip()}")
