@@ -4,8 +4,10 @@ Variants (another vendor's sign or units, a charger plugged in, a wrapped counte
 copying a tree into ``tmp_path`` and changing the files a real device of that kind would show differently.
 """
 
+import dataclasses
 import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -17,6 +19,7 @@ import pytest
 
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.power import device_energy, power_channels
+from edgebench.records.trial import Trial
 from edgebench.sensors.base import CounterUnwrap
 from edgebench.sensors.jetson_gpu import JetsonGpuSensor
 from edgebench.sensors.jetson_power import JetsonPowerSensor
@@ -399,3 +402,54 @@ def test_odpm_channel_switched_to_another_rail_reads_empty(sysfs_tree, tmp_path)
     values = dict(zip([r.column for r in sensor.rails], sensor.read(), strict=True))
     assert values["odpm_s2m_vdd_cpucl2_energy_uj"] is None  # restarted from 0 under another rail: not a drop
     assert values["odpm_l2m_alive_energy_uj"] == 21942177
+
+
+# --------------------------------------------------------------------------- energy with error bars
+
+
+def _every_third(tree: Path, tmp_path: Path, grow_uj: list[int]):
+    """Pixel samples whose rail counters change only every third poll (a source refreshing slower than the
+    sampler), restamped 100 ms apart so that the periods are exact."""
+    steps = [s for g in grow_uj for s in (0, 0, g)]
+    samples = _pixel_samples(tree, tmp_path, steps)
+    return dataclasses.replace(samples, t_ns=np.arange(len(samples), dtype=np.int64) * 100_000_000)
+
+
+def test_energy_interval_from_refresh_resolution_and_idle_spread(sysfs_tree, tmp_path):
+    from edgebench.measure.energy_error import energy_interval
+
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")
+    samples = _every_third(tree, tmp_path, [1000, 3000, 2000, 6000, 6000, 6000, 6000])
+    t = samples.t_ns
+    idle, (t0, t1) = (int(t[0]), int(t[9])), (int(t[9]), int(t[21]))
+    figures = device_energy(samples, t0, t1, idle=idle)
+    interval = energy_interval(samples, figures, t0, t1, idle)
+    assert interval.refused is None
+    assert interval.refresh_s == pytest.approx(0.3)  # a change every third 100 ms poll
+    assert interval.parts_j["resolution"] == pytest.approx(math.sqrt(16 * 2) * 1e-6)  # 1 uJ at both edges, 16 rails
+    power_w = 24_000e-6 / 1.2  # each rail: 4 x 6000 uJ over the 1.2 s window
+    assert interval.parts_j["refresh"] == pytest.approx(math.sqrt(16 * 2) * power_w * 0.3 / 2)
+    idle_w = np.array([1000, 3000, 2000]) * 1e-6 / 0.3  # the idle readings that changed
+    spread = 4.302652729911275 * idle_w.std(ddof=1) / math.sqrt(3)  # Student t(0.975, 2)
+    assert interval.parts_j["idle_baseline"] == pytest.approx(4 * spread * 1.2)  # 16 rails in quadrature: 4x
+    assert interval.ci95_j == pytest.approx(math.sqrt(sum(v**2 for v in interval.parts_j.values())))
+
+
+def test_a_window_shorter_than_two_refreshes_is_not_claimed(sysfs_tree, tmp_path):
+    from edgebench.measure.energy import measured_energy
+    from edgebench.records.events import Idle
+
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")
+    samples = _every_third(tree, tmp_path, [1000, 1000, 5000, 5000])
+    t = samples.t_ns
+    trial = Trial(model="lenet", steps=2, batch_size=4)
+    events = [Idle(start_ns=int(t[0]), end_ns=int(t[6]), seconds=0.6)]
+    short = measured_energy(trial, events, samples, int(t[6]), int(t[10]), steps=2)  # 0.4 s < 2 x 0.3 s
+    assert short.energy_j is None and short.per_step_j is None
+    assert short.notes and short.notes[0].startswith("energy_j not claimed: the 0.4 s window is shorter than two")
+    assert short.gross_j is not None  # what the counters grew by is still shown, labelled by the note
+    whole = measured_energy(trial, events, samples, int(t[6]), int(t[12]), steps=2)  # 0.6 s: two refreshes
+    assert whole.energy_j is not None and whole.energy_ci95_j is not None and whole.energy_ci95_j > 0
+    assert whole.source_refresh_s == pytest.approx(0.3)
