@@ -453,3 +453,17 @@ def test_a_window_shorter_than_two_refreshes_is_not_claimed(sysfs_tree, tmp_path
     whole = measured_energy(trial, events, samples, int(t[6]), int(t[12]), steps=2)  # 0.6 s: two refreshes
     assert whole.energy_j is not None and whole.energy_ci95_j is not None and whole.energy_ci95_j > 0
     assert whole.source_refresh_s == pytest.approx(0.3)
+
+
+def test_summary_shows_the_interval_and_says_when_a_figure_is_not_claimed():
+    from edgebench.records.result import MeasuredEnergy
+    from edgebench.report.summary import energy_text
+    from tests.factories import result
+
+    base = result("t1", [10.0, 11.0])
+    shown = base.model_copy(update={"energy": MeasuredEnergy(
+        energy_j=1.5, energy_ci95_j=0.25, per_step_j=0.75, per_sample_j=0.1, avg_power_w=2.0, gross_j=2.0,
+        source="odpm: S2M_VDD_CPUCL2 (energy counter)")})  # fmt: skip
+    assert energy_text(shown).startswith("1.500 ± 0.250 J (95%) (0.7500 J/step")
+    refused = base.model_copy(update={"energy": MeasuredEnergy(gross_j=0.01, notes=["energy_j not claimed: ..."])})
+    assert energy_text(refused) == "- (measured, but the window cannot resolve it: see the energy note)"
