@@ -4,8 +4,10 @@ Variants (another vendor's sign or units, a charger plugged in, a wrapped counte
 copying a tree into ``tmp_path`` and changing the files a real device of that kind would show differently.
 """
 
+import dataclasses
 import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -17,16 +19,18 @@ import pytest
 
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.power import device_energy, power_channels
+from edgebench.records.trial import Trial
 from edgebench.sensors.base import CounterUnwrap
 from edgebench.sensors.jetson_gpu import JetsonGpuSensor
 from edgebench.sensors.jetson_power import JetsonPowerSensor
+from edgebench.sensors.odpm import OdpmSensor
 from edgebench.sensors.power_supply import PowerSupplySensor
 from edgebench.sensors.process_memory import ProcessMemorySensor
 from edgebench.sensors.rapl import RaplSensor
 from edgebench.sensors.sampler import Sampler, SamplerConfig
 from edgebench.sensors.samples import parse_samples
 
-POWER_SENSORS = (RaplSensor, JetsonPowerSensor, JetsonGpuSensor, PowerSupplySensor)
+POWER_SENSORS = (RaplSensor, JetsonPowerSensor, JetsonGpuSensor, PowerSupplySensor, OdpmSensor)
 
 
 def copy_tree(src: Path, dst: Path) -> Path:
@@ -283,6 +287,7 @@ def test_laptop_battery_power_now(sysfs_tree):
         ("jetson_orin", {JetsonPowerSensor, JetsonGpuSensor}),
         ("android_phone", {PowerSupplySensor}),
         ("intel_laptop", {RaplSensor, PowerSupplySensor}),
+        ("pixel6", {OdpmSensor, PowerSupplySensor}),
     ],
 )
 def test_each_tree_has_exactly_its_power_sensors_and_says_why_not(sysfs_tree, tree, present):
@@ -317,3 +322,148 @@ def test_device_energy_on_tx2_samples_is_the_module_input_never_module_plus_carr
     assert figures.avg_power_w == pytest.approx(2.981)  # not + VDD_MUX's 1.250: that may hold VDD_IN already
     assert figures.rails["VDD_MUX"].avg_power_w == pytest.approx(1.250)  # shown, as a rail of its own
     assert figures.rails["VDD_SYS_CPU"].avg_power_w == pytest.approx(0.306)
+
+
+# --------------------------------------------------------------------------- Pixel ODPM
+
+PIXEL_IIO = "sys/bus/iio/devices"
+
+
+def test_odpm_rails_of_a_pixel_are_energy_counters_named_by_schematic(sysfs_tree):
+    sensor = OdpmSensor(SysFS(sysfs_tree("pixel6")))
+    values = opened(sensor)
+    assert len(values) == 16  # eight channels on each of the two PMICs
+    assert values["odpm_s2m_vdd_cpucl2_energy_uj"] == 96813472  # CH3(T=1482331)[S2M_VDD_CPUCL2], 96813472
+    assert values["odpm_vsys_pwr_display_energy_uj"] == 411208871
+    assert sensor.labels()["odpm_s2m_vdd_cpucl2_energy_uj"] == "ODPM CPU(BIG) (S2M_VDD_CPUCL2)"
+    assert {c.scope for c in sensor.power_channels()} == {"part"}
+
+
+def _energy_file(rails: list[tuple[str, int]], t_ms: int) -> str:
+    """``energy_value`` as odpm.c prints it: ``t=%ld`` then ``CH%d(T=%ld)[%s], %ld`` (energy in uW*s)."""
+    return f"t={t_ms}\n" + "".join(f"CH{i}(T={t_ms})[{name}], {uws}\n" for i, (name, uws) in enumerate(rails))
+
+
+def _pixel_samples(tree: Path, tmp_path: Path, steps_uj: list[int]):
+    """Samples of a Pixel tree whose every ODPM rail grows by ``steps_uj[k]`` before poll k+1."""
+    names = {}
+    for device in ("iio:device0", "iio:device1"):
+        text = (tree / PIXEL_IIO / device / "enabled_rails").read_text()
+        names[device] = [line.split("[")[1].split("]")[0] for line in text.splitlines()]
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), sysfs_root=str(tree), sensors=("odpm", "power_supply"))
+    sampler = Sampler(config)
+    raw = b""
+    total = 0
+    for k, step in enumerate([0, *steps_uj]):
+        total += step
+        for device, rails in names.items():
+            (tree / PIXEL_IIO / device / "energy_value").write_text(
+                _energy_file([(n, 1_000_000 + total) for n in rails], 1000 + k)
+            )
+        raw += sampler.poll()
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw), csv)
+    return parse_samples(csv.getvalue(), sampler.meta)
+
+
+def test_odpm_energy_per_rail_and_device_total_with_idle_subtraction(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")  # no fuel gauge: the rails add up to the device's figure
+    samples = _pixel_samples(tree, tmp_path, [1000, 1000, 5000, 5000, 5000])
+    t = [int(x) for x in samples.t_ns]
+    idle, (t0, t1) = (t[0], t[2]), (t[2], t[5])
+    figures = device_energy(samples, t0, t1, idle=idle)
+    assert figures.source.startswith("odpm: ") and "(energy counter)" in figures.source
+    assert len(figures.channels) == 16
+    assert figures.gross_j == pytest.approx(16 * 15_000e-6)
+    rail = figures.rails["S2M_VDD_CPUCL2"]
+    idle_w = 2000e-6 / ((idle[1] - idle[0]) / 1e9)
+    assert rail.idle_power_w == pytest.approx(idle_w)
+    assert rail.gross_j == pytest.approx(15_000e-6)
+    window_s = (t1 - t0) / 1e9
+    assert figures.active_j == pytest.approx(16 * max(15_000e-6 - idle_w * window_s, 0.0), abs=1e-9)
+
+
+def test_odpm_beside_the_fuel_gauge_is_per_rail_and_the_gauge_is_the_total(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    samples = _pixel_samples(tree, tmp_path, [5000, 5000])
+    figures = device_energy(samples, int(samples.t_ns[0]), int(samples.t_ns[-1]))
+    assert figures.source == "power_supply: device (power samples)"
+    assert figures.rails["VSYS_PWR_DISPLAY"].gross_j == pytest.approx(10_000e-6)
+    assert samples.columns["battery_charge_counter_uah"].tolist() == [2710000] * 3  # the coulomb counter
+
+
+def test_odpm_channel_switched_to_another_rail_reads_empty(sysfs_tree, tmp_path):
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    sensor = OdpmSensor(SysFS(tree))
+    sensor.open()
+    energy = tree / PIXEL_IIO / "iio:device0/energy_value"
+    energy.write_text(energy.read_text().replace("CH3(T=1482331)[S2M_VDD_CPUCL2], 96813472", "CH3(T=20)[L2M_ALIVE], 5"))
+    values = dict(zip([r.column for r in sensor.rails], sensor.read(), strict=True))
+    assert values["odpm_s2m_vdd_cpucl2_energy_uj"] is None  # restarted from 0 under another rail: not a drop
+    assert values["odpm_l2m_alive_energy_uj"] == 21942177
+
+
+# --------------------------------------------------------------------------- energy with error bars
+
+
+def _every_third(tree: Path, tmp_path: Path, grow_uj: list[int]):
+    """Pixel samples whose rail counters change only every third poll (a source refreshing slower than the
+    sampler), restamped 100 ms apart so that the periods are exact."""
+    steps = [s for g in grow_uj for s in (0, 0, g)]
+    samples = _pixel_samples(tree, tmp_path, steps)
+    return dataclasses.replace(samples, t_ns=np.arange(len(samples), dtype=np.int64) * 100_000_000)
+
+
+def test_energy_interval_from_refresh_resolution_and_idle_spread(sysfs_tree, tmp_path):
+    from edgebench.measure.energy_error import energy_interval
+
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")
+    samples = _every_third(tree, tmp_path, [1000, 3000, 2000, 6000, 6000, 6000, 6000])
+    t = samples.t_ns
+    idle, (t0, t1) = (int(t[0]), int(t[9])), (int(t[9]), int(t[21]))
+    figures = device_energy(samples, t0, t1, idle=idle)
+    interval = energy_interval(samples, figures, t0, t1, idle)
+    assert interval.refused is None
+    assert interval.refresh_s == pytest.approx(0.3)  # a change every third 100 ms poll
+    assert interval.parts_j["resolution"] == pytest.approx(math.sqrt(16 * 2) * 1e-6)  # 1 uJ at both edges, 16 rails
+    power_w = 24_000e-6 / 1.2  # each rail: 4 x 6000 uJ over the 1.2 s window
+    assert interval.parts_j["refresh"] == pytest.approx(math.sqrt(16 * 2) * power_w * 0.3 / 2)
+    idle_w = np.array([1000, 3000, 2000]) * 1e-6 / 0.3  # the idle readings that changed
+    spread = 4.302652729911275 * idle_w.std(ddof=1) / math.sqrt(3)  # Student t(0.975, 2)
+    assert interval.parts_j["idle_baseline"] == pytest.approx(4 * spread * 1.2)  # 16 rails in quadrature: 4x
+    assert interval.ci95_j == pytest.approx(math.sqrt(sum(v**2 for v in interval.parts_j.values())))
+
+
+def test_a_window_shorter_than_two_refreshes_is_not_claimed(sysfs_tree, tmp_path):
+    from edgebench.measure.energy import measured_energy
+    from edgebench.records.events import Idle
+
+    tree = copy_tree(sysfs_tree("pixel6"), tmp_path / "pixel")
+    shutil.rmtree(tree / "sys/class/power_supply")
+    samples = _every_third(tree, tmp_path, [1000, 1000, 5000, 5000])
+    t = samples.t_ns
+    trial = Trial(model="lenet", steps=2, batch_size=4)
+    events = [Idle(start_ns=int(t[0]), end_ns=int(t[6]), seconds=0.6)]
+    short = measured_energy(trial, events, samples, int(t[6]), int(t[10]), steps=2)  # 0.4 s < 2 x 0.3 s
+    assert short.energy_j is None and short.per_step_j is None
+    assert short.notes and short.notes[0].startswith("energy_j not claimed: the 0.4 s window is shorter than two")
+    assert short.gross_j is not None  # what the counters grew by is still shown, labelled by the note
+    whole = measured_energy(trial, events, samples, int(t[6]), int(t[12]), steps=2)  # 0.6 s: two refreshes
+    assert whole.energy_j is not None and whole.energy_ci95_j is not None and whole.energy_ci95_j > 0
+    assert whole.source_refresh_s == pytest.approx(0.3)
+
+
+def test_summary_shows_the_interval_and_says_when_a_figure_is_not_claimed():
+    from edgebench.records.result import MeasuredEnergy
+    from edgebench.report.summary import energy_text
+    from tests.factories import result
+
+    base = result("t1", [10.0, 11.0])
+    shown = base.model_copy(update={"energy": MeasuredEnergy(
+        energy_j=1.5, energy_ci95_j=0.25, per_step_j=0.75, per_sample_j=0.1, avg_power_w=2.0, gross_j=2.0,
+        source="odpm: S2M_VDD_CPUCL2 (energy counter)")})  # fmt: skip
+    assert energy_text(shown).startswith("1.500 ± 0.250 J (95%) (0.7500 J/step")
+    refused = base.model_copy(update={"energy": MeasuredEnergy(gross_j=0.01, notes=["energy_j not claimed: ..."])})
+    assert energy_text(refused) == "- (measured, but the window cannot resolve it: see the energy note)"

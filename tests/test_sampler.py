@@ -23,7 +23,7 @@ def test_fixture_tree_samples_decode_to_the_device_values(sysfs_tree, tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=5, sysfs_root=str(sysfs_tree("rpi4")), pid=4242)
     sampler = Sampler(config)
     assert sampler.meta.sensors == ["cpu_time", "process", "memory", "cpu_freq", "thermal", "process_memory"]
-    assert set(sampler.meta.unavailable) == {"rapl", "jetson_power", "jetson_gpu", "power_supply", "nvml"}
+    assert set(sampler.meta.unavailable) == {"rapl", "jetson_power", "jetson_gpu", "power_supply", "odpm", "nvml"}
     raw = run_for(sampler, 0.1)
     csv = io.StringIO()
     rows = sampler.decode(io.BytesIO(raw), csv)
@@ -103,6 +103,7 @@ def test_sampler_process_covers_the_run_and_reports_its_cost(tmp_path):
         "jetson_power",
         "jetson_gpu",
         "power_supply",
+        "odpm",
         "nvml",
     }
 

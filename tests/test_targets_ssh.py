@@ -176,3 +176,26 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
 def test_a_device_lacking_a_needed_command_is_one_line_naming_it(board):
     with pytest.raises(UsageError, match="board lacks cat, mkdir, rm, mv"):
         board(env={"PATH": "/nonexistent"})
+
+
+def test_command_trial_dropped_over_ssh_keeps_its_samples_and_leaves_no_run_folder(sshd, board, tmp_path):  # noqa: F811
+    """The adb rules over SSH too: a drop is told by the missing exit line, the samples so far are fetched over a
+    new connection, and the run's folder and script are gone from the device."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "rpi4", tree)
+    target = board(sysfs_root=str(tree))
+    work = tmp_path / "work"
+    script = 'i=0; while [ $i -lt 400 ]; do i=$((i+1)); sleep 0.05; echo "step $i loss 0.5"; done'
+    outcome = {}
+    trial = _command_trial(command=script, steps=300)
+    thread = threading.Thread(target=lambda: outcome.setdefault("run", run_trial(trial, target=target)))
+    thread.start()
+    assert _wait_for(lambda: any(work.glob("run-*/samples")), 60), "the sampler never started on the far side"
+    assert _wait_for(lambda: any(p.stat().st_size > 2000 for p in work.glob("run-*/samples")), 60)
+    assert sshd.drop_connections() >= 1
+    thread.join(120)
+    run = outcome["run"]
+    assert run.result.status == "crashed"
+    assert "ended mid-trial" in run.result.reason
+    assert run.samples_csv is not None and len(run.samples_csv.splitlines()) > 2
+    assert not [p.name for p in work.glob("run-*")]

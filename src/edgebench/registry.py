@@ -64,6 +64,7 @@ SENSORS = Registry(
         "jetson_power": "edgebench.sensors.jetson_power:JetsonPowerSensor",
         "jetson_gpu": "edgebench.sensors.jetson_gpu:JetsonGpuSensor",
         "power_supply": "edgebench.sensors.power_supply:PowerSupplySensor",
+        "odpm": "edgebench.sensors.odpm:OdpmSensor",
         "nvml": "edgebench.sensors.nvml:NvmlSensor",
     },
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -41,6 +42,9 @@ class AgentShell(Protocol):
     """What the ``sh`` agent needs of a device's shell; a target's shell (``targets.shell.Shell``) is one.  Declared
     here so that the agent depends on no transport: the launcher joins the two."""
 
+    def run(
+        self, script: str, *, timeout_s: float | None = None, stdin: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]: ...
     def start(self, script: str) -> subprocess.Popen[bytes]: ...
     def push(self, local: Path, remote: str) -> None: ...
     def workdir(self) -> str: ...
@@ -50,6 +54,11 @@ class AgentShell(Protocol):
 WORKLOAD_PID = "self"
 #: USER_HZ, the unit of /proc/stat and /proc/<pid>/stat times: 100 on every Linux ABI (Android included).
 CLK_TCK = 100
+#: How long a dropped device is waited for to fetch the samples it kept (an adb server reconnects a TCP device
+#: 5-11 s after a drop).
+RECOVER_S = 40.0
+#: The last line of that fetch: without it the fetch itself was cut (the real adb client exits 0 on a drop).
+_RECOVERED = "edgebench-recovered"
 #: Sensors ``sh`` cannot read: NVML is a library, not a file.
 SH_UNREADABLE = {"nvml": "NVML is a C library, not a file a device-side sh can read"}
 
@@ -153,6 +162,7 @@ def parse_device_output(text: str) -> DeviceRun:
     stamp: list[str] = []
     current: dict[int, list[str] | None] | None = None
     for line in text.split("\n"):
+        line = line.removesuffix("\r")  # an old phone's shell (no shell protocol) runs on a pty: CR LF
         if section == "main":
             kind, _, rest = line.partition(" ")
             if kind == "O":
@@ -303,8 +313,15 @@ def run_command_trial(
         workdir=run_dir, root=root, clock=clock, sample=sample,
         stamp_file=f"{workdir.rstrip('/')}/{pattern.stamp_file}" if pattern.stamp_file else None,
     )  # fmt: skip
+    # The 9 KB script travels as a file (adb sync, ssh's cat), never on the client's command line: old phones' shells
+    # take no long command, and a device with a 4 KiB payload limit would abort the user's adb server.
+    script_path = f"{run_dir}.sh"
+    with tempfile.TemporaryDirectory(prefix="edgebench-script-") as tmp:
+        local_script = Path(tmp) / "run.sh"
+        local_script.write_text(script + f"rm -f {shlex.quote(script_path)}\n")
+        shell.push(local_script, script_path)
     anchor_wall_ns = time.time_ns()
-    proc = shell.start(script)
+    proc = shell.start(f". {shlex.quote(script_path)}")
     chunks: list[bytes] = []
     reader = _read_all(proc, chunks)
     failure: Failure | None = None
@@ -315,11 +332,21 @@ def run_command_trial(
         _stop(proc)
     reader.join(10)
     err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-    run = parse_device_output(b"".join(chunks).decode(errors="replace"))
+    text = b"".join(chunks).decode(errors="replace")
+    run = parse_device_output(text)
+    drop = ""
+    if run.status is None or (sample and "\n@samples\n" not in text):
+        # ended early (a drop, a timeout): the records so far were kept on the device beside the run folder
+        kept = recover_samples(shell, run_dir) if sample else None
+        if kept:
+            run = parse_device_output(text.rstrip("\n") + "\n@samples\n" + kept)
+        drop = "the connection dropped" if kept is not None else "the device did not come back"
     steps, extra, why = steps_from_output(trial, pattern, run)
     if failure is None:
         if run.status is None:
-            reason = err.splitlines()[-1] if err else f"the device-side shell exited with status {proc.returncode}"
+            # Debian's adb client exits 0 with nothing on stderr when the device goes away: the missing exit line
+            # of the script is what tells a drop
+            reason = err.splitlines()[-1] if err else f"{drop} (client exit status {proc.returncode})"
             failure = Failure(status="crashed", reason=f"connection or shell ended mid-trial: {reason}")
         elif run.status != 0:
             last = run.lines[-1][1] if run.lines else "no output"
@@ -341,6 +368,28 @@ def run_command_trial(
         env={**(env or {}), "command_clock": run.clock, "command_clock_drift_ms": run.clock_drift_ms()},
         failure=failure,
     )
+
+
+def recover_samples(shell: AgentShell, run_dir: str, wait_s: float = RECOVER_S) -> str | None:
+    """The sample records a run that ended early kept on the device (``RUN.samples``), fetched over a new
+    connection and deleted there with the run's script and folder; "" when none were kept, None when the device
+    did not answer within ``wait_s`` (the files then stay)."""
+    kept = shlex.quote(f"{run_dir}.samples")
+    script = (
+        f"cat {kept} 2>/dev/null; rm -f {kept} {shlex.quote(run_dir + '.sh')}; rm -rf {shlex.quote(run_dir)}; "
+        f"echo {_RECOVERED}"
+    )
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            done = shell.run(script, timeout_s=30)
+        except subprocess.SubprocessError:
+            done = None
+        if done is not None and done.stdout.rstrip().endswith(_RECOVERED.encode()):
+            return done.stdout.decode(errors="replace").rstrip().removesuffix(_RECOVERED)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(1.0)
 
 
 def _meta(sampler: Sampler, run: DeviceRun, anchor_wall_ns: int) -> SamplerMeta:

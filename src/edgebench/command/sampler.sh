@@ -15,7 +15,8 @@
 # where the clock is EPOCHREALTIME), "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
 # of its stdout or stderr), "X <t> <status>" (it exited), then "@samples" and the sample records:
 # "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a failed read; a source not due is absent.
-# Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left.
+# Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left but
+# EB_WORK.samples (the records so far), which the workstation fetches and deletes.
 
 if [ -n "${KSH_VERSION:-}" ]; then
   out() { print -r -- "$*"; }
@@ -58,13 +59,20 @@ killtree() {
 }
 
 cleanup() {
-  trap - EXIT HUP INT TERM PIPE
+  # Ignored, not reset: on a drop the hang-up and the watchdog's TERM arrive together, and a second signal must
+  # not end this cleanup midway (a run folder would be left on the device).
+  trap '' HUP INT TERM PIPE
+  trap - EXIT
+  [ -n "${EB_DOG:-}" ] && kill -TERM "$EB_DOG" 2>/dev/null
   [ -n "${EB_RPID:-}" ] && { kill -TERM -- "-$EB_RPID" 2>/dev/null || kill -TERM "$EB_RPID" 2>/dev/null; }
   [ -z "${EB_WPID:-}" ] && [ -s wpid ] && read -r EB_WPID < wpid
   [ -n "${EB_WPID:-}" ] && killtree "$EB_WPID"
   [ -n "${EB_SPID:-}" ] && kill -TERM "$EB_SPID" 2>/dev/null
   [ -n "${EB_DOG:-}" ] && kill -TERM "$EB_DOG" 2>/dev/null
   [ -n "${EB_RPID:-}" ] && kill -KILL -- "-$EB_RPID" 2>/dev/null
+  # Ended early (a drop, a timeout): the samples so far are kept beside the run folder for the workstation to
+  # fetch over a new connection (it deletes them); the run folder itself goes.
+  [ -z "${EB_DONE:-}" ] && [ -s "$EB_WORK/samples" ] && mv "$EB_WORK/samples" "$EB_WORK.samples" 2>/dev/null
   rm -rf "$EB_WORK"
 }
 trap cleanup EXIT
@@ -237,3 +245,4 @@ if [ -n "${EB_SPID:-}" ]; then
   out "@samples"
   cat samples
 fi
+EB_DONE=1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from edgebench.measure.energy_error import energy_interval
 from edgebench.measure.estimate import estimate_energy, parse_power_model
 from edgebench.measure.gpu import gpu_utilization_pct
 from edgebench.measure.power import device_energy
@@ -51,11 +52,21 @@ def measured_energy(
     idle = idle_window(events)
     idle_window_s = (idle[1] - idle[0]) / 1e9 if idle else None
     figures = device_energy(samples, t0, t1, idle) if samples is not None and len(samples) >= 2 else None
-    if figures is None:
+    if figures is None or samples is None:
         return MeasuredEnergy(idle_window_s=idle_window_s)
+    interval = energy_interval(samples, figures, t0, t1, idle)
+    notes = [*figures.notes, *interval.notes]
+    energy_j: float | None = figures.active_j
+    per_step: float | None
+    per_sample: float | None
     per_step, per_sample = per_step_and_sample(figures.active_j, steps, trial.batch_size)
+    if interval.refused is not None:  # the window cannot resolve it: no figure is claimed
+        energy_j = per_step = per_sample = None
+        notes.insert(0, f"energy_j not claimed: {interval.refused}")
     return MeasuredEnergy(
-        energy_j=figures.active_j,
+        energy_j=energy_j,
+        energy_ci95_j=interval.ci95_j,
+        source_refresh_s=interval.refresh_s,
         per_step_j=per_step,
         per_sample_j=per_sample,
         gross_j=figures.gross_j,
@@ -73,7 +84,7 @@ def measured_energy(
             )
             for name, r in figures.rails.items()
         },
-        notes=list(figures.notes) or None,
+        notes=notes or None,
     )
 
 

@@ -248,6 +248,10 @@ class MeasuredEnergy(_Group):
     avg_power_w: float | None = None
     #: Which sensor and channels measured it, e.g. ``jetson_power: VDD_IN (power samples)``.
     source: str | None = None
+    #: Half-width of energy_j's 95% interval (source resolution and refresh period, window, idle spread), and the
+    #: source's refresh period (the median time between two changes of its value); see measure/energy_error.py.
+    energy_ci95_j: float | None = None
+    source_refresh_s: float | None = None
     by_rail: dict[str, RailEnergy] | None = None
     notes: list[str] | None = None
 

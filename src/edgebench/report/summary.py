@@ -29,15 +29,19 @@ def _pcts(values: list[float] | list[float | None]) -> str:
 
 def energy_text(r: TrialResult) -> str:
     """Measured energy with its source, or why there is none."""
+    if r.energy.energy_j is None and r.energy.gross_j is not None:
+        return "- (measured, but the window cannot resolve it: see the energy note)"
     if r.energy.energy_j is None:
         return "- (no power sensor; --estimate-energy gives a labelled estimate)"
+    ci = f" ± {r.energy.energy_ci95_j:.3f} J (95%)" if r.energy.energy_ci95_j is not None else " J"
     idle = (
         f", idle {r.energy.idle_power_w:.2f} W subtracted"
         if r.energy.idle_power_w is not None
         else ", no idle baseline"
     )
     return (
-        f"{r.energy.energy_j:.3f} J ({r.energy.per_step_j:.4f} J/step, {r.energy.per_sample_j * 1e3:.2f} mJ/sample), "
+        f"{r.energy.energy_j:.3f}{ci} ({r.energy.per_step_j:.4f} J/step, "
+        f"{r.energy.per_sample_j * 1e3:.2f} mJ/sample), "
         f"mean {r.energy.avg_power_w:.2f} W{idle}  " + escape(f"[{r.energy.source}]")
     )
 

@@ -107,12 +107,14 @@ class PowerSupplySensor(Sensor):
             "current": self.sysfs.exists(f"{bat}/current_now"),
             "power": self.sysfs.exists(f"{bat}/power_now"),
             "temp": self.sysfs.exists(f"{bat}/temp"),
+            "charge": self.sysfs.exists(f"{bat}/charge_counter"),
             "usb": s.usb is not None,
         }
         self._paths = [f"{bat}/status", f"{bat}/voltage_now"]
         self._paths += [f"{bat}/current_now"] if self._has["current"] else []
         self._paths += [f"{bat}/power_now"] if self._has["power"] else []
         self._paths += [f"{bat}/temp"] if self._has["temp"] else []
+        self._paths += [f"{bat}/charge_counter"] if self._has["charge"] else []
         self._paths += list(s.external_online)
         self._paths += list(s.usb[1:]) if s.usb else []
         self._current_scale = 1
@@ -124,6 +126,7 @@ class PowerSupplySensor(Sensor):
         columns += ["usb_voltage_uv", "usb_current_ua", "usb_power_mw"] if s.usb else []
         columns += ["device_power_mw"]
         columns += ["temp_power_supply_battery_mc"] if self._has["temp"] else []
+        columns += ["battery_charge_counter_uah"] if self._has["charge"] else []
         return tuple(columns)
 
     def sources(self) -> list[Source]:
@@ -137,6 +140,7 @@ class PowerSupplySensor(Sensor):
         current = int_or_none(next(values)) if self._has["current"] else None
         power_uw = int_or_none(next(values)) if self._has["power"] else None
         temp_dc = int_or_none(next(values)) if self._has["temp"] else None
+        charge_uah = int_or_none(next(values)) if self._has["charge"] else None
         online = [int_or_none(next(values)) for _ in self.supplies.external_online]
         usb_current = int_or_none(next(values)) if self._has["usb"] else None
         usb_voltage = _uv(int_or_none(next(values))) if self._has["usb"] else None
@@ -172,12 +176,16 @@ class PowerSupplySensor(Sensor):
         out.append(device_mw)
         if self._has["temp"]:
             out.append(None if temp_dc is None else temp_dc * 100)
+        if self._has["charge"]:
+            out.append(charge_uah)
         return out
 
     def labels(self) -> dict[str, str]:
         labels = {"battery_power_mw": "battery (+ = feeding the device)", "device_power_mw": "device (battery + USB)"}
         if self._has.get("temp"):
             labels["temp_power_supply_battery_mc"] = "battery (power_supply)"
+        if self._has.get("charge"):
+            labels["battery_charge_counter_uah"] = "battery charge left (fuel gauge's coulomb counter)"
         return labels
 
     def power_channels(self) -> list[PowerChannel]:

@@ -32,7 +32,7 @@ from edgebench.registry import SENSORS
 from edgebench.sensors.base import PolledSource, Sensor, Source, open_source
 
 DEFAULT_SENSORS = ("cpu_time", "process", "memory", "cpu_freq", "thermal", "process_memory", "rapl", "jetson_power",
-                   "jetson_gpu", "power_supply", "nvml")  # fmt: skip
+                   "jetson_gpu", "power_supply", "odpm", "nvml")  # fmt: skip
 _FLUSH_EVERY_NS = 1_000_000_000
 
 

@@ -7,6 +7,8 @@ every script edgebench sends is POSIX ``sh``.
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import shutil
 import subprocess
 import time
@@ -18,6 +20,9 @@ from edgebench.targets.remote import RemoteTarget
 from edgebench.targets.remote_sysfs import sh_text
 from edgebench.targets.shell import ClientShell
 
+#: How long a phone may be away while adbd restarts for ``adb root`` (Debian's adb server retries a TCP device
+#: about 10 s after it dropped).
+ROOT_RESTART_S = 60.0
 _ADB_MISSING = "the adb client is not on PATH; install Android platform-tools (Debian: apt-get install -y adb)"
 
 
@@ -56,11 +61,37 @@ def pick_serial(url: str) -> str:
             )
         return ready[0]
     state = dict(devices).get(serial)
+    if state != "device" and is_network_serial(serial):
+        connect(serial)
+        devices = attached_devices()
+        state = dict(devices).get(serial)
+        listed = ", ".join(f"{s} ({st})" for s, st in devices) or "none"
     if state is None:
         raise UsageError("--target", f"{serial} is not attached (adb lists: {listed})")
+    if state == "unauthorized":
+        raise UsageError("--target", f"{serial} is unauthorized; unlock the phone and accept the debugging prompt")
     if state != "device":
-        raise UsageError("--target", f"{serial} is {state}; unlock the phone and accept the debugging prompt")
+        raise UsageError(
+            "--target", f"{serial} is {state}; reconnect it (replug the cable, `adb reconnect`, or `adb connect`)"
+        )
     return serial
+
+
+def is_network_serial(serial: str) -> bool:
+    """``HOST:PORT`` (a phone over TCP or Wi-Fi, ``adb tcpip``), which ``adb connect`` must reach first."""
+    host, colon, port = serial.rpartition(":")
+    return bool(colon and host and port.isdigit())
+
+
+def connect(serial: str, timeout_s: float = 30) -> str | None:
+    """``adb connect HOST:PORT``, then the state the server gives it (None when it could not be reached)."""
+    adb = adb_command()
+    try:
+        subprocess.run([adb, "connect", serial], capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run([adb, "-s", serial, "get-state"], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 class AdbShell(ClientShell):
@@ -79,6 +110,12 @@ class AdbShell(ClientShell):
         return self._args("shell", script)
 
     def push(self, local: Path, remote: str) -> None:
+        """A file to ``remote``; a folder REPLACES ``remote`` (``adb push DIR R`` into an existing R would land in
+        R/DIR, and files deleted here would stay there to be run)."""
+        if Path(local).is_dir():
+            cleared = self.run(f"rm -rf {shlex.quote(remote)}", timeout_s=60)
+            if cleared.returncode != 0:
+                raise OSError(f"cannot replace {remote} on {self.name}: {cleared.stderr.decode().strip()}")
         done = subprocess.run(self._args("push", str(local), remote), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb push {local} {remote} failed: {(done.stderr or done.stdout).strip()}")
@@ -88,14 +125,49 @@ class AdbShell(ClientShell):
         if done.returncode != 0:
             raise OSError(f"adb pull {remote} failed: {(done.stderr or done.stdout).strip()}")
 
+    def state(self) -> str:
+        """``adb get-state``: ``device``, ``offline``, ``unauthorized``... or "" when adb does not know the device."""
+        try:
+            done = subprocess.run(self._args("get-state"), capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
     def root(self) -> bool:
-        """``adb root``: restart the phone's adbd as root; False on a production build that refuses."""
+        """``adb root``: restart the phone's adbd as root; False on a production build that refuses.
+
+        adbd restarts, so every connection drops: over TCP the client may give up waiting (``timeout expired``,
+        exit 1) while the phone is still coming back, so the exit code says nothing; what adbd printed does.
+        """
         done = subprocess.run(self._args("root"), capture_output=True, text=True, timeout=60)
         said = (done.stdout + done.stderr).lower()
-        if done.returncode != 0 or "cannot run as root" in said:
+        if "cannot run as root" in said or "not found" in said or "unauthorized" in said:
             return False
-        subprocess.run(self._args("wait-for-device"), capture_output=True, timeout=60)
-        return True
+        if done.returncode != 0 and "restarting" not in said and "already running as root" not in said:
+            return False
+        return self.wait_back()
+
+    def unroot(self) -> None:
+        """``adb unroot``, then wait for the phone: it is left as it was found."""
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            subprocess.run(self._args("unroot"), capture_output=True, text=True, timeout=60)
+            self.wait_back()
+
+    def wait_back(self, timeout_s: float = ROOT_RESTART_S) -> bool:
+        """Until the phone is a ``device`` again after adbd restarted (a TCP serial is ``adb connect``ed again, as
+        the server retries it only every ~10 s); False past ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            left = max(1.0, deadline - time.monotonic())
+            if is_network_serial(self.serial):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    subprocess.run([self.adb, "connect", self.serial], capture_output=True, timeout=min(10, left))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run(self._args("wait-for-device"), capture_output=True, timeout=min(5, left))
+            if self.state() == "device":
+                return True
+            time.sleep(0.5)
+        return False
 
 
 class AdbTarget(RemoteTarget):
@@ -113,8 +185,22 @@ class AdbTarget(RemoteTarget):
             return f"{self.name}: {last.removeprefix('adb: ').removeprefix('error: ')}"
         return None
 
+    def dropped(self, returncode: int | None) -> str:
+        """The real client exits 0 with nothing on stderr when the device goes away mid-session: ask the server."""
+        state = self.shell.state()
+        if state == "device":
+            return super().dropped(returncode)
+        return f"{self.name}: the connection dropped (adb says the device is {state or 'gone'})"
+
     def try_transport_root(self) -> bool:
+        """``adb root``; a phone that does not come back as root within the bounds is unrooted again (never left
+        rooted by a run that gave up) and the su forms are tried next."""
         if not self.shell.root():
+            if self.shell.state() != "device":
+                self.shell.unroot()
+                raise UsageError(
+                    "--root", f"{self.name} did not come back within {ROOT_RESTART_S:g} s of `adb root`; reconnect it"
+                )
             return False
         for _ in range(10):  # adbd restarts; its first shells may still be the old one's
             done = sh_text(self.shell, "id -u", 30, None)
@@ -122,4 +208,5 @@ class AdbTarget(RemoteTarget):
                 self._uid = 0
                 return True
             time.sleep(0.2)
+        self.shell.unroot()
         return False

@@ -7,7 +7,8 @@ watcher reads stdin to its end:
 
 * :func:`guarded` runs a trial: the first stdin line is its payload (the Trial JSON); the body runs in the
   background; a watcher ``cat`` holds the session's stdin.  When the body ends normally it leaves a ``done`` mark
-  and the watcher only tidies up; when stdin ends first (connection lost, workstation killed) the watcher kills
+  and prints :data:`ENDED_LINE`, and the watcher only tidies up once the workstation closes stdin; when stdin
+  ends first (connection lost, workstation killed) the watcher kills
   the whole process group on the device (the agent, its sampler, and its worker through ``PR_SET_PDEATHSIG``).
 * :func:`restore_holder` is held open while frequencies are pinned: when its stdin ends it runs the restore file
   the workstation keeps up to date before each write (:class:`~edgebench.targets.remote_sysfs.RemoteSysFS`), so
@@ -20,6 +21,11 @@ import shlex
 
 #: Printed by a guarded session before its body starts, so the workstation knows the device side is running.
 STARTED_LINE = "edgebench-session-started"
+#: Printed by a guarded session, with the body's exit status, when its body has ended.  The workstation reads up to
+#: this line and then closes stdin: adbd gives a shell ONE socket for stdin and stdout, so the watcher holding stdin
+#: holds stdout open too and the end of stdout never comes first.  Its absence is also how a dropped connection is
+#: told from an end (Debian's adb client exits 0 with nothing on stderr when the device goes away).
+ENDED_LINE = "edgebench-session-ended"
 
 
 def guarded(body: str, session_dir: str, *, payload: bool) -> str:
@@ -33,7 +39,7 @@ def guarded(body: str, session_dir: str, *, payload: bool) -> str:
         # the session's output open after the body ends
         f"( exec <&3 >/dev/null 2>&1 3<&-; cat; if [ -f {d}/done ]; then rm -rf {d}; else rm -rf {d}; "
         "kill -KILL $child 0; fi ) & "
-        f"exec 3<&-; wait $child; rc=$?; : > {d}/done; exit $rc"
+        f"exec 3<&-; wait $child; rc=$?; : > {d}/done; echo; echo {ENDED_LINE} $rc; exit $rc"
     )
 
 

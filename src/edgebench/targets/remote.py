@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +26,7 @@ from edgebench.host.environment import host_environment
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
 from edgebench.records.events import read_events, steps_of
 from edgebench.records.trial import Trial
-from edgebench.targets.guard import guarded
+from edgebench.targets.guard import ENDED_LINE, guarded
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
 from edgebench.targets.shell import Shell
@@ -34,6 +35,11 @@ from edgebench.targets.shell import Shell
 NEEDED_COMMANDS = ("cat", "mkdir", "rm", "mv")
 #: Margin on a trial's timeout for starting Python and the framework on the device.
 _STARTUP_MARGIN_S = 360.0
+#: How long a device that dropped mid-trial is waited for to fetch what it measured and tidy up (an adb server
+#: reconnects a TCP device 5-11 s after a drop; SSH reconnects at once).
+_RECONNECT_S = 40.0
+#: The last line of the fetch after a drop: without it the fetch itself was cut (the real adb client exits 0).
+_FETCHED = "edgebench-fetched"
 #: Su forms tried, in order, when a target names none (the MNN-based suite's order).
 DEFAULT_SU_FORMS = ("su -0", "su -c")
 
@@ -77,6 +83,13 @@ class RemoteTarget:
     def connection_failure(self, returncode: int, stderr: str) -> str | None:
         """The one line saying why the client could not reach the device, or None when the command itself failed."""
         raise NotImplementedError
+
+    def dropped(self, returncode: int | None) -> str:
+        """Why a session ended without its end line although the client said nothing: the transport may look the
+        device up again (adb: ``get-state``).  Debian's adb client exits 0 with an empty stderr on a drop."""
+        if returncode is not None and returncode < 0:
+            return f"{self.name}: the client was stopped (signal {-returncode}) before the device's session ended"
+        return f"{self.name}: the session ended before the device said so (client exit status {returncode})"
 
     @property
     def workdir(self) -> str:
@@ -233,15 +246,17 @@ class RemoteTarget:
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
         limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)
-        stdout, stderr = _exchange(proc, trial.model_dump_json() + "\n", limit_s)
+        stdout, stderr, status = _exchange(proc, trial.model_dump_json() + "\n", limit_s)
         last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
-        if proc.returncode == 0 and last and last[0].startswith("{"):
+        if status == 0 and last and last[0].startswith("{"):
             self._remove(session)
             bundle = TrialBundle.model_validate_json(last[0])
             return bundle.model_copy(update={"env": {**bundle.env, **self._marks()}})
         reason = self.connection_failure(proc.returncode or 0, stderr)
+        if reason is None and status is None:
+            reason = self.dropped(proc.returncode)
         if reason is None:
-            tail = (stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            tail = (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
             reason = f"the agent on {self.name} ended without a result: {tail}"
         else:
             reason = f"connection lost mid-trial: {reason}"
@@ -254,27 +269,40 @@ class RemoteTarget:
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         body = "exec " + self._python("-m edgebench " + " ".join(shlex.quote(a) for a in args))
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=False)))
-        stdout, stderr = _exchange(proc, "", limit_s)
+        stdout, stderr, status = _exchange(proc, "", limit_s)
         failure = self.connection_failure(proc.returncode or 0, stderr)
+        if failure is None and status is None:
+            failure = self.dropped(proc.returncode)
         if failure is not None:
             raise UsageError("--target", f"connection lost: {failure}")
-        return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+        return subprocess.CompletedProcess(args, status, stdout, stderr)
 
     def _lost(self, trial: Trial, session: str, reason: str) -> TrialBundle:
         """A trial whose connection dropped: what the device measured up to then, fetched over a new connection
         when the device can still be reached, as a ``crashed`` bundle."""
         events: list[Any] = []
-        try:
-            script = f"cat {shlex.quote(session)}/tmp/edgebench-*/events.jsonl 2>/dev/null; true"
-            done = sh_text(self.shell, self.as_root(script), 30, None)
-            if self.connection_failure(done.returncode, done.stderr or "") is None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    path = Path(tmp) / "events.jsonl"
-                    path.write_text(done.stdout)
-                    events = read_events(path)
-                self._remove(session)
-        except (OSError, subprocess.SubprocessError, ValueError):
-            events = []
+        # the device may be away a while (an adb server reconnects a TCP device 5-11 s after a drop); the session
+        # folder is removed in the same script, so nothing is left once it answers
+        q = shlex.quote(session)
+        script = f"cat {q}/tmp/edgebench-*/events.jsonl 2>/dev/null; rm -rf {q}; echo {_FETCHED}"
+        deadline = time.monotonic() + _RECONNECT_S
+        while True:
+            try:
+                done = sh_text(self.shell, self.as_root(script), 30, None)
+            except (OSError, subprocess.SubprocessError):
+                done = None
+            if done is not None and done.stdout.rstrip().endswith(_FETCHED):
+                try:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        path = Path(tmp) / "events.jsonl"
+                        path.write_text(done.stdout.rstrip().removesuffix(_FETCHED))
+                        events = read_events(path)
+                except (OSError, ValueError):
+                    events = []
+                break
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(1.0)
         steps = len(steps_of(events, "train"))
         return TrialBundle(
             trial=trial,
@@ -322,24 +350,41 @@ class RootedShell:
         return self._shell.workdir()
 
 
-def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str]:
-    """Send ``payload`` and keep stdin open (the device's watcher reads it to tell a drop from an end), read all of
-    stdout and stderr, then close stdin.  Past ``limit_s`` the local client is killed."""
+def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str, int | None]:
+    """Send ``payload`` and keep stdin open (the device's watcher reads it to tell a drop from an end), read stdout
+    up to the guarded session's :data:`~edgebench.targets.guard.ENDED_LINE`, then close stdin so the watcher ends.
+
+    Returns stdout before the end line, stderr, and the body's exit status from that line; None when stdout ended
+    without it (the connection dropped, or the client was killed past ``limit_s``), whatever the client's exit code.
+    Stdout is not read to its end: over adb the watcher's stdin is the session's stdout, open until stdin closes.
+    """
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     errors: list[bytes] = []
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     drain.start()
     timer = threading.Timer(limit_s, proc.kill)
     timer.start()
+    lines: list[str] = []
+    status: int | None = None
     try:
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(payload.encode())
             proc.stdin.flush()
-        out = proc.stdout.read().decode(errors="replace")
+        for raw in iter(proc.stdout.readline, b""):
+            line = raw.decode(errors="replace")
+            words = line.split()
+            if len(words) == 2 and words[0] == ENDED_LINE and words[1].lstrip("-").isdigit():
+                status = int(words[1])
+                break
+            lines.append(line)
     finally:
         timer.cancel()
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.close()
-        proc.wait()
+        try:
+            proc.wait(30)  # the watcher sees stdin end, tidies up, and the session closes
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         drain.join(10)
-    return out, b"".join(errors).decode(errors="replace")
+    return "".join(lines), b"".join(errors).decode(errors="replace"), status

@@ -87,15 +87,21 @@ class LocalShell:
         )
 
     def push(self, local: Path, remote: str) -> None:
-        target = Path(remote)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """A file to ``remote``; a folder replaces ``remote`` (no stale files left to run)."""
         if Path(local).is_dir():
-            shutil.copytree(local, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(local, target)
+            shutil.rmtree(remote, ignore_errors=True)
+        self._copy(Path(local), Path(remote))
 
     def pull(self, remote: str, local: Path) -> None:
-        self.push(Path(remote), str(local))
+        self._copy(Path(remote), Path(local))
+
+    @staticmethod
+    def _copy(source: Path, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
 
     def workdir(self) -> str:
         if self._workdir is None:

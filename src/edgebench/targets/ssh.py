@@ -99,6 +99,12 @@ class SshShell(ClientShell):
     def push(self, local: Path, remote: str) -> None:
         """Copy a file (its mode's executable bit kept) or a folder's files to ``remote`` on the device."""
         source = Path(local)
+        if source.is_dir():  # a folder replaces remote: files deleted here must not stay there to be run
+            cleared = subprocess.run(
+                self.command_line(self.with_env(f"rm -rf {shlex.quote(remote)}")), capture_output=True, input=b""
+            )
+            if cleared.returncode != 0:
+                raise OSError(f"cannot replace {self.url}:{remote}: {cleared.stderr.decode().strip()}")
         files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
         for path in files:
             dest = remote if source.is_file() else f"{remote}/{path.relative_to(source).as_posix()}"

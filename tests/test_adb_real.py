@@ -1,0 +1,226 @@
+"""The adb target against Debian's real ``adb`` client and emulated phones (``tests/adbd.py``): the agent trial, root
+over TCP, dropped connections, old phones.  Every defect of issue 26 has its test here."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from edgebench.records.trial import Trial
+from edgebench.targets import open_target
+from edgebench.targets.named import TargetConfig
+from tests.adbd import AdbdSim, Phone, adbd_sim  # noqa: F401  (the session fixture)
+
+PHONE_TREE = Path(__file__).parent / "fixtures" / "sysfs" / "android_phone"
+#: A frequency of policy0 (cpu0-3) in the android_phone tree: the emulated phone's /proc is this machine's.
+FREQ_KHZ = 1_017_600
+
+
+def _open(phone: Phone, name: str, **extra: object):
+    config = TargetConfig(name=name, **phone.target_config(**extra))
+    return open_target(name, named={name: config})
+
+
+def _left_on(phone: Phone) -> list[str]:
+    work = phone.workdir
+    return sorted(p.name for p in work.iterdir()) if work.is_dir() else []
+
+
+def _finishing(work, what: str, hang_s: float = 240):
+    """``work()``'s value; a test failure, not a wait of the trial's timeout + 6 min, when it hangs."""
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(work()), daemon=True)
+    thread.start()
+    thread.join(hang_s)
+    if thread.is_alive():
+        pytest.fail(f"{what} hung (still running after {hang_s:g} s)")
+    assert box, f"{what} raised (see the thread's traceback above)"
+    return box[0]
+
+
+def test_full_agent_trial_over_adb_ends_when_the_agent_does(adbd_sim):  # noqa: F811
+    """adbd gives a shell one socket for stdin and stdout: the session's watcher holds stdin, so stdout never ends
+    while it runs; the bundle must be read when the agent finishes, not at the end of stdout."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("rooted", "--rooted")
+    target = _open(phone, "rooted")
+    try:
+        trial = Trial(model="lenet", batch_size=4, steps=2, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
+        run = _finishing(lambda: run_trial(trial, target=target), "the agent trial over adb")
+        assert run.result.ok, run.result.reason
+    finally:
+        target.close()
+    assert not [n for n in _left_on(phone) if n.startswith("session-")]
+
+
+def test_root_over_tcp_waits_for_adbd_to_come_back(adbd_sim):  # noqa: F811
+    """``adb root`` restarts adbd: Debian's client waits 6 s and exits 1 while the phone is away ~10 s; that is no
+    refusal.  The IP:port serial is connected again and the phone is rooted."""
+    phone = adbd_sim.phone("rootable")
+    target = _open(phone, "rootable", root=True)
+    try:
+        assert target.is_root()
+        assert target._root_wrapper == ""  # adbd itself runs as root: no su form was needed
+        assert target.shell.run("id -u").stdout.strip() == b"0"
+    finally:
+        target.close()
+    assert phone.adb("unroot").returncode in (0, 1)  # leave it as found for the other tests
+    phone.wait_online()
+
+
+def test_production_build_refuses_root_in_one_line(adbd_sim):  # noqa: F811
+    from edgebench.errors import UsageError
+
+    phone = adbd_sim.phone("user-build", "--build", "user")
+    with pytest.raises(UsageError, match="gives no root: uid 2000"):
+        _open(phone, "user-build", root=True)
+    assert phone.adb("shell", "id -u").stdout.strip() == "2000"
+
+
+def test_network_serial_is_connected_first_and_offline_is_not_the_prompt(adbd_sim):  # noqa: F811
+    from edgebench.errors import UsageError
+    from edgebench.targets.adb import pick_serial
+
+    phone = adbd_sim.phone("plain")
+    subprocess.run(["adb", "disconnect", phone.serial], capture_output=True, timeout=30)
+    assert pick_serial(f"adb://{phone.serial}") == phone.serial  # `adb connect`ed by edgebench
+    gone = f"127.0.0.1:{_closed_port()}"
+    with pytest.raises(UsageError, match=f"{gone} is not attached"):
+        pick_serial(f"adb://{gone}")
+    phone.process.send_signal(signal.SIGSTOP)  # the phone stops answering: the server marks it offline
+    try:
+        subprocess.run(["adb", "-s", phone.serial, "reconnect"], capture_output=True, timeout=30)
+        with pytest.raises(UsageError) as raised:
+            pick_serial(f"adb://{phone.serial}")
+    finally:
+        phone.process.send_signal(signal.SIGCONT)
+    assert "accept the debugging prompt" not in str(raised.value)
+    assert "offline; reconnect it" in str(raised.value), raised.value
+    phone.wait_online()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _bench(tmp_path: Path, iterations: int, pause_s: float = 0.0) -> Path:
+    binary = tmp_path / "bench.sh"
+    nap = f"sleep {pause_s}; " if pause_s else ""
+    binary.write_text(f'i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); {nap}echo "iter $i"; done\n')
+    return binary
+
+
+def _command_trial(binary: Path, **extra: object) -> Trial:
+    fields = dict(model="bench", command=f"sh {binary.name}", push=(str(binary),), step_pattern=r"^iter \d+$",
+                  steps=3, warmup=1, idle_s=0, sample_interval_ms=50.0)  # fmt: skip
+    return Trial(**{**fields, **extra})
+
+
+def test_command_trials_unrooted_and_rooted_give_latency(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    binary = _bench(tmp_path, 6)
+    for name, options, root in (("plain", (), False), ("rooted", ("--rooted",), True)):
+        phone = adbd_sim.phone(name, *options)
+        target = _open(phone, name, root=root)
+        try:
+            run = _finishing(lambda t=target: run_trial(_command_trial(binary), target=t), f"a command trial on {name}")
+        finally:
+            target.close()
+        assert run.result.ok, run.result.reason
+        assert run.samples_csv and len(run.samples_csv.splitlines()) > 1
+        assert (phone.workdir / "bench.sh").exists()
+        assert not [n for n in _left_on(phone) if n.startswith("run-")]
+
+
+def test_push_of_a_folder_twice_replaces_it(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    folder = tmp_path / "kit"
+    folder.mkdir()
+    (folder / "bench.sh").write_text('i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo "iter $i"; done\n')
+    (folder / "stale.txt").write_text("old\n")
+    phone = adbd_sim.phone("plain")
+    target = _open(phone, "plain")
+    trial = _command_trial(folder / "bench.sh", command="sh kit/bench.sh", push=(str(folder),))
+    try:
+        assert run_trial(trial, target=target).result.ok
+        (folder / "stale.txt").unlink()
+        assert run_trial(trial, target=target).result.ok
+    finally:
+        target.close()
+    assert sorted(p.name for p in (phone.workdir / "kit").iterdir()) == ["bench.sh"]  # no kit/kit, no stale file
+
+
+def test_old_phone_without_shell_protocol_and_4k_payload_runs_a_command_trial(adbd_sim, tmp_path):  # noqa: F811
+    """Pre-Android-7 adbd: no exit codes, a pty, and a 4 KiB payload limit that a 9 KB command line would break
+    (aborting the user's adb server)."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("old", "--no-shell-v2", "--max-payload", "4096")
+    target = _open(phone, "old")
+    try:
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "an old phone's trial")
+    finally:
+        target.close()
+    assert run.result.ok, run.result.reason
+    assert adbd_sim.phone("plain").adb("get-state").stdout.strip() == "device"  # the server still serves the rest
+
+
+def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim, tmp_path):  # noqa: F811
+    """The connection drops while a frequency is pinned: the trial is stored ``crashed`` with its samples so far,
+    the governor is back (the device's watcher and the workstation both restore), nothing is left on the phone,
+    and no traceback (Debian's client exits 0 with nothing on stderr on a drop)."""
+    from edgebench.launch.session import Launcher
+
+    phone = adbd_sim.phone("pinned", "--rooted", "--sys-tree", str(PHONE_TREE))
+    policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
+    governor = (policy / "scaling_governor").read_text().strip()
+    target = _open(phone, "pinned", root=True)
+    trial = _command_trial(_bench(tmp_path, 200, 0.1), steps=150, cores=(1,), freq_khz=FREQ_KHZ)
+    timer = threading.Timer(4.0, phone.drop)
+    try:
+        with Launcher(target, pins_frequency=True) as launcher:
+            timer.start()
+            launched = _finishing(lambda: launcher.launch(trial), "a trial whose connection dropped")
+            assert (policy / "scaling_governor").read_text().strip() in ("userspace", governor)
+    finally:
+        timer.cancel()
+        target.close()
+    result = launched.finished.result
+    assert result.status == "crashed"
+    assert "ended mid-trial" in (result.reason or ""), result.reason
+    assert launched.finished.samples_csv and len(launched.finished.samples_csv.splitlines()) > 2
+    assert (policy / "scaling_governor").read_text().strip() == governor
+    phone.wait_online()
+    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+
+
+def test_agent_trial_dropped_mid_way_is_a_drop_not_an_exit_0(adbd_sim):  # noqa: F811
+    """Debian's adb client exits 0 with an empty stderr when the device goes away: the missing end line of the
+    session tells the drop, and the device-side watcher leaves no session folder."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("rooted", "--rooted")
+    target = _open(phone, "rooted")
+    trial = Trial(model="lenet", batch_size=4, steps=100_000, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
+    timer = threading.Timer(8.0, phone.drop)
+    timer.start()
+    try:
+        run = _finishing(lambda: run_trial(trial, target=target), "an agent trial whose connection dropped")
+    finally:
+        timer.cancel()
+        target.close()
+    assert run.result.status == "crashed"
+    assert "connection lost mid-trial" in (run.result.reason or ""), run.result.reason
+    phone.wait_online()
+    assert not [n for n in _left_on(phone) if n.startswith("session-")]
