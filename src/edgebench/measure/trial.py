@@ -204,6 +204,7 @@ def build_result(
         "infer_peak_bytes": done.infer_peak_memory_bytes,
         "gpu_peak_bytes": done.gpu_peak_memory_bytes,
         "virtual_peak_bytes": done.virtual_memory_peak_bytes,
+        "by_category": done.memory_by_category,
     }
     losses = [s.loss for s in steps_of(events, "warmup") + train if s.loss is not None]
     if losses:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
 from edgebench.records.device import DeviceEnvironment
+from edgebench.records.memory import MemoryByCategory
 from edgebench.records.quantization import Quantization
 from edgebench.records.trial import Trial
 
@@ -196,6 +197,8 @@ class Memory(_Group):
     infer_peak_bytes: int | None = None
     gpu_peak_bytes: int | None = None
     virtual_peak_bytes: int | None = None
+    #: What the memory holds (parameters, gradients, optimizer state, input, saved activations, runtime), measured.
+    by_category: MemoryByCategory | None = None
 
 
 class Cpu(_Group):

@@ -89,6 +89,10 @@ def summary_table(r: TrialResult) -> Table:
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    if r.memory.by_category is not None:
+        from edgebench.report.memory import category_text
+
+        table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:

@@ -143,9 +143,14 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     recorder = session.trace_recorder()
     step, sync = (session.infer_step if infer_only else session.train_step), session.sync
     warm_phase, phase = ("infer_warmup", "infer") if infer_only else ("warmup", "train")
+    # Memory by category, where the backend measures it: on the first warm-up step (or one extra untimed step).
+    categorizer = session.memory_categorizer() if hasattr(session, "memory_categorizer") else None
+    warm_step = categorizer.categorizing(step) if categorizer else step
     wait_for_go()
     memory = PhaseMemory()
-    timed(recorder.counting(step) if recorder else step, FixedSteps(trial.warmup), warm_phase, emit, sync)
+    timed(recorder.counting(warm_step) if recorder else warm_step, FixedSteps(trial.warmup), warm_phase, emit, sync)
+    if categorizer:
+        categorizer.ensure(step)
     if recorder:
         recorder.ensure_costs(step)
         recorder.start()
@@ -184,6 +189,9 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         infer_cpu_s=infer_cpu_s,
         infer_cpu_window_s=infer_cpu_window_s,
         virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
+        memory_by_category=categorizer.with_peak(gpu_peak if gpu_peak is not None else train_peak)
+        if categorizer
+        else None,
     )
 
 
