@@ -175,7 +175,8 @@ def feasibility(
             peak = format_size(c.peak_memory_bytes) if c.peak_memory_bytes else ""
             guess = ""
             if c.predicted_peak_bytes is not None:
-                guess = f"\n[dim]predicted {format_size(c.predicted_peak_bytes)}: {c.prediction}, {c.prediction_check}[/dim]"
+                shown = format_size(c.predicted_peak_bytes)
+                guess = f"\n[dim]pred. {shown}: {c.prediction}, {c.prediction_check}[/dim]"
             cells.append(f"{marks.get(c.status, c.status)} {peak}".strip() + guess)
         verdict = {"yes": "[green]✓[/green]", "partly": "[yellow]partly[/yellow]", "no": "[red]✗[/red]"}[r.successful]
         table.add_row(r.model, r.preset, *cells, verdict)
@@ -183,7 +184,7 @@ def feasibility(
     console.print(table)
     for r in rows:
         if r.growth_basis:
-            console.print(f"{r.model}: predictions {r.growth_basis} (input batch + saved activations, measured)")
+            console.print(f"{r.model}: predictions {r.growth_basis}")
     _print_categories(console, [x for x in run.results.values() if x.memory.by_category is not None])
     return 0
 
@@ -200,7 +201,8 @@ def prediction_line(model: str, sizes: tuple[int, ...], results: list[TrialResul
         return None
     over = [b for b in larger if growth.predicted_peak_bytes(b) > budget]
     verdict = f"will not fit from b={over[0]}" if over else "all fit"
-    return f"{model}: prediction ({growth.basis()}): of b={','.join(map(str, larger))} {verdict} in {format_size(budget)}"
+    sizes_text = ",".join(map(str, larger))
+    return f"{model}: prediction ({growth.basis()}): of b={sizes_text} {verdict} in {format_size(budget)}"
 
 
 def _print_categories(console: Console, results: list[TrialResult]) -> None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-#: The categories in the order the tables print them: (field, label).
-CATEGORIES: tuple[tuple[str, str], ...] = (
-    ("runtime_bytes", "runtime"),
-    ("params_bytes", "parameters"),
-    ("gradients_bytes", "gradients"),
-    ("optimizer_bytes", "optimizer state"),
-    ("input_bytes", "input batch"),
-    ("activations_bytes", "saved activations"),
+#: The categories in the order the tables print them: (field, label, a table's short heading).
+CATEGORIES: tuple[tuple[str, str, str], ...] = (
+    ("runtime_bytes", "runtime", "runtime"),
+    ("params_bytes", "parameters", "params"),
+    ("gradients_bytes", "gradients", "grads"),
+    ("optimizer_bytes", "optimizer state", "optim"),
+    ("input_bytes", "input batch", "input"),
+    ("activations_bytes", "saved activations", "activ"),
 )
 
 
@@ -56,7 +56,7 @@ class MemoryByCategory(BaseModel):
     @property
     def counted_bytes(self) -> int:
         """The sum of the measured categories that the peak includes."""
-        fields = [f for f, _ in CATEGORIES if f != "runtime_bytes" or self.peak_includes_runtime]
+        fields = [f for f, _, _ in CATEGORIES if f != "runtime_bytes" or self.peak_includes_runtime]
         return sum(v for v in (self.value(f) for f in fields) if v is not None)
 
     @property

@@ -14,7 +14,8 @@ from edgebench.records.memory import CATEGORIES, MemoryByCategory
 from edgebench.records.result import TrialResult
 from edgebench.units import MIB, format_size
 
-COLUMNS = [label for _, label in CATEGORIES] + ["other", "peak"]
+COLUMNS = [label for _, label, _ in CATEGORIES] + ["other", "peak"]
+SHORT = [short for _, _, short in CATEGORIES] + ["other", "peak"]
 NOTE = (
     "measured by the worker on one step: distinct tensor storages (saved activations less parameters and input); "
     "runtime = resident memory before the model was built; other = peak less the categories it holds "
@@ -24,7 +25,7 @@ NOTE = (
 
 def values(c: MemoryByCategory) -> list[int | None]:
     """The category bytes in :data:`COLUMNS`' order."""
-    return [c.value(f) for f, _ in CATEGORIES] + [c.other_bytes, c.peak_bytes]
+    return [c.value(f) for f, _, _ in CATEGORIES] + [c.other_bytes, c.peak_bytes]
 
 
 def category_text(c: MemoryByCategory) -> str:
@@ -52,9 +53,11 @@ def category_rows(results: Sequence[TrialResult]) -> list[list[str | float | Non
 
 
 def category_table(results: Sequence[TrialResult]) -> RichTable:
+    """The rich table (``feasibility``): one row per trial, the categories in MiB under short headings."""
     table = RichTable(title="Memory by category (MiB, measured)", title_justify="left", caption=NOTE)
-    for name in ("model", "backend", "mode", "batch", *COLUMNS):
-        table.add_column(name, justify="left" if name in ("model", "backend", "mode") else "right")
-    for row in category_rows(results):
-        table.add_row(*("-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
+    for name in ("trial", *SHORT):
+        table.add_column(name, justify="left" if name == "trial" else "right")
+    for model, backend, mode, batch, *mib in category_rows(results):
+        cells = ("-" if v is None else f"{v:.1f}" for v in mib)
+        table.add_row(f"{model} b={batch} {backend} {mode}", *cells)
     return table

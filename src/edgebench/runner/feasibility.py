@@ -87,13 +87,18 @@ def plan_trials(base: Trial, models: Sequence[str], batch_sizes: Sequence[int], 
 def blocked_by(trial: Trial, smaller: Sequence[TrialResult | None]) -> str | None:
     """Why ``trial`` need not run: a smaller batch of its model did not fit (memory only grows with the batch)."""
     for result in smaller:
-        if result is not None and result.status in ("infeasible", "oom") and result.batch_size < trial.batch_size:
-            return f"batch {result.batch_size} already did not fit"
+        if result is not None and result.status in ("infeasible", "oom") and result.trial.batch_size < trial.batch_size:
+            return f"batch {result.trial.batch_size} already did not fit"
     return None
 
 
-def rows(models: Sequence[str], batch_sizes: Sequence[int], preset: str | None,
-         result_of: Callable[[str, int], TrialResult | None], budget_bytes: int | None = None) -> list[Row]:  # fmt: skip
+def rows(
+    models: Sequence[str],
+    batch_sizes: Sequence[int],
+    preset: str | None,
+    result_of: Callable[[str, int], TrialResult | None],
+    budget_bytes: int | None = None,
+) -> list[Row]:
     """The table: each model's cells from its results (``result_of(model, batch)``); a batch after one that did
     not fit is ``skipped``.  With a budget, the batch sizes above the two smallest that trained with memory by
     category carry a predicted peak and whether it fits, to be read against what happened."""

@@ -124,9 +124,7 @@ class StepWatch:
 
     @property
     def activations_bytes(self) -> int:
-        return sum(
-            size for key, size in self.saved.sizes.items() if key not in self.params and key not in self.inputs
-        )
+        return sum(size for key, size in self.saved.sizes.items() if key not in self.params and key not in self.inputs)
 
 
 class MemoryCategorizer:
