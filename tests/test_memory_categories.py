@@ -115,3 +115,14 @@ def test_feasibility_states_a_prediction_and_checks_it(cli):
     last = row["cells"][-1]
     assert last["batch_size"] == 16 and last["prediction"] == "fits" and last["prediction_check"] == "held"
     assert last["predicted_peak_bytes"] > row["cells"][1]["peak_memory_bytes"]
+
+
+def test_mnn_measures_what_its_api_exposes_and_names_the_rest(cli):
+    proc = cli("run", "-m", "lenet", "--backend", "mnn", "-b", "8", "--steps", "2", "--warmup", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json_out(proc)
+    c = out["memory"]["by_category"]
+    assert c["params_bytes"] == 4 * out["workload"]["params"]  # MNN's own variables: fp32, the same LeNet
+    assert c["input_bytes"] == 8 * 28 * 28 * 4 and c["runtime_bytes"] > 0 and c["peak_bytes"] > c["runtime_bytes"]
+    assert c["gradients_bytes"] is None and c["activations_bytes"] is None and c["optimizer_bytes"] is None
+    assert "not exposed by MNN's Python API" in c["unexposed"][0]

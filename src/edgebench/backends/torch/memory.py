@@ -10,7 +10,6 @@ one extra untimed step when there is none), so the measured steps run without th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,18 +19,6 @@ from torch import nn
 from edgebench.records.memory import MemoryByCategory
 
 _StorageKey = tuple[str, int]
-
-
-def resident_bytes() -> int | None:
-    """This process's resident memory now (``VmRSS``), or None where ``/proc`` is not readable."""
-    try:
-        with open(f"/proc/{os.getpid()}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def _storage(t: torch.Tensor) -> tuple[_StorageKey, int]:

@@ -13,9 +13,10 @@ from typing import Any
 import torch
 
 from edgebench.backends.base import TraceRecording
-from edgebench.backends.torch.memory import MemoryCategorizer, resident_bytes
+from edgebench.backends.torch.memory import MemoryCategorizer
 from edgebench.backends.torch.precision import at_precision
 from edgebench.records.trial import Trial
+from edgebench.sensors.process import resident_bytes
 from edgebench.workloads import get_workload
 
 #: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).
