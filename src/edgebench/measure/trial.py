@@ -224,6 +224,9 @@ def build_result(
         cpu["process_pct"] = 100.0 * done.train_cpu_s / (done.train_cpu_window_s or (t1 - t0) / 1e9)
     if memory["peak_bytes"] is None:
         memory["peak_source"] = None
+    counted = [s.counters for s in train if s.counters]
+    if counted and len(counted) == len(train):
+        cpu["perf_counters_per_step"] = {n: sum(c[n] for c in counted) / len(counted) for n in counted[0]}
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
     gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
     cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None

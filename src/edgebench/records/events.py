@@ -59,6 +59,8 @@ class Step(_Event):
     start_ns: int
     end_ns: int
     loss: float | None = None
+    #: ``--counters``: each perf event's count over the step, by perf's name.
+    counters: dict[str, int] | None = None
 
 
 class Eval(_Event):

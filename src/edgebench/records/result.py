@@ -210,6 +210,8 @@ class Cpu(_Group):
     process_pct: float | None = None
     infer_process_pct: float | None = None
     freq_khz: list[float | None] | None = None
+    #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
+    perf_counters_per_step: dict[str, float] | None = None
 
 
 class MeasuredEnergy(_Group):

@@ -82,6 +82,8 @@ class Trial(BaseModel):
     memory_budget_bytes: PositiveInt | None = None
     #: Per-step spans: ``layers`` (nn.Module forward and backward), ``ops`` (aten ops via torch.profiler).
     trace: Literal["none", "layers", "ops"] = "none"
+    #: Linux perf events (perf's names) counted per step and per traced layer span; see ``host/perf_events.py``.
+    counters: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod

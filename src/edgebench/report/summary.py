@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
@@ -25,6 +26,15 @@ def _stats(s: Stats | None) -> str:
 
 def _pcts(values: list[float] | list[float | None]) -> str:
     return "  ".join(f"{v:.0f}" if v is not None and v == v else "-" for v in values)
+
+
+def counters_text(per_step: dict[str, float]) -> str:
+    """``task-clock 12.3 ms  page-faults 4  ...``; the cache miss ratio where both cache events were counted."""
+    parts = [f"{n} {v / 1e6:.2f} ms" if n in NANOSECOND_EVENTS else f"{n} {v:,.0f}" for n, v in per_step.items()]
+    refs, misses = per_step.get("cache-references"), per_step.get("cache-misses")
+    if refs and misses is not None:
+        parts.append(f"miss ratio {100 * misses / refs:.1f}%")
+    return "  ".join(parts)
 
 
 def energy_text(r: TrialResult) -> str:
@@ -93,6 +103,8 @@ def summary_table(r: TrialResult) -> Table:
         from edgebench.report.memory import category_text
 
         table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
+    if r.cpu.perf_counters_per_step:
+        table.add_row("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:

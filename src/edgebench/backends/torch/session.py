@@ -137,12 +137,13 @@ class TorchSession:
             runtime_bytes=self.runtime_bytes,
         )
 
-    def trace_recorder(self) -> TraceRecording | None:
+    def trace_recorder(self, counters: Any = None) -> TraceRecording | None:
+        """The trial's tracer; with open perf ``counters`` (``--counters``), layer spans carry their counts."""
         if self.trial.trace == "none":
             return None
         from edgebench.backends.torch.tracing.record import TraceRecorder
 
-        return TraceRecorder(self.trial.trace, self.model).install()
+        return TraceRecorder(self.trial.trace, self.model, counters).install()
 
 
 def open_session(trial: Trial) -> TorchSession:
