@@ -140,6 +140,11 @@ def test_dnntune_sections_become_a_sweep():
     notes = " ".join(loaded.notes)
     for key in ("model.file", "model.input_name", "processing.DNN_library", "cloud_CPU"):
         assert key in notes
+    # DNNTune's profiling events are measured, not "not used": LLC misses through perf's cache events.
+    assert c.counters == ("cache-references", "cache-misses")
+    assert "LLCmiss is counted as perf's cache-references and cache-misses" in notes
+    assert "CPUUtilization is recorded by the sampler" in notes and "Mem_footprint is recorded as peak memory" in notes
+    assert "profiling_events" not in notes.split("is not used")[0].rsplit(";", 1)[-1]
 
 
 @pytest.mark.parametrize(
@@ -155,6 +160,8 @@ def test_dnntune_sections_become_a_sweep():
         ("model: {name: lenet}\nprocessing: {CPU_affinity: middle}", "processing.CPU_affinity", "neither a hex mask"),
         ("model: {name: lenet}\nmodels: [alexnet]", "model.name", "also given as models"),
         ("processing: {processing_unit: NPU}", "processing.processing_unit", "not available"),
+        ("model: {name: lenet}\nprocessing: {profiling_events: L2miss}", "processing.profiling_events",
+         "'L2miss' is not an event edgebench can count"),
     ],
 )  # fmt: skip
 def test_dnntune_errors_name_the_dnntune_key(tmp_path, text, field, words):

@@ -95,3 +95,11 @@ def test_counters_per_step_and_per_layer_span(cli, tmp_path):
     assert rows["features.0"]["counters"]["task-clock"] > 0
     wide = cli("layers", out["trial_id"])
     assert "task-clock ms" in wide.stdout and "context-switches" in wide.stdout
+    trace_path = tmp_path / "t.json"
+    traced = cli("trace", out["trial_id"], "-o", str(trace_path))
+    assert traced.returncode == 0, traced.stderr
+    doc = json.loads(trace_path.read_text())["traceEvents"]
+    tracks = {e["name"] for e in doc if e["ph"] == "C"}
+    assert {"perf task-clock per step", "perf page-faults per step"} <= tracks
+    conv_slices = [e for e in doc if e.get("name") == "features.0"]
+    assert conv_slices and set(conv_slices[0]["args"]["perf"]) == set(events.split(","))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.measure.attribution import PowerSeries
 from edgebench.measure.power import power_channels, power_series_w
 from edgebench.records.events import EventsLike, Ready, Step, as_events, first
@@ -108,6 +109,19 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
     return out
 
 
+def step_counter_tracks(steps: list[Step], t0: int, pid: int) -> list[dict[str, Any]]:
+    """``--counters``: one track per perf event on the worker, each step's count standing over that step."""
+    counted = [s for s in steps if s.counters]
+    out: list[dict[str, Any]] = []
+    names = list(counted[0].counters or {}) if counted else []
+    for name in names:
+        ns = name in NANOSECOND_EVENTS
+        t = np.asarray([s.start_ns for s in counted], dtype=np.int64)
+        v = np.asarray([(s.counters or {}).get(name, np.nan) for s in counted], dtype=np.float64)
+        out += _counter(f"perf {name} per step", "ms" if ns else "count", t, v / 1e6 if ns else v, t0, pid)
+    return out
+
+
 def chrome_trace(
     result: TrialResult,
     events: EventsLike,
@@ -135,6 +149,8 @@ def chrome_trace(
         args = {"phase": step.phase, "index": step.index, "ms": (step.end_ns - step.start_ns) / 1e6}
         if step.loss is not None:
             args["loss"] = step.loss
+        if step.counters:
+            args["perf"] = step.counters
         trace.append(_slice(f"{step.phase} step {step.index}", "step", step.start_ns, step.end_ns, t0, pid, main_tid,
                             args))  # fmt: skip
     if spans is not None:
@@ -142,15 +158,20 @@ def chrome_trace(
         for t, name in spans.thread_names.items():
             if t != span_main:
                 threads[t] = name
-        for label, kind, start, end, tid in zip(
+        counts = {n: v.tolist() for n, v in (spans.counters or {}).items()}
+        for i, (label, kind, start, end, tid) in enumerate(zip(
             spans.label.tolist(), spans.kind.tolist(), spans.start_ns.tolist(), spans.end_ns.tolist(),
             spans.tid.tolist(), strict=True,
-        ):  # fmt: skip
+        )):  # fmt: skip
             name = spans.names[label]
             if spans.granularity == "layers" and kind == BACKWARD:
                 name += " (backward)"
+            args: dict[str, Any] = {"type": spans.types[label], "kind": KINDS[kind]}
+            if counts:
+                args["perf"] = {n: v[i] for n, v in counts.items()}
             trace.append(_slice(name, KINDS[kind], start, end, t0, pid, main_tid if tid == span_main else tid,
-                                {"type": spans.types[label], "kind": KINDS[kind]}))  # fmt: skip
+                                args))  # fmt: skip
+    trace += step_counter_tracks(steps, t0, pid)
     if samples is not None:
         trace += sample_counters(samples, t0, pid, power)
     elif power is not None:
