@@ -39,7 +39,7 @@ def world(tmp_path_factory):
     # Batch 256: three steps must span ten 10 ms sampling intervals for the utilization-over-three-steps view even
     # on a quiet machine (LeNet at batch 8 takes ~5 ms a step; the view then rightly says it cannot tell)
     proc = cli("run", "--model", "lenet", "--batch-size", "256", "--steps", "3", "--warmup", "1", "--infer-steps", "0",
-               "--trace", "layers")  # fmt: skip
+               "--trace", "layers", "--counters", "task-clock,context-switches")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     run_out, _, stored_line = proc.stdout.rstrip("\n").rpartition("\n")
     traced = stored_line.split()[3]
@@ -145,6 +145,14 @@ def test_every_chart_is_drawn_and_not_empty(report_page, world):
     sensed = world["sensed"]
     assert shapes[f"power-{sensed}"] >= 3  # the idle baseline, the energy window and the idle window
     assert f"clocks-{sensed}" in keys and shapes[f"util-{traced}"] >= 4  # step boundaries
+
+
+def test_memory_by_category_and_layer_counters_are_drawn(report_page, world):
+    keys = {c["key"] for c in report_page["page"]["charts"]}
+    # The paper's Figure 9 from every trial here (all torch: each measured its categories), and --counters' view.
+    assert {"paper-memory-categories-bars", f"layer-counters-{world['traced']}"} <= keys
+    text = report_page["page"]["text"]
+    assert "memory by category (MiB)" in text and "saved activations" in text and "optimizer state" in text
 
 
 def test_what_was_not_measured_is_a_sentence(report_page, world):

@@ -163,6 +163,7 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
                     ("throughput_sps", "throughput")):  # fmt: skip
         view = f.sweep_curve(results, y, "batch_size", key=f"paper-{y}")
         named.views.append(_retitle(view, f"{paper}{name} against batch size"))
+    named.views.append(f.memory_categories(results))
     named.views.append(_memory_table(results))
     mnn = "MNN-based suite: "
     named.views += [Table(t.key, mnn + t.title, t.columns, t.rows, t.note) for t in _mnn_tables(results)]

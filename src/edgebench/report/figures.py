@@ -334,6 +334,61 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
     return Figure(key, title, "layer", "ms per step", traces, notes=notes)
 
 
+def layer_counters(stored: StoredTrial, top: int = 20) -> View | None:
+    """``--counters``: each perf event per step of the leaf layers (counts as bars; CPU clocks in ms on the right).
+    None for a trial that counted nothing per layer (no view, rather than a sentence on every trial)."""
+    from edgebench.host.perf_events import NANOSECOND_EVENTS
+    from edgebench.measure.layers import layer_report
+
+    r, spans = stored.result, stored.spans
+    if spans is None or spans.counters is None:
+        return None
+    key, title = f"layer-counters-{r.trial_id}", f"Per-layer perf counters: {_label(r)}"
+    report = layer_report(r, spans, stored.events, stored.samples, power=None, peak=None, depth=None)
+    names = {row.name for row in report.rows}
+    rows = [row for row in report.rows if row.counters and not any(n.startswith(row.name + ".") for n in names)]
+    if not rows:
+        return Missing(key, title, "no leaf layer span carries counts")
+    rows = sorted(rows, key=lambda row: -(row.forward_ms + row.backward_ms))[:top]
+    labels = [row.name for row in rows]
+    traces = []
+    for name in spans.counters:
+        ns = name in NANOSECOND_EVENTS
+        values = [(row.counters or {}).get(name, float("nan")) / (1e6 if ns else 1.0) for row in rows]
+        traces.append(Trace(f"{name} (ms)" if ns else name, labels, values, kind="markers" if ns else "bar",
+                            axis="y2" if ns else "y"))  # fmt: skip
+    if all(row.cache_miss_pct is not None for row in rows):
+        traces.append(Trace("cache miss %", labels, [row.cache_miss_pct or 0.0 for row in rows], kind="markers",
+                            axis="y2"))  # fmt: skip
+    notes = (f"per step over {report.steps} steps, read at each layer span's two ends (a layer's count includes "
+             "the reads); the slowest leaf layers",)  # fmt: skip
+    y2 = "ms / %" if any(t.axis == "y2" for t in traces) else None
+    return Figure(key, title, "layer", "count per step", tuple(traces), y2_label=y2, notes=notes)
+
+
+def memory_categories(results: Sequence[TrialResult]) -> View:
+    """The paper's Figure 9: memory by category per model and batch size, stacked bars in MiB (measured)."""
+    from edgebench.records.memory import CATEGORIES
+
+    key, title = "paper-memory-categories-bars", "Characterization paper: memory by category against batch size"
+    measured = sorted((r for r in results if r.memory.by_category is not None),
+                      key=lambda r: (r.trial.model, r.trial.backend, r.trial.mode, r.trial.batch_size))  # fmt: skip
+    if not measured:
+        return Missing(key, title, "no trial here measured memory by category (torch and MNN trials now do)")
+    labels = [f"{r.trial.model} {r.trial.backend} {r.trial.mode} b={r.trial.batch_size}" for r in measured]
+    traces = []
+    for field_name, label, _ in CATEGORIES:
+        values = [r.memory.by_category.value(field_name) for r in measured]  # type: ignore[union-attr]
+        traces.append(Trace(label, labels, [float("nan") if v is None else v / MIB for v in values], kind="bar",
+                            stack=True))  # fmt: skip
+    other = [r.memory.by_category.other_bytes for r in measured]  # type: ignore[union-attr]
+    traces.append(Trace("other (peak less the rest)", labels, [float("nan") if v is None else v / MIB for v in other],
+                        kind="bar", stack=True))  # fmt: skip
+    notes = ("measured by the worker: distinct tensor storages; runtime = resident memory before the model was "
+             "built; the stack's height is the peak (CPU: resident memory)",)  # fmt: skip
+    return Figure(key, title, "trial", "MiB", tuple(traces), notes=notes)
+
+
 def drawable(view: View) -> View:
     """``view``, or a sentence where none of its traces holds a reading: a chart is never drawn empty."""
     if isinstance(view, Figure) and not any(v is not None and v == v for t in view.traces for v in t.y):
@@ -343,7 +398,8 @@ def drawable(view: View) -> View:
 
 def trial_views(stored: StoredTrial) -> list[View]:
     views = [step_times(stored), utilization(stored), memory(stored), power(stored), clocks(stored), layers(stored)]
-    return [drawable(v) for v in views]
+    counted = layer_counters(stored)
+    return [drawable(v) for v in (*views, *([counted] if counted is not None else []))]
 
 
 # ---- a set of trials (a sweep) ------------------------------------------------------------------------------------
