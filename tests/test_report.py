@@ -155,6 +155,36 @@ def test_memory_by_category_and_layer_counters_are_drawn(report_page, world):
     assert "memory by category (MiB)" in text and "saved activations" in text and "optimizer state" in text
 
 
+def test_the_jetson_trial_shows_gpu_utilization_and_every_rail(report_page, world):
+    charts = {c["key"]: c for c in report_page["page"]["charts"]}
+    sensed, traced = world["sensed"], world["traced"]
+    assert charts[f"gpu-{sensed}"]["marks"] >= 1  # the TX2's gpu.0/load
+    assert charts[f"rails-{sensed}"]["marks"] >= 3  # its INA3221 rails, each a line
+    assert (
+        "GPU utilization" in charts[f"gpu-{sensed}"]["title"]
+        and "Power by component" in charts[f"rails-{sensed}"]["title"]
+    )
+    missing = set(report_page["page"]["missing"])
+    assert {f"gpu-{traced}", f"rails-{traced}"} <= missing  # this VM has neither: a sentence, not an empty chart
+
+
+def test_gpu_rail_and_category_plots_and_utilization_sweep_axes(world):
+    cli, root, sensed = world["cli"], world["root"], world["sensed"]
+    for kind, args in (("gpu-utilization", [sensed]), ("power-rails", [sensed]), ("memory-categories", [])):
+        out = root / f"{kind}.svg"
+        proc = cli("plot", kind, *args, "-o", str(out))
+        assert proc.returncode == 0, (kind, proc.stderr)
+        _check_file(out, ".svg", kind)
+    # GPU utilization from the TX2 trial; CPU utilization from the sweep on this machine (the copied tree's CPU
+    # counters stand still).
+    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", ["--sweep", world["sweep"]])):
+        out = root / f"sweep-{y}.png"
+        proc = cli("plot", "sweep", *chosen, "--y", y, "-o", str(out))
+        assert proc.returncode == 0, (y, proc.stderr)
+    proc = cli("plot", "layer-counters", world["traced"], "-o", str(root / "counters.png"))
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_what_was_not_measured_is_a_sentence(report_page, world):
     missing = set(report_page["page"]["missing"])
     traced = world["traced"]
@@ -304,3 +334,12 @@ def test_the_core_never_imports_the_plotting_libraries():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_jetson_trace_has_gpu_utilization_and_rail_tracks(world):
+    out = world["root"] / "jetson.trace.json"
+    proc = world["cli"]("trace", world["sensed"], "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    tracks = {e["name"] for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "C"}
+    assert "gpu0 utilization" in tracks
+    assert len([t for t in tracks if t.startswith("power ")]) >= 3

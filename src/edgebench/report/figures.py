@@ -258,6 +258,53 @@ def power(stored: StoredTrial) -> View:
                   spans=tuple(spans), notes=tuple(notes))  # fmt: skip
 
 
+def gpu_utilization(stored: StoredTrial) -> View:
+    """Each GPU's utilization as its sensor reports it (NVML's percent, the Jetson's ``load`` per mille / 10), with
+    step boundaries: the characterization paper's GPU curves of Figures 3 and 4."""
+    r = stored.result
+    key, title = f"gpu-{r.trial_id}", f"GPU utilization: {_label(r)}"
+    s, origin = stored.samples, _origin(stored)
+    columns = {c: v for c, v in (s.columns.items() if s is not None else ())
+               if c.startswith("gpu") and c.endswith(("_util_pct", "_load_permille"))}  # fmt: skip
+    if s is None or origin is None or not columns:
+        return Missing(key, title, f"no GPU utilization was sampled ({_unavailable(s, 'jetson_gpu', 'nvml')})")
+    thinned, traces = _Thinned(), []
+    for column, values in sorted(columns.items()):
+        ok = ~np.isnan(values)
+        pct = values[ok] / 10.0 if column.endswith("_load_permille") else values[ok]
+        traces.append(_line(column.split("_", 1)[0], (s.t_ns[ok] - origin) / 1e9, pct, thinned))
+    marks, _ = _step_marks(stored, origin, None)
+    return Figure(key, title, "time since the first measured step (s)", "utilization (%)", tuple(traces),
+                  vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(thinned.notes))  # fmt: skip
+
+
+def power_rails(stored: StoredTrial) -> View:
+    """Every power channel the device has (the Jetson's CPU, GPU, SoC, DDR and input rails; RAPL's packages), each
+    over time: the paper's power by component (Figure 6)."""
+    from edgebench.measure.power import power_channels, power_series_w
+
+    r = stored.result
+    key, title = f"rails-{r.trial_id}", f"Power by component: {_label(r)}"
+    s, origin = stored.samples, _origin(stored)
+    channels = power_channels(s) if s is not None else []
+    if s is None or origin is None or not channels:
+        sensors = ("jetson_power", "rapl", "power_supply", "nvml")
+        return Missing(key, title, f"no power rail was sampled ({_unavailable(s, *sensors)})")
+    thinned, traces = _Thinned(), []
+    for channel in channels:
+        t, watts = power_series_w(s, channel)
+        traces.append(_line(f"{channel.name} [{channel.source}]", (t - origin) / 1e9, watts, thinned))
+    marks, _ = _step_marks(stored, origin, None)
+    notes = [*thinned.notes]
+    if r.energy.by_rail:
+        per_step = ", ".join(f"{k} {v.energy_j / (r.latency.step_ms.n if r.latency.step_ms else 1):.4f} J/step"
+                             for k, v in r.energy.by_rail.items() if v.energy_j is not None)  # fmt: skip
+        if per_step:
+            notes.append(f"energy per step by rail (gross, the rail's own reading): {per_step}")
+    return Figure(key, title, "time since the first measured step (s)", "W", tuple(traces),
+                  vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(notes))  # fmt: skip
+
+
 def clocks(stored: StoredTrial) -> View:
     """CPU clocks and temperatures with throttling episodes shaded (the record's own ``throttling``)."""
     r = stored.result
@@ -397,7 +444,8 @@ def drawable(view: View) -> View:
 
 
 def trial_views(stored: StoredTrial) -> list[View]:
-    views = [step_times(stored), utilization(stored), memory(stored), power(stored), clocks(stored), layers(stored)]
+    views = [step_times(stored), utilization(stored), gpu_utilization(stored), memory(stored), power(stored),
+             power_rails(stored), clocks(stored), layers(stored)]  # fmt: skip
     counted = layer_counters(stored)
     return [drawable(v) for v in (*views, *([counted] if counted is not None else []))]
 
@@ -412,6 +460,8 @@ Y_FIELDS = {
     "energy_per_step_j": "energy per step (J)",
     "peak_memory_bytes": "peak memory (MiB)",
     "process_cpu_pct": "worker CPU (% of a core)",
+    "cpu_util_pct": "CPU utilization (%, mean over cores)",
+    "gpu_util_pct": "GPU utilization (%, mean over GPUs)",
 }
 X_FIELDS = {
     "batch_size": "batch size",
@@ -434,7 +484,11 @@ def y_value(r: TrialResult, y: str) -> float | None:
         return r.memory.peak_bytes / MIB if r.memory.peak_bytes is not None else None
     if y == "throughput_sps":
         return r.latency.throughput_sps
-    return r.cpu.process_pct  # process_cpu_pct, the last of Y_FIELDS
+    if y == "cpu_util_pct":
+        return r.cpu.util_pct.mean if r.cpu.util_pct else None
+    if y == "gpu_util_pct":
+        return r.gpu_util_pct.mean if r.gpu_util_pct else None
+    return r.cpu.process_pct  # process_cpu_pct
 
 
 def x_value(r: TrialResult, x: str) -> float | None:

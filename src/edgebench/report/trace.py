@@ -95,6 +95,10 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
     for column, values in samples.matching("temp_", "_mc").items():
         label = samples.labels.get(column, column.removeprefix("temp_").removesuffix("_mc"))
         out += _counter(f"temperature {label}", "C", t, values / 1e3, t0, DEVICE_PID)
+    for column, values in samples.columns.items():
+        if column.startswith("gpu") and column.endswith(("_util_pct", "_load_permille")):
+            pct = values / 10.0 if column.endswith("_load_permille") else values
+            out += _counter(f"{column.split('_', 1)[0]} utilization", "pct", t, pct, t0, DEVICE_PID)
     shown = set()
     for channel in power_channels(samples):
         rail_t, rail_w = power_series_w(samples, channel)
