@@ -13,7 +13,7 @@ from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
-from edgebench.measure.predictability import predictability
+from edgebench.measure.predictability import predictability, step_series_periodicity
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
@@ -244,6 +244,7 @@ def build_result(
         energy_j = energy_to_accuracy_j(trial, events, samples)
         fields["accuracy"] = accuracy.model_copy(update={"energy_j": energy_j})
     fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+    fields["series_periodicity"] = step_series_periodicity(step_ms, samples, t0, t1)
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",

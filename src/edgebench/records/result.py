@@ -128,6 +128,16 @@ class Predictability(BaseModel):
     periodicity_note: str | None = None
 
 
+class SeriesPeriodicity(BaseModel):
+    """:class:`Predictability`'s autocorrelation at one step period, of each GPU's utilization (``gpu0``) and of
+    each power rail (``VDD_GPU``...) as sampled (Observation 7: they repeat with the step too); None per series
+    where it cannot be measured, ``note`` saying why."""
+
+    gpu: dict[str, float | None] | None = None
+    power: dict[str, float | None] | None = None
+    note: str | None = None
+
+
 class TraceSummary(BaseModel):
     """What ``--trace`` recorded; the spans themselves are the stored ``spans`` series."""
 
@@ -317,6 +327,7 @@ class TrialResult(BaseModel):
     accuracy: Accuracy | None = None
     device: DeviceEnvironment = Field(default_factory=DeviceEnvironment)
     gpu_util_pct: GpuUtil | None = None
+    series_periodicity: SeriesPeriodicity | None = None
     temperature_c: dict[str, Range] | None = None
     loss: LossSummary | None = None
     sampler: SamplerSummary | None = None

@@ -163,6 +163,11 @@ def _predictability(r: TrialResult) -> str:
         text += f"; utilization periodicity at the step period {p.utilization_periodicity_mean:.2f}"
     elif p.periodicity_note:
         text += f"; periodicity: {p.periodicity_note}"
+    s = r.series_periodicity
+    for what, series in (("GPU", s.gpu if s else None), ("power", s.power if s else None)):
+        shown = [f"{k} {v:.2f}" for k, v in (series or {}).items() if v is not None]
+        if shown:
+            text += f"; {what} periodicity {', '.join(shown)}"
     return text
 
 
