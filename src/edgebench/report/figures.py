@@ -297,10 +297,14 @@ def power_rails(stored: StoredTrial) -> View:
     marks, _ = _step_marks(stored, origin, None)
     notes = [*thinned.notes]
     if r.energy.by_rail:
-        per_step = ", ".join(f"{k} {v.energy_j / (r.latency.step_ms.n if r.latency.step_ms else 1):.4f} J/step"
-                             for k, v in r.energy.by_rail.items() if v.energy_j is not None)  # fmt: skip
-        if per_step:
-            notes.append(f"energy per step by rail (gross, the rail's own reading): {per_step}")
+        steps = r.latency.step_ms.n if r.latency.step_ms else 1
+        net = r.energy.idle_power_w is not None
+        per_step = ", ".join(f"{k} {v.energy_j / steps:.4f}" for k, v in r.energy.by_rail.items())
+        gross = ", ".join(f"{k} {v.gross_energy_j / steps:.4f}" for k, v in r.energy.by_rail.items())
+        label = "above idle" if net else "gross (no idle baseline)"
+        notes.append(f"energy per step by rail, J, {label}: {per_step}")
+        if net:
+            notes.append(f"energy per step by rail, J, gross: {gross}")
     return Figure(key, title, "time since the first measured step (s)", "W", tuple(traces),
                   vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(notes))  # fmt: skip
 
