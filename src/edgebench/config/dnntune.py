@@ -23,6 +23,7 @@ from typing import Any
 
 from edgebench.config.trial import check_backend
 from edgebench.errors import UsageError
+from edgebench.registry import BACKENDS
 
 MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
 PROCESSING_KEYS = (
@@ -210,13 +211,19 @@ def _processing(
             _claim(native, "device", devices[0], key, origins, source)
     if "framework" in section:
         key, frameworks = section["framework"]
-        backends = []
+        backends, foreign = [], []
         for name in _items(frameworks):
             try:
                 backends.append(check_backend(str(name)))
-            except ValueError as exc:
-                raise UsageError(f"{source}: {key}", str(exc)) from None
-        _claim(native, "backend", list(dict.fromkeys(backends)), key, origins, source)
+            except ValueError:
+                foreign.append(str(name))  # DNNTune's TensorFlow, MACE...: said in a note, the rest still runs
+        if foreign:
+            runnable = ", ".join(b for b in BACKENDS.names() if b != "command")
+            runs = ", ".join(dict.fromkeys(backends)) if backends else "the default backend (torch)"
+            cannot = ", ".join(foreign)
+            notes.append(f"{key}: edgebench cannot run {cannot}; it runs {runnable}; this sweep runs {runs}")
+        if backends:
+            _claim(native, "backend", list(dict.fromkeys(backends)), key, origins, source)
     if "profiling_events" in section:
         _profiling_events(section["profiling_events"], native, origins, notes, source)
     for name in ("dnn_library", "profiling_tools"):
