@@ -126,3 +126,11 @@ def test_mnn_measures_what_its_api_exposes_and_names_the_rest(cli):
     assert c["input_bytes"] == 8 * 28 * 28 * 4 and c["runtime_bytes"] > 0 and c["peak_bytes"] > c["runtime_bytes"]
     assert c["gradients_bytes"] is None and c["activations_bytes"] is None and c["optimizer_bytes"] is None
     assert "not exposed by MNN's Python API" in c["unexposed"][0]
+
+
+def test_int8_weights_are_named_as_not_counted(cli):
+    proc = cli("run", "-m", "lenet", "--mode", "infer", "--precision", "int8", "-b", "4", "--steps", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    c = json_out(proc)["memory"]["by_category"]
+    assert c["params_bytes"] is None and c["input_bytes"] == 4 * 28 * 28 * 4
+    assert any("int8 weights are packed" in u for u in c["unexposed"])

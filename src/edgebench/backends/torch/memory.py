@@ -118,10 +118,20 @@ class MemoryCategorizer:
     """Categorizes the first step it wraps (or one extra step) and keeps the answer for the worker's ``done``."""
 
     def __init__(
-        self, model: nn.Module, task: Any, *, mode: str, device: str, batch_size: int, runtime_bytes: int | None
+        self,
+        model: nn.Module,
+        task: Any,
+        *,
+        mode: str,
+        device: str,
+        batch_size: int,
+        runtime_bytes: int | None,
+        packed_weights: bool = False,
     ) -> None:
         self.model, self.task, self.mode, self.device = model, task, mode, device
         self.batch_size, self.runtime_bytes = batch_size, runtime_bytes
+        #: int8: the quantized engine packs the weights outside ``parameters()``, so they cannot be counted here.
+        self.packed_weights = packed_weights
         self.result: MemoryByCategory | None = None
 
     def categorizing(self, step: Callable[[], Any]) -> Callable[[], Any]:
@@ -144,6 +154,9 @@ class MemoryCategorizer:
         watch = StepWatch(params)
         out = watch.run(step)
         train = self.mode == "train"
+        unexposed = [] if train else ["gradients, optimizer state, saved activations: none in inference"]
+        if self.packed_weights:
+            unexposed.append("parameters: int8 weights are packed by the quantized engine, not tensor parameters")
         grads = StorageSet(p.grad for p in self.model.parameters() if p.grad is not None)
         state = StorageSet(t for opt in optimizers_of(self.task) for t in tensors_in(list(opt.state.values())))
         cuda = self.device.startswith("cuda")
@@ -152,13 +165,13 @@ class MemoryCategorizer:
             mode=self.mode,
             batch_size=self.batch_size,
             runtime_bytes=self.runtime_bytes,
-            params_bytes=params.nbytes,
+            params_bytes=None if self.packed_weights else params.nbytes,
             gradients_bytes=grads.nbytes if train else None,
             optimizer_bytes=state.nbytes if train else None,
             input_bytes=watch.inputs.nbytes,
             activations_bytes=watch.activations_bytes if train else None,
             peak_includes_runtime=not cuda,
-            unexposed=[] if train else ["gradients, optimizer state, saved activations: none in inference"],
+            unexposed=unexposed,
         )
         return out
 

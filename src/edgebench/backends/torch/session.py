@@ -135,6 +135,7 @@ class TorchSession:
             device=self.trial.device,
             batch_size=self.trial.batch_size,
             runtime_bytes=self.runtime_bytes,
+            packed_weights=self.quantization is not None,
         )
 
     def trace_recorder(self, counters: Any = None) -> TraceRecording | None:
