@@ -177,7 +177,8 @@ def test_gpu_rail_and_category_plots_and_utilization_sweep_axes(world):
         _check_file(out, ".svg", kind)
     # GPU utilization from the TX2 trial; CPU utilization from the sweep on this machine (the copied tree's CPU
     # counters stand still).
-    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", ["--sweep", world["sweep"]])):
+    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", ["--sweep", world["sweep"]]),
+                      ("rail_energy_per_step_j", [sensed])):  # fmt: skip
         out = root / f"sweep-{y}.png"
         proc = cli("plot", "sweep", *chosen, "--y", y, "-o", str(out))
         assert proc.returncode == 0, (y, proc.stderr)
@@ -334,6 +335,20 @@ def test_the_core_never_imports_the_plotting_libraries():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_energy_per_step_by_rail_against_batch_size(world):
+    from edgebench.report.figures import Figure, Missing, sweep_curve
+
+    sensed = next(r for r in world["results"] if r.trial_id == world["sensed"])
+    view = sweep_curve([sensed], "rail_energy_per_step_j")
+    assert isinstance(view, Figure) and len(view.traces) == len(sensed.energy.by_rail) >= 3
+    assert {t.name.split()[-1] for t in view.traces} == set(sensed.energy.by_rail)
+    steps = sensed.latency.step_ms.n
+    rail, energy = next(iter(sensed.energy.by_rail.items()))
+    assert next(t for t in view.traces if t.name.endswith(rail)).y == [energy.energy_j / steps]
+    others = [r for r in world["results"] if r.trial_id != world["sensed"]]
+    assert isinstance(sweep_curve(others, "rail_energy_per_step_j"), Missing)
 
 
 def test_the_jetson_trace_has_gpu_utilization_and_rail_tracks(world):

@@ -466,6 +466,7 @@ Y_FIELDS = {
     "process_cpu_pct": "worker CPU (% of a core)",
     "cpu_util_pct": "CPU utilization (%, mean over cores)",
     "gpu_util_pct": "GPU utilization (%, mean over GPUs)",
+    "rail_energy_per_step_j": "energy per step by rail (J)",
 }
 X_FIELDS = {
     "batch_size": "batch size",
@@ -476,6 +477,8 @@ X_FIELDS = {
 
 
 def y_value(r: TrialResult, y: str) -> float | None:
+    if y == "rail_energy_per_step_j":  # one value per rail: drawn by _rail_curves, never as one number
+        return None
     if y == "step_time_ms":
         return r.latency.step_ms.mean if r.latency.step_ms else None
     if y == "energy_per_sample_j":
@@ -525,6 +528,8 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     title = f"{Y_FIELDS[y][0].upper()}{Y_FIELDS[y][1:]} against {X_FIELDS[x]}"
     key = key or f"sweep-{y}-{x}"
     ok = [r for r in results if r.ok]
+    if y == "rail_energy_per_step_j":
+        return _rail_curves(ok, x, key, title)
     points = [(r, x_value(r, x), y_value(r, y)) for r in ok]
     points = [(r, px, py) for r, px, py in points if px is not None and py is not None]
     if not points:
@@ -550,6 +555,27 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
         traces.append(Trace("best per model", [p[1] for p in best_pts], [p[2] for p in best_pts], kind="markers"))
     notes = ("best per model: lowest time per sample (latency-first), the sweep's own rule",)
     return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes)
+
+
+def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> View:
+    """Energy per step of each power rail (the paper's energy by component) against ``x``: one curve per rail and
+    per model (and other varying setting); above idle where an idle baseline was measured, as ``energy_j``."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    net = False
+    for r in ok:
+        px, steps = x_value(r, x), r.latency.step_ms.n if r.latency.step_ms else 0
+        if px is None or not steps or not r.energy.by_rail:
+            continue
+        net = net or r.energy.idle_power_w is not None
+        for rail, e in r.energy.by_rail.items():
+            groups.setdefault(f"{_series_key(r, x)} {rail}", []).append((px, e.energy_j / steps))
+    if not groups:
+        return Missing(key, title, "no trial has energy by rail: the device has no per-rail power sensor")
+    labels = _short_labels(list(groups))
+    traces = tuple(Trace(labels[k], [p[0] for p in sorted(v)], [p[1] for p in sorted(v)],
+                         kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
+    note = "above idle (the rail's idle power subtracted)" if net else "gross: no idle baseline was measured"
+    return Figure(key, title, X_FIELDS[x], Y_FIELDS["rail_energy_per_step_j"], traces, notes=(note,))
 
 
 def _short_labels(keys: list[str]) -> dict[str, str]:
