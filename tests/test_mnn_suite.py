@@ -224,17 +224,3 @@ def test_import_refuses_what_is_not_a_suite_folder(tmp_path, cli):
     proc = cli("import", "--format", "mnn-suite", str(tmp_path), "--device", "X")
     assert proc.returncode == 2 and "train_stamp" in proc.stderr
     assert not Path(cli.store_path).exists() or "imported" not in proc.stdout
-
-
-def test_a_trial_given_no_cores_exports_to_the_unrooted_layout(cli, tmp_path):
-    """The suite's unrooted phones had no core control: their results sit in ``<Device>/``.  A trial given no
-    cores ran on every core the worker could use, so it lands there; one given a mask keeps ``<Device>_Core_<mask>``."""
-    for extra in ((), ("--cores", "0x1")):
-        proc = cli("run", "-m", "lenet", "-b", "2", "--steps", "1", "--warmup", "0", "--infer-steps", "0", *extra)
-        assert proc.returncode == 0, proc.stderr
-    out = tmp_path / "suite"
-    proc = cli("export", "-f", "mnn-suite", "--device", "PHONE", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
-    assert folders == ["PHONE", "PHONE_Core_0x1"]  # the mask as typed, as the suite named its folders
-    assert (out / "PHONE" / "processed_data" / "Lenet" / "performance_Lenet.csv").is_file()

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, model_serializer
 
 from edgebench.measure.attribution import (
     N_KINDS,
@@ -64,6 +64,14 @@ class LayerRow(BaseModel):
     #: ``--counters``: each perf event's count per step over this row's spans (a parent's row includes its
     #: children's: the counts are read at the span's two ends); None without counters.
     counters: dict[str, float] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_counters(self, handler: Any) -> Any:
+        """A trial that counted nothing renders as before ``--counters`` existed (no ``counters: null`` key)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("counters") is None:
+            data.pop("counters", None)
+        return data
 
     @property
     def cache_miss_pct(self) -> float | None:

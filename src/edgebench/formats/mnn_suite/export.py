@@ -50,7 +50,7 @@ from edgebench.formats.mnn_suite.series import (
     train_bench_text,
     usage_monitor_text,
 )
-from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.host.cpuset import format_mask
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.records.result import TrialResult
 from edgebench.report.outputs import write_text_replacing
@@ -93,16 +93,8 @@ class Setting:
 
     @classmethod
     def of(cls, r: TrialResult) -> Setting:
-        # A trial given no cores ran on every core the worker could use: the suite's unrooted case (no core
-        # control), though the record holds the placement resolved to those cores.
-        unpinned = (
-            not r.trial.cores_mask
-            and r.trial.cores is not None
-            and r.device.cores_allowed is not None
-            and format_cpu_list(r.trial.cores) == r.device.cores_allowed
-        )
         return cls(
-            mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores and not unpinned else "all",
+            mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else "all",
             freq_khz=r.trial.freq_khz or 0,
             threads=r.trial.threads or 0,
             precision=r.trial.precision,
