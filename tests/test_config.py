@@ -140,13 +140,16 @@ def test_dnntune_sections_become_a_sweep():
     notes = " ".join(loaded.notes)
     for key in ("model.file", "model.input_name", "processing.DNN_library", "cloud_CPU"):
         assert key in notes
+    # DNNTune's profiling events are measured, not "not used": LLC misses through perf's cache events.
+    assert c.counters == ("cache-references", "cache-misses")
+    assert "LLCmiss is counted as perf's cache-references and cache-misses" in notes
+    assert "CPUUtilization is recorded by the sampler" in notes and "Mem_footprint is recorded as peak memory" in notes
+    assert "profiling_events" not in notes.split("is not used")[0].rsplit(";", 1)[-1]
 
 
 @pytest.mark.parametrize(
     ("text", "field", "words"),
     [
-        ("model: {name: mobilenet_v2}\nprocessing: {framework: 'tensorflow, MACE'}", "processing.framework",
-         "unknown backend 'tensorflow'"),
         ("model: {name: mobilenet_v2, data_type: int4}", "model.data_type", "cannot be run here"),
         ("model: {name: mobilenet_v2, batch: 3}", "model.batch", "unknown key in DNNTune's model section"),
         ("model: {file: x.pb}", "model.name", "required key is missing"),
@@ -155,12 +158,25 @@ def test_dnntune_sections_become_a_sweep():
         ("model: {name: lenet}\nprocessing: {CPU_affinity: middle}", "processing.CPU_affinity", "neither a hex mask"),
         ("model: {name: lenet}\nmodels: [alexnet]", "model.name", "also given as models"),
         ("processing: {processing_unit: NPU}", "processing.processing_unit", "not available"),
+        ("model: {name: lenet}\nprocessing: {profiling_events: L2miss}", "processing.profiling_events",
+         "'L2miss' is not an event edgebench can count"),
     ],
 )  # fmt: skip
 def test_dnntune_errors_name_the_dnntune_key(tmp_path, text, field, words):
     err = error_of(write(tmp_path, text))
     assert err.field == f"{tmp_path / 'sweep.yaml'}: {field}"
     assert words in err.message
+
+
+def test_a_dnntune_framework_edgebench_cannot_run_is_a_note_and_the_rest_runs(tmp_path):
+    # DNNTune's own slide names TensorFlow and MACE: once refused whole, now said in a note (the old refusal was
+    # wrong: the file's models still run on the runtimes edgebench has).
+    loaded = load_config(write(tmp_path, "model: {name: mobilenet_v2}\nprocessing: {framework: 'tensorflow, MACE'}"))
+    assert loaded.config.backend is None  # nothing runnable named: the default backend (torch)
+    notes = " ".join(loaded.notes)
+    assert "processing.framework: edgebench cannot run tensorflow, MACE; it runs " in notes and "onnxruntime" in notes
+    loaded = load_config(write(tmp_path, "model: {name: mobilenet_v2}\nprocessing: {framework: 'tensorflow, mnn'}"))
+    assert loaded.config.backend == ["mnn"] and "this sweep runs mnn" in " ".join(loaded.notes)
 
 
 def test_example_configurations_are_valid():

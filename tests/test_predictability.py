@@ -102,3 +102,16 @@ def test_predictability_record():
     assert p.utilization_periodicity == pytest.approx([1.0]) and p.utilization_periodicity_mean == pytest.approx(1.0)
     assert p.steps_for_ci_1pct == steps_for_ci(p.step_time_cv, 0.01)
     assert predictability(step_ms, None, [0], 0, 1).periodicity_note == "no samples"
+
+
+def test_gpu_utilization_periodic_with_the_step_is_detected_and_a_flat_one_says_so():
+    from edgebench.measure.predictability import series_periodicity
+
+    load = np.tile([900.0, 900.0, 900.0, 100.0, 100.0, 100.0], 20)  # the Jetson's per mille, a 60 ms step
+    t = np.arange(len(load), dtype=np.int64) * 10 * MS
+    gpu, power, note = series_periodicity(Samples(t, {"gpu0_load_permille": load}), 0, int(t[-1]), 60 * MS)
+    assert note is None and power is None and gpu == {"gpu0": pytest.approx(1.0)}
+    gpu, _, note = series_periodicity(Samples(t, {"gpu0_load_permille": np.ones(len(t))}), 0, int(t[-1]), 60 * MS)
+    assert gpu == {"gpu0": None} and "did not vary" in note
+    _, _, note = series_periodicity(tick_samples(np.ones(50)), 0, 500 * MS, 60 * MS)
+    assert note == "no GPU utilization or power rail sampled"

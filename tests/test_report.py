@@ -39,7 +39,7 @@ def world(tmp_path_factory):
     # Batch 256: three steps must span ten 10 ms sampling intervals for the utilization-over-three-steps view even
     # on a quiet machine (LeNet at batch 8 takes ~5 ms a step; the view then rightly says it cannot tell)
     proc = cli("run", "--model", "lenet", "--batch-size", "256", "--steps", "3", "--warmup", "1", "--infer-steps", "0",
-               "--trace", "layers")  # fmt: skip
+               "--trace", "layers", "--counters", "task-clock,context-switches")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     run_out, _, stored_line = proc.stdout.rstrip("\n").rpartition("\n")
     traced = stored_line.split()[3]
@@ -145,6 +145,45 @@ def test_every_chart_is_drawn_and_not_empty(report_page, world):
     sensed = world["sensed"]
     assert shapes[f"power-{sensed}"] >= 3  # the idle baseline, the energy window and the idle window
     assert f"clocks-{sensed}" in keys and shapes[f"util-{traced}"] >= 4  # step boundaries
+
+
+def test_memory_by_category_and_layer_counters_are_drawn(report_page, world):
+    keys = {c["key"] for c in report_page["page"]["charts"]}
+    # The paper's Figure 9 from every trial here (all torch: each measured its categories), and --counters' view.
+    assert {"paper-memory-categories-bars", f"layer-counters-{world['traced']}"} <= keys
+    text = report_page["page"]["text"]
+    assert "memory by category (MiB)" in text and "saved activations" in text and "optimizer state" in text
+
+
+def test_the_jetson_trial_shows_gpu_utilization_and_every_rail(report_page, world):
+    charts = {c["key"]: c for c in report_page["page"]["charts"]}
+    sensed, traced = world["sensed"], world["traced"]
+    assert charts[f"gpu-{sensed}"]["marks"] >= 1  # the TX2's gpu.0/load
+    assert charts[f"rails-{sensed}"]["marks"] >= 3  # its INA3221 rails, each a line
+    assert (
+        "GPU utilization" in charts[f"gpu-{sensed}"]["title"]
+        and "Power by component" in charts[f"rails-{sensed}"]["title"]
+    )
+    missing = set(report_page["page"]["missing"])
+    assert {f"gpu-{traced}", f"rails-{traced}"} <= missing  # this VM has neither: a sentence, not an empty chart
+
+
+def test_gpu_rail_and_category_plots_and_utilization_sweep_axes(world):
+    cli, root, sensed = world["cli"], world["root"], world["sensed"]
+    for kind, args in (("gpu-utilization", [sensed]), ("power-rails", [sensed]), ("memory-categories", [])):
+        out = root / f"{kind}.svg"
+        proc = cli("plot", kind, *args, "-o", str(out))
+        assert proc.returncode == 0, (kind, proc.stderr)
+        _check_file(out, ".svg", kind)
+    # GPU utilization from the TX2 trial; CPU utilization from the sweep on this machine (the copied tree's CPU
+    # counters stand still).
+    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", ["--sweep", world["sweep"]]),
+                      ("rail_energy_per_step_j", [sensed])):  # fmt: skip
+        out = root / f"sweep-{y}.png"
+        proc = cli("plot", "sweep", *chosen, "--y", y, "-o", str(out))
+        assert proc.returncode == 0, (y, proc.stderr)
+    proc = cli("plot", "layer-counters", world["traced"], "-o", str(root / "counters.png"))
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_what_was_not_measured_is_a_sentence(report_page, world):
@@ -296,3 +335,26 @@ def test_the_core_never_imports_the_plotting_libraries():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_energy_per_step_by_rail_against_batch_size(world):
+    from edgebench.report.figures import Figure, Missing, sweep_curve
+
+    sensed = next(r for r in world["results"] if r.trial_id == world["sensed"])
+    view = sweep_curve([sensed], "rail_energy_per_step_j")
+    assert isinstance(view, Figure) and len(view.traces) == len(sensed.energy.by_rail) >= 3
+    assert {t.name.split()[-1] for t in view.traces} == set(sensed.energy.by_rail)
+    steps = sensed.latency.step_ms.n
+    rail, energy = next(iter(sensed.energy.by_rail.items()))
+    assert next(t for t in view.traces if t.name.endswith(rail)).y == [energy.energy_j / steps]
+    others = [r for r in world["results"] if r.trial_id != world["sensed"]]
+    assert isinstance(sweep_curve(others, "rail_energy_per_step_j"), Missing)
+
+
+def test_the_jetson_trace_has_gpu_utilization_and_rail_tracks(world):
+    out = world["root"] / "jetson.trace.json"
+    proc = world["cli"]("trace", world["sensed"], "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    tracks = {e["name"] for e in json.loads(out.read_text())["traceEvents"] if e["ph"] == "C"}
+    assert "gpu0 utilization" in tracks
+    assert len([t for t in tracks if t.startswith("power ")]) >= 3

@@ -43,6 +43,7 @@ SAMPLES = {
     "max_steps": ("100", "200", {}),
     "memory_budget_bytes": ("4GiB", "512MiB", {}),
     "trace": ("layers", "ops", {}),
+    "counters": ("task-clock,page-faults", "cache-misses", {}),
     "idle_s": ("200ms", "1s", {}),
     "estimate_energy": ("idle=2W,max=6W", "idle=1W, max=3W", {}),
     "command": ("./bench --steps 20", "./train.sh", {"step_pattern": "step"}),

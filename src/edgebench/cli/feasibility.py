@@ -30,6 +30,8 @@ from edgebench.host.sysfs import SysFS
 from edgebench.units import format_size, parse_size_bytes
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from edgebench.records.result import TrialResult
     from edgebench.sweep.plan import PlannedTrial
 
@@ -103,6 +105,18 @@ def feasibility(
         shown = format_size(peak) if peak else "-"
         print(f"{name} batch {batch}: {status} (peak {shown})", file=sys.stderr, flush=True)
 
+    measured: dict[str, list[TrialResult]] = {}
+    predicted: set[str] = set()
+
+    def on_result(p: PlannedTrial, r: TrialResult) -> None:
+        progress(p.trial.model, p.trial.batch_size, r.status, r.memory.peak_bytes)
+        measured.setdefault(p.trial.model, []).append(r)
+        if p.trial.model not in predicted:  # said once, before the larger batch sizes run
+            line = prediction_line(p.trial.model, sizes, measured[p.trial.model], budget)
+            if line:
+                predicted.add(p.trial.model)
+                print(line, file=sys.stderr, flush=True)
+
     def skip(p: PlannedTrial, known: Mapping[str, TrialResult]) -> str | None:
         trial = p.trial
         smaller = [known.get(by_cell[(trial.model, b)]) for b in sorted(sizes) if b < trial.batch_size]
@@ -117,13 +131,13 @@ def feasibility(
         flags,
         target,
         config={"memory_budget_bytes": budget, "preset": preset, "batch_sizes": list(sizes), "models": names},
-        on_result=lambda p, r: progress(p.trial.model, p.trial.batch_size, r.status, r.memory.peak_bytes),
+        on_result=on_result,
         skip=skip,
         sample=False,
     )
     if run.interrupted:
         return fail(interrupted_line(run), 130)
-    rows = table_rows(names, sizes, preset, lambda name, batch: run.results.get(by_cell[(name, batch)]))
+    rows = table_rows(names, sizes, preset, lambda name, batch: run.results.get(by_cell[(name, batch)]), budget)
     if as_json:
         out = {
             "memory_budget_bytes": budget,
@@ -134,7 +148,8 @@ def feasibility(
                     "model": r.model,
                     "preset": r.preset,
                     "successful": r.successful,
-                    "cells": [asdict(c) for c in r.cells],
+                    "growth_basis": r.growth_basis,
+                    "cells": [{**asdict(c), "prediction_check": c.prediction_check} for c in r.cells],
                 }
                 for r in rows
             ],
@@ -158,11 +173,44 @@ def feasibility(
         cells = []
         for c in r.cells:
             peak = format_size(c.peak_memory_bytes) if c.peak_memory_bytes else ""
-            cells.append(f"{marks.get(c.status, c.status)} {peak}".strip())
+            guess = ""
+            if c.predicted_peak_bytes is not None:
+                shown = format_size(c.predicted_peak_bytes)
+                guess = f"\n[dim]pred. {shown}: {c.prediction}, {c.prediction_check}[/dim]"
+            cells.append(f"{marks.get(c.status, c.status)} {peak}".strip() + guess)
         verdict = {"yes": "[green]✓[/green]", "partly": "[yellow]partly[/yellow]", "no": "[red]✗[/red]"}[r.successful]
         table.add_row(r.model, r.preset, *cells, verdict)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for r in rows:
+        if r.growth_basis:
+            console.print(f"{r.model}: predictions {r.growth_basis}")
+    _print_categories(console, [x for x in run.results.values() if x.memory.by_category is not None])
     return 0
+
+
+def prediction_line(model: str, sizes: tuple[int, ...], results: list[TrialResult], budget: int) -> str | None:
+    """The prediction for ``model``'s larger batch sizes, once two of its trials measured memory by category."""
+    from edgebench.measure.memory_growth import fit_growth
+
+    growth = fit_growth([r.memory.by_category for r in results if r.ok and r.memory.by_category is not None])
+    if growth is None or not budget:
+        return None
+    larger = [b for b in sizes if b > growth.large_batch]
+    if not larger:
+        return None
+    over = [b for b in larger if growth.predicted_peak_bytes(b) > budget]
+    verdict = f"will not fit from b={over[0]}" if over else "all fit"
+    sizes_text = ",".join(map(str, larger))
+    return f"{model}: prediction ({growth.basis()}): of b={sizes_text} {verdict} in {format_size(budget)}"
+
+
+def _print_categories(console: Console, results: list[TrialResult]) -> None:
+    """The paper's Figure 9 as a table: memory by category per model and batch size, measured."""
+    from edgebench.report.memory import category_table
+
+    if results:
+        console.print(category_table(results))
 
 
 #: The Trial fields the shared options set, by flag (an error names the flag the user typed).

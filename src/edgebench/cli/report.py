@@ -17,7 +17,8 @@ from edgebench.errors import UsageError
 from edgebench.report.outputs import check_output_file, write_text_replacing, write_with
 from edgebench.units import MIB
 
-PLOT_KINDS = ("step-times", "utilization", "memory", "power", "clocks", "layers", "sweep", "freq-temp")
+PLOT_KINDS = ("step-times", "utilization", "gpu-utilization", "memory", "power", "power-rails", "clocks", "layers",
+              "layer-counters", "memory-categories", "sweep", "freq-temp")  # fmt: skip
 INSTALL = "pip install 'edgebench[report]'"
 
 
@@ -132,10 +133,17 @@ def _view(kind, trial, sweep, y, x, steps, monitor, store):  # type: ignore[no-u
         if kind == "sweep":
             results = select(db, [trial] if trial else [], sweep, None)
             return f.sweep_curve(results, y, x)
+        if kind == "memory-categories":  # the paper's Figure 9: the named trials, a sweep's, or every one
+            return f.memory_categories(select(db, [trial] if trial else [], sweep, None))
         if trial is None:
             raise UsageError("TRIAL", f"`plot {kind}` draws one trial: give its id (`edgebench trials` lists them)")
         stored = load_stored(db, select(db, [trial], None, None)[0])
-    draw = {"step-times": f.step_times, "memory": f.memory, "power": f.power, "clocks": f.clocks, "layers": f.layers}
+    draw = {"step-times": f.step_times, "memory": f.memory, "power": f.power, "clocks": f.clocks, "layers": f.layers,
+            "gpu-utilization": f.gpu_utilization, "power-rails": f.power_rails}  # fmt: skip
+    if kind == "layer-counters":
+        counted = f.layer_counters(stored)
+        why = "the trial counted no perf events per layer: run it with --trace layers --counters"
+        return counted or f.Missing("layer-counters", "Per-layer perf counters", why)
     if kind == "utilization":
         return f.utilization(stored, first_steps=steps)
     return draw[kind](stored)

@@ -23,6 +23,7 @@ from typing import Any
 
 from edgebench.config.trial import check_backend
 from edgebench.errors import UsageError
+from edgebench.registry import BACKENDS
 
 MODEL_KEYS = ("name", "file", "input_name", "input_shape", "output_name", "data_type")
 PROCESSING_KEYS = (
@@ -150,6 +151,38 @@ def _split_shape(shape: Any, field: str) -> tuple[int | None, tuple[int, ...]]:
     return batch, (rest[-1], *rest[:-1]) if channels_last else rest
 
 
+#: DNNTune's profiling events -> the perf events that count them (empty: what edgebench always records) and a note.
+DNNTUNE_EVENTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "llcmiss": (("cache-references", "cache-misses"), "counted as perf's cache-references and cache-misses "
+                "(their ratio is the miss ratio) per step and per traced layer"),
+    "cpuutilization": ((), "recorded by the sampler as per-core utilization (always)"),
+    "mem_footprint": ((), "recorded as peak memory and memory by category (always)"),
+}  # fmt: skip
+
+
+def _profiling_events(
+    entry: tuple[str, Any], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
+) -> None:
+    """DNNTune's ``profiling_events`` as ``counters`` (perf's names); a perf name itself is taken as written."""
+    from edgebench.host.perf_events import EVENTS
+
+    key, value = entry
+    counters: list[str] = []
+    for item in _items(value):
+        name = str(item).strip()
+        mapped = DNNTUNE_EVENTS.get(name.lower())
+        if mapped is not None:
+            counters += mapped[0]
+            notes.append(f"{key}: {name} is {mapped[1]}")
+        elif name in EVENTS:
+            counters.append(name)
+        else:
+            known = ", ".join(["CPUUtilization", "Mem_footprint", "LLCmiss", *EVENTS])
+            raise UsageError(f"{source}: {key}", f"{name!r} is not an event edgebench can count; use one of {known}")
+    if counters:
+        _claim(native, "counters", ",".join(dict.fromkeys(counters)), key, origins, source)
+
+
 def _processing(
     section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
 ) -> None:
@@ -178,14 +211,22 @@ def _processing(
             _claim(native, "device", devices[0], key, origins, source)
     if "framework" in section:
         key, frameworks = section["framework"]
-        backends = []
+        backends, foreign = [], []
         for name in _items(frameworks):
             try:
                 backends.append(check_backend(str(name)))
-            except ValueError as exc:
-                raise UsageError(f"{source}: {key}", str(exc)) from None
-        _claim(native, "backend", list(dict.fromkeys(backends)), key, origins, source)
-    for name in ("dnn_library", "profiling_tools", "profiling_events"):
+            except ValueError:
+                foreign.append(str(name))  # DNNTune's TensorFlow, MACE...: said in a note, the rest still runs
+        if foreign:
+            runnable = ", ".join(b for b in BACKENDS.names() if b != "command")
+            runs = ", ".join(dict.fromkeys(backends)) if backends else "the default backend (torch)"
+            cannot = ", ".join(foreign)
+            notes.append(f"{key}: edgebench cannot run {cannot}; it runs {runnable}; this sweep runs {runs}")
+        if backends:
+            _claim(native, "backend", list(dict.fromkeys(backends)), key, origins, source)
+    if "profiling_events" in section:
+        _profiling_events(section["profiling_events"], native, origins, notes, source)
+    for name in ("dnn_library", "profiling_tools"):
         if name in section:
             key, value = section[name]
             notes.append(f"{key} ({value}) is not used: edgebench's own sampler records CPU, memory and sensors")

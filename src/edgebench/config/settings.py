@@ -100,6 +100,13 @@ def push_list(value: Any) -> Any:
     return value
 
 
+def counter_list(value: Any) -> Any:
+    """``cache-misses,task-clock`` or a YAML list: perf event names, each one edgebench can open."""
+    from edgebench.host.perf_events import parse_counters
+
+    return parse_counters(value) if isinstance(value, (str, list, tuple)) else value
+
+
 def shape(value: Any) -> Any:
     """``3x32x32``, ``[3, 32, 32]`` or ``(3, 32, 32)`` as text."""
     return parse_shape(value.strip("[]() ")) if isinstance(value, str) else value
@@ -220,6 +227,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("memory_budget_bytes", "The trial may use at most this memory, e.g. 8GiB; over it: infeasible.",
             yaml_key="memory_budget", parse=quantity(parse_size_bytes), shown_default="no limit"),
     Setting("trace", "Record per-step spans: none, layers (nn.Module fwd/bwd) or ops (aten, profiler)."),
+    Setting("counters", "Linux perf events to count per step and per traced layer, by perf's names, e.g. "
+            "cache-references,cache-misses,instructions,cycles,page-faults,context-switches,task-clock.",
+            parse=counter_list, shown_default="none", absent_is_none=True),
     Setting("idle_s", "Idle baseline measured before the trial, e.g. 5s; 0 skips it.", yaml_key="idle",
             parse=quantity(parse_duration_s), shown_default="5s where a power sensor exists"),
     Setting("estimate_energy", "Also estimate energy from utilization with this device's power, e.g. "

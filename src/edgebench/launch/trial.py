@@ -56,6 +56,10 @@ def check_device_present(trial: Trial, target: Target | None = None, field: str 
         raise UsageError(field.replace("device", "backend"), f"{trial.backend}: {reason}")
     if reason is not None:
         raise UsageError(field, f"{trial.device}: {reason}")
+    missing_counters = getattr(target or open_target(), "missing_counters", None)
+    why = missing_counters(trial.counters) if missing_counters and trial.counters else None
+    if why is not None:
+        raise UsageError("--counters", why)
 
 
 def run_trial(

@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, model_serializer
 
 from edgebench.measure.attribution import (
     N_KINDS,
@@ -64,6 +64,24 @@ class LayerRow(BaseModel):
     attainable_gflops: float | None = None
     bound: str | None = None
     roof_pct: float | None = None
+    #: ``--counters``: each perf event's count per step over this row's spans (a parent's row includes its
+    #: children's: the counts are read at the span's two ends); None without counters.
+    counters: dict[str, float] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_counters(self, handler: Any) -> Any:
+        """A trial that counted nothing renders as before ``--counters`` existed (no ``counters: null`` key)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("counters") is None:
+            data.pop("counters", None)
+        return data
+
+    @property
+    def cache_miss_pct(self) -> float | None:
+        """cache-misses / cache-references (DNNTune's LLC miss ratio), where both were counted."""
+        c = self.counters or {}
+        refs, misses = c.get("cache-references"), c.get("cache-misses")
+        return 100.0 * misses / refs if refs and misses is not None else None
 
 
 class PeakSummary(BaseModel):
@@ -194,6 +212,12 @@ def layer_report(
         members = groups == g
         return {k: float(v[members].sum()) for k, v in costs.items()}
 
+    def counters_of(g: int) -> dict[str, float] | None:
+        if spans.counters is None:
+            return None
+        own = spans.label == g
+        return {name: float(v[own].sum()) / steps for name, v in spans.counters.items()}
+
     rows: list[LayerRow] = []
     for g in group_ids:
         t_ms = times[g] / steps / 1e6
@@ -232,6 +256,7 @@ def layer_report(
                 attainable_gflops=point.attainable_gflops,
                 bound=point.bound,
                 roof_pct=point.roof_pct,
+                counters=counters_of(g),
             )
         )
     other_ms = (step_ns - times.sum() / steps) / 1e6
@@ -254,6 +279,9 @@ def layer_report(
         notes.append("op times are self times (an op's children excluded); FLOPs are counted per layer only")
     if peak is None and costs is not None:
         notes.append("no measured peak for this device and placement: shares of peak are not available")
+    if spans.counters is not None:
+        notes.append(f"perf counters per step ({', '.join(spans.counters)}): read at each span's two ends, so a "
+                     "parent's count includes its children's and the reads themselves")  # fmt: skip
     if costs is not None:
         notes.append("FLOPs: 2 per multiply-add of conv/matmul ops; bytes: tensor inputs + outputs per op (estimate)")
     return LayerReport(

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from edgebench.measure.stats import t975
-from edgebench.records.result import Predictability
+from edgebench.records.result import Predictability, SeriesPeriodicity
 from edgebench.sensors.samples import Samples
 
 MIN_LAG_SAMPLES = 2.0
@@ -79,12 +79,8 @@ def interval_utilization(samples: Samples, core: int, t0: int, t1: int) -> np.nd
         return np.where(total > 0, active / total, np.nan)
 
 
-def periodicity(
-    samples: Samples, cores: Sequence[int], t0: int, t1: int, period_ns: float
-) -> tuple[list[float | None] | None, str | None]:
-    """Per-core autocorrelation at one step period, or None and the reason it cannot be measured."""
-    if not cores or f"cpu{cores[0]}_active_ticks" not in samples.columns:
-        return None, "no per-core CPU time samples"
+def step_lag(samples: Samples, t0: int, t1: int, period_ns: float) -> tuple[float | None, str | None]:
+    """One step period in sampling intervals, or None and why the samples cannot resolve it."""
     inside = samples.t_ns[(samples.t_ns >= t0) & (samples.t_ns <= t1)]
     if len(inside) < 3:
         return None, "too few samples in the measured phase"
@@ -97,10 +93,54 @@ def periodicity(
         )
     if len(inside) - 1 < MIN_PERIODS * lag:
         return None, f"fewer than {MIN_PERIODS:g} step periods sampled: measure more steps"
+    return lag, None
+
+
+def periodicity(
+    samples: Samples, cores: Sequence[int], t0: int, t1: int, period_ns: float
+) -> tuple[list[float | None] | None, str | None]:
+    """Per-core autocorrelation at one step period, or None and the reason it cannot be measured."""
+    if not cores or f"cpu{cores[0]}_active_ticks" not in samples.columns:
+        return None, "no per-core CPU time samples"
+    lag, note = step_lag(samples, t0, t1, period_ns)
+    if lag is None:
+        return None, note
     values = [autocorrelation_at(interval_utilization(samples, c, t0, t1), lag) for c in cores]
     if all(v is None for v in values):
         return values, "utilization did not vary within the steps (nothing periodic to detect)"
     return values, None
+
+
+def series_periodicity(
+    samples: Samples, t0: int, t1: int, period_ns: float
+) -> tuple[dict[str, float | None] | None, dict[str, float | None] | None, str | None]:
+    """Autocorrelation at one step period of each GPU's utilization and each power rail's readings (as sampled:
+    a reading is the sensor's own, no interval arithmetic), with why where none can be measured."""
+    from edgebench.measure.power import power_channels, power_series_w
+
+    gpus = {c.split("_", 1)[0]: v for c, v in samples.columns.items()
+            if c.startswith("gpu") and c.endswith(("_util_pct", "_load_permille"))}  # fmt: skip
+    channels = power_channels(samples)
+    if not gpus and not channels:
+        return None, None, "no GPU utilization or power rail sampled"
+    lag, note = step_lag(samples, t0, t1, period_ns)
+    if lag is None:
+        return None, None, note
+    inside = (samples.t_ns >= t0) & (samples.t_ns <= t1)
+    gpu = {name: autocorrelation_at(values[inside], lag) for name, values in gpus.items()} or None
+    power: dict[str, float | None] = {}
+    for channel in channels:
+        t, watts = power_series_w(samples, channel)
+        # Readings on the sampler's clock; one per interval where the rail was read (a counter: one fewer).
+        window = (t >= t0) & (t <= t1)
+        power[channel.name] = autocorrelation_at(watts[window], lag)
+    values = [v for v in [*(gpu or {}).values(), *power.values()]]
+    why = (
+        "the series did not vary within the steps (nothing periodic to detect)"
+        if all(v is None for v in values)
+        else None
+    )
+    return gpu, power or None, why
 
 
 def predictability(
@@ -124,3 +164,11 @@ def predictability(
         utilization_periodicity_mean=float(np.mean(known)) if known else None,
         periodicity_note=note,
     )
+
+
+def step_series_periodicity(step_ms: np.ndarray, samples: Samples | None, t0: int, t1: int) -> SeriesPeriodicity:
+    """:func:`series_periodicity` at the mean step period, as the result records it."""
+    if samples is None or len(samples) < 2 or not len(step_ms):
+        return SeriesPeriodicity(note="no samples")
+    gpu, power, note = series_periodicity(samples, t0, t1, float(np.mean(step_ms)) * 1e6)
+    return SeriesPeriodicity(gpu=gpu, power=power, note=note)

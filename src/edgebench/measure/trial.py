@@ -14,7 +14,7 @@ from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
-from edgebench.measure.predictability import predictability
+from edgebench.measure.predictability import predictability, step_series_periodicity
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
@@ -220,6 +220,7 @@ def build_result(
         "infer_peak_bytes": done.infer_peak_memory_bytes,
         "gpu_peak_bytes": done.gpu_peak_memory_bytes,
         "virtual_peak_bytes": done.virtual_memory_peak_bytes,
+        "by_category": done.memory_by_category,
     }
     losses = [s.loss for s in steps_of(events, "warmup") + train if s.loss is not None]
     if losses:
@@ -243,6 +244,9 @@ def build_result(
         notes = [n for n in notes if not n.startswith("worker CPU of the measured steps")] + ([note] if note else [])
     if memory["peak_bytes"] is None:
         memory["peak_source"] = None
+    counted = [s.counters for s in train if s.counters]
+    if counted and len(counted) == len(train):
+        cpu["perf_counters_per_step"] = {n: sum(c[n] for c in counted) / len(counted) for n in counted[0]}
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
     gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
     cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None
@@ -259,9 +263,10 @@ def build_result(
     if accuracy is not None and accuracy.time_s is not None and samples is not None:
         energy_j = energy_to_accuracy_j(trial, events, samples)
         fields["accuracy"] = accuracy.model_copy(update={"energy_j": energy_j})
-    # One printed mean is not N steps: no dispersion, and so no predictability, is made up from it.
+    # One printed mean is not N steps: no dispersion, and so no predictability or periodicity, is made up from it.
     if not mean_only:
         fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
+        fields["series_periodicity"] = step_series_periodicity(step_ms, samples, t0, t1)
     fields["hygiene"] = hygiene(step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only)
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(

@@ -17,6 +17,7 @@ from typing import IO, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from edgebench.records.memory import MemoryByCategory
 from edgebench.records.quantization import Quantization
 
 Phase = Literal["warmup", "train", "infer_warmup", "infer"]
@@ -58,6 +59,8 @@ class Step(_Event):
     start_ns: int
     end_ns: int
     loss: float | None = None
+    #: ``--counters``: each perf event's count over the step, by perf's name.
+    counters: dict[str, int] | None = None
 
 
 class Eval(_Event):
@@ -92,6 +95,8 @@ class Done(_Event):
     #: The wall time the CPU times above were read over (absent from older workers: the step span is used).
     train_cpu_window_s: float | None = None
     infer_cpu_window_s: float | None = None
+    #: Memory by category of the measured phase (the backend's own measurement); None where it measures none.
+    memory_by_category: MemoryByCategory | None = None
 
 
 class Error(_Event):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
 from edgebench.records.device import DeviceEnvironment
+from edgebench.records.memory import MemoryByCategory
 from edgebench.records.quantization import Quantization
 from edgebench.records.trial import Trial
 
@@ -127,6 +128,16 @@ class Predictability(BaseModel):
     periodicity_note: str | None = None
 
 
+class SeriesPeriodicity(BaseModel):
+    """:class:`Predictability`'s autocorrelation at one step period, of each GPU's utilization (``gpu0``) and of
+    each power rail (``VDD_GPU``...) as sampled (Observation 7: they repeat with the step too); None per series
+    where it cannot be measured, ``note`` saying why."""
+
+    gpu: dict[str, float | None] | None = None
+    power: dict[str, float | None] | None = None
+    note: str | None = None
+
+
 class TraceSummary(BaseModel):
     """What ``--trace`` recorded; the spans themselves are the stored ``spans`` series."""
 
@@ -214,6 +225,8 @@ class Memory(_Group):
     infer_peak_bytes: int | None = None
     gpu_peak_bytes: int | None = None
     virtual_peak_bytes: int | None = None
+    #: What the memory holds (parameters, gradients, optimizer state, input, saved activations, runtime), measured.
+    by_category: MemoryByCategory | None = None
 
 
 class Cpu(_Group):
@@ -228,6 +241,8 @@ class Cpu(_Group):
     #: The frequency each cpufreq policy of the trial's cores was set to, read back after setting it (kHz): the
     #: nearest the policy offers at or below the trial's ``freq_khz``, which is what was asked.  None: not set.
     freq_applied_khz: dict[str, int] | None = None
+    #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
+    perf_counters_per_step: dict[str, float] | None = None
 
 
 class MeasuredEnergy(_Group):
@@ -337,6 +352,7 @@ class TrialResult(BaseModel):
     accuracy: Accuracy | None = None
     device: DeviceEnvironment = Field(default_factory=DeviceEnvironment)
     gpu_util_pct: GpuUtil | None = None
+    series_periodicity: SeriesPeriodicity | None = None
     temperature_c: dict[str, Range] | None = None
     loss: LossSummary | None = None
     sampler: SamplerSummary | None = None

@@ -47,6 +47,8 @@ class SpanTable:
     costs: dict[str, np.ndarray] | None = None
     #: Facts about how the spans were taken (hooks used, what a cost counts), shown by the views.
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Per span, by perf event name: the count over the span (``--counters``, layer spans); None without.
+    counters: dict[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.label)
@@ -80,6 +82,7 @@ class SpanTable:
             "thread_names": {str(k): v for k, v in self.thread_names.items()},
             "costs": {k: v.tolist() for k, v in self.costs.items()} if self.costs else None,
             "notes": self.notes,
+            "counters": {k: v.tolist() for k, v in self.counters.items()} if self.counters else None,
         }
         return json.dumps(doc, separators=(",", ":"))
 
@@ -105,6 +108,9 @@ class SpanTable:
             thread_names={int(k): v for k, v in doc.get("thread_names", {}).items()},
             costs={k: np.asarray(v, dtype=np.float64) for k, v in costs.items()} if costs else None,
             notes=doc.get("notes", {}),
+            counters={k: np.asarray(v, dtype=np.int64) for k, v in doc["counters"].items()}
+            if doc.get("counters")
+            else None,
         )
 
 

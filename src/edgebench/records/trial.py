@@ -82,6 +82,8 @@ class Trial(BaseModel):
     memory_budget_bytes: PositiveInt | None = None
     #: Per-step spans: ``layers`` (nn.Module forward and backward), ``ops`` (aten ops via torch.profiler).
     trace: Literal["none", "layers", "ops"] = "none"
+    #: Linux perf events (perf's names) counted per step and per traced layer span; see ``host/perf_events.py``.
+    counters: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -135,6 +137,11 @@ class Trial(BaseModel):
             raise ValueError(
                 "trace: cannot be combined with --until-accuracy: its held-out evaluations run between the steps and "
                 "would be traced as training; trace a fixed-step or --target-ci run"
+            )
+        if self.counters and self.backend == "command":
+            raise ValueError(
+                "counters: a --command trial runs through the device's sh agent, which counts no perf events; "
+                "drop --counters (or run `perf stat` inside your command)"
             )
         if self.precision == "int8" and self.mode != "infer":
             raise ValueError(

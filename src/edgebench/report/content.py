@@ -127,6 +127,16 @@ def _framework_table(results: Sequence[TrialResult]) -> Table:
     return Table("dnntune-frameworks", "Step time (ms) by backend x precision", ["model", "batch", *combos], rows, note)
 
 
+def _memory_table(results: Sequence[TrialResult]) -> Table:
+    """The paper's Figure 9: memory by category per model and batch size (MiB), as the workers measured it."""
+    from edgebench.report.memory import COLUMNS, NOTE, category_rows
+
+    rows = category_rows(results)
+    note = NOTE if rows else "no trial here measured memory by category (torch and MNN trials of this version do)"
+    return Table("paper-memory-categories", "Characterization paper: memory by category (MiB) against batch size",
+                 ["model", "backend", "mode", "batch", *COLUMNS], rows, note)  # fmt: skip
+
+
 def build_content(store, results: list[TrialResult], monitor: Path | None, title: str) -> ReportContent:  # type: ignore[no-untyped-def]
     """Every section of the report for ``results`` (and a monitor recording), as data."""
     if not results and monitor is None:
@@ -156,6 +166,8 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
                     ("throughput_sps", "throughput")):  # fmt: skip
         view = f.sweep_curve(results, y, "batch_size", key=f"paper-{y}")
         named.views.append(_retitle(view, f"{paper}{name} against batch size"))
+    named.views.append(f.memory_categories(results))
+    named.views.append(_memory_table(results))
     mnn = "MNN-based suite: "
     named.views += [Table(t.key, mnn + t.title, t.columns, t.rows, t.note) for t in _mnn_tables(results)]
     if monitor_samples is not None:

@@ -258,6 +258,57 @@ def power(stored: StoredTrial) -> View:
                   spans=tuple(spans), notes=tuple(notes))  # fmt: skip
 
 
+def gpu_utilization(stored: StoredTrial) -> View:
+    """Each GPU's utilization as its sensor reports it (NVML's percent, the Jetson's ``load`` per mille / 10), with
+    step boundaries: the characterization paper's GPU curves of Figures 3 and 4."""
+    r = stored.result
+    key, title = f"gpu-{r.trial_id}", f"GPU utilization: {_label(r)}"
+    s, origin = stored.samples, _origin(stored)
+    columns = {c: v for c, v in (s.columns.items() if s is not None else ())
+               if c.startswith("gpu") and c.endswith(("_util_pct", "_load_permille"))}  # fmt: skip
+    if s is None or origin is None or not columns:
+        return Missing(key, title, f"no GPU utilization was sampled ({_unavailable(s, 'jetson_gpu', 'nvml')})")
+    thinned, traces = _Thinned(), []
+    for column, values in sorted(columns.items()):
+        ok = ~np.isnan(values)
+        pct = values[ok] / 10.0 if column.endswith("_load_permille") else values[ok]
+        traces.append(_line(column.split("_", 1)[0], (s.t_ns[ok] - origin) / 1e9, pct, thinned))
+    marks, _ = _step_marks(stored, origin, None)
+    return Figure(key, title, "time since the first measured step (s)", "utilization (%)", tuple(traces),
+                  vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(thinned.notes))  # fmt: skip
+
+
+def power_rails(stored: StoredTrial) -> View:
+    """Every power channel the device has (the Jetson's CPU, GPU, SoC, DDR and input rails; RAPL's packages), each
+    over time: the paper's power by component (Figure 6)."""
+    from edgebench.measure.power import power_channels, power_series_w
+
+    r = stored.result
+    key, title = f"rails-{r.trial_id}", f"Power by component: {_label(r)}"
+    s, origin = stored.samples, _origin(stored)
+    channels = power_channels(s) if s is not None else []
+    if s is None or origin is None or not channels:
+        sensors = ("jetson_power", "rapl", "power_supply", "nvml")
+        return Missing(key, title, f"no power rail was sampled ({_unavailable(s, *sensors)})")
+    thinned, traces = _Thinned(), []
+    for channel in channels:
+        t, watts = power_series_w(s, channel)
+        traces.append(_line(f"{channel.name} [{channel.source}]", (t - origin) / 1e9, watts, thinned))
+    marks, _ = _step_marks(stored, origin, None)
+    notes = [*thinned.notes]
+    if r.energy.by_rail:
+        steps = r.latency.step_ms.n if r.latency.step_ms else 1
+        net = r.energy.idle_power_w is not None
+        per_step = ", ".join(f"{k} {v.energy_j / steps:.4f}" for k, v in r.energy.by_rail.items())
+        gross = ", ".join(f"{k} {v.gross_energy_j / steps:.4f}" for k, v in r.energy.by_rail.items())
+        label = "above idle" if net else "gross (no idle baseline)"
+        notes.append(f"energy per step by rail, J, {label}: {per_step}")
+        if net:
+            notes.append(f"energy per step by rail, J, gross: {gross}")
+    return Figure(key, title, "time since the first measured step (s)", "W", tuple(traces),
+                  vlines=tuple(marks) if len(marks) <= 400 else (), notes=tuple(notes))  # fmt: skip
+
+
 def clocks(stored: StoredTrial) -> View:
     """CPU clocks and temperatures with throttling episodes shaded (the record's own ``throttling``)."""
     r = stored.result
@@ -334,6 +385,61 @@ def layers(stored: StoredTrial, top: int = 20) -> View:
     return Figure(key, title, "layer", "ms per step", traces, notes=notes)
 
 
+def layer_counters(stored: StoredTrial, top: int = 20) -> View | None:
+    """``--counters``: each perf event per step of the leaf layers (counts as bars; CPU clocks in ms on the right).
+    None for a trial that counted nothing per layer (no view, rather than a sentence on every trial)."""
+    from edgebench.host.perf_events import NANOSECOND_EVENTS
+    from edgebench.measure.layers import layer_report
+
+    r, spans = stored.result, stored.spans
+    if spans is None or spans.counters is None:
+        return None
+    key, title = f"layer-counters-{r.trial_id}", f"Per-layer perf counters: {_label(r)}"
+    report = layer_report(r, spans, stored.events, stored.samples, power=None, peak=None, depth=None)
+    names = {row.name for row in report.rows}
+    rows = [row for row in report.rows if row.counters and not any(n.startswith(row.name + ".") for n in names)]
+    if not rows:
+        return Missing(key, title, "no leaf layer span carries counts")
+    rows = sorted(rows, key=lambda row: -(row.forward_ms + row.backward_ms))[:top]
+    labels = [row.name for row in rows]
+    traces = []
+    for name in spans.counters:
+        ns = name in NANOSECOND_EVENTS
+        values = [(row.counters or {}).get(name, float("nan")) / (1e6 if ns else 1.0) for row in rows]
+        traces.append(Trace(f"{name} (ms)" if ns else name, labels, values, kind="markers" if ns else "bar",
+                            axis="y2" if ns else "y"))  # fmt: skip
+    if all(row.cache_miss_pct is not None for row in rows):
+        traces.append(Trace("cache miss %", labels, [row.cache_miss_pct or 0.0 for row in rows], kind="markers",
+                            axis="y2"))  # fmt: skip
+    notes = (f"per step over {report.steps} steps, read at each layer span's two ends (a layer's count includes "
+             "the reads); the slowest leaf layers",)  # fmt: skip
+    y2 = "ms / %" if any(t.axis == "y2" for t in traces) else None
+    return Figure(key, title, "layer", "count per step", tuple(traces), y2_label=y2, notes=notes)
+
+
+def memory_categories(results: Sequence[TrialResult]) -> View:
+    """The paper's Figure 9: memory by category per model and batch size, stacked bars in MiB (measured)."""
+    from edgebench.records.memory import CATEGORIES
+
+    key, title = "paper-memory-categories-bars", "Characterization paper: memory by category against batch size"
+    measured = sorted((r for r in results if r.memory.by_category is not None),
+                      key=lambda r: (r.trial.model, r.trial.backend, r.trial.mode, r.trial.batch_size))  # fmt: skip
+    if not measured:
+        return Missing(key, title, "no trial here measured memory by category (torch and MNN trials now do)")
+    labels = [f"{r.trial.model} {r.trial.backend} {r.trial.mode} b={r.trial.batch_size}" for r in measured]
+    traces = []
+    for field_name, label, _ in CATEGORIES:
+        values = [r.memory.by_category.value(field_name) for r in measured]  # type: ignore[union-attr]
+        traces.append(Trace(label, labels, [float("nan") if v is None else v / MIB for v in values], kind="bar",
+                            stack=True))  # fmt: skip
+    other = [r.memory.by_category.other_bytes for r in measured]  # type: ignore[union-attr]
+    traces.append(Trace("other (peak less the rest)", labels, [float("nan") if v is None else v / MIB for v in other],
+                        kind="bar", stack=True))  # fmt: skip
+    notes = ("measured by the worker: distinct tensor storages; runtime = resident memory before the model was "
+             "built; the stack's height is the peak (CPU: resident memory)",)  # fmt: skip
+    return Figure(key, title, "trial", "MiB", tuple(traces), notes=notes)
+
+
 def drawable(view: View) -> View:
     """``view``, or a sentence where none of its traces holds a reading: a chart is never drawn empty."""
     if isinstance(view, Figure) and not any(v is not None and v == v for t in view.traces for v in t.y):
@@ -342,8 +448,10 @@ def drawable(view: View) -> View:
 
 
 def trial_views(stored: StoredTrial) -> list[View]:
-    views = [step_times(stored), utilization(stored), memory(stored), power(stored), clocks(stored), layers(stored)]
-    return [drawable(v) for v in views]
+    views = [step_times(stored), utilization(stored), gpu_utilization(stored), memory(stored), power(stored),
+             power_rails(stored), clocks(stored), layers(stored)]  # fmt: skip
+    counted = layer_counters(stored)
+    return [drawable(v) for v in (*views, *([counted] if counted is not None else []))]
 
 
 # ---- a set of trials (a sweep) ------------------------------------------------------------------------------------
@@ -356,6 +464,9 @@ Y_FIELDS = {
     "energy_per_step_j": "energy per step (J)",
     "peak_memory_bytes": "peak memory (MiB)",
     "process_cpu_pct": "worker CPU (% of a core)",
+    "cpu_util_pct": "CPU utilization (%, mean over cores)",
+    "gpu_util_pct": "GPU utilization (%, mean over GPUs)",
+    "rail_energy_per_step_j": "energy per step by rail (J)",
 }
 X_FIELDS = {
     "batch_size": "batch size",
@@ -366,6 +477,8 @@ X_FIELDS = {
 
 
 def y_value(r: TrialResult, y: str) -> float | None:
+    if y == "rail_energy_per_step_j":  # one value per rail: drawn by _rail_curves, never as one number
+        return None
     if y == "step_time_ms":
         return r.latency.step_ms.mean if r.latency.step_ms else None
     if y == "energy_per_sample_j":
@@ -378,7 +491,11 @@ def y_value(r: TrialResult, y: str) -> float | None:
         return r.memory.peak_bytes / MIB if r.memory.peak_bytes is not None else None
     if y == "throughput_sps":
         return r.latency.throughput_sps
-    return r.cpu.process_pct  # process_cpu_pct, the last of Y_FIELDS
+    if y == "cpu_util_pct":
+        return r.cpu.util_pct.mean if r.cpu.util_pct else None
+    if y == "gpu_util_pct":
+        return r.gpu_util_pct.mean if r.gpu_util_pct else None
+    return r.cpu.process_pct  # process_cpu_pct
 
 
 def x_value(r: TrialResult, x: str) -> float | None:
@@ -411,6 +528,8 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     title = f"{Y_FIELDS[y][0].upper()}{Y_FIELDS[y][1:]} against {X_FIELDS[x]}"
     key = key or f"sweep-{y}-{x}"
     ok = [r for r in results if r.ok]
+    if y == "rail_energy_per_step_j":
+        return _rail_curves(ok, x, key, title)
     points = [(r, x_value(r, x), y_value(r, y)) for r in ok]
     points = [(r, px, py) for r, px, py in points if px is not None and py is not None]
     if not points:
@@ -436,6 +555,27 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
         traces.append(Trace("best per model", [p[1] for p in best_pts], [p[2] for p in best_pts], kind="markers"))
     notes = ("best per model: lowest time per sample (latency-first), the sweep's own rule",)
     return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes)
+
+
+def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> View:
+    """Energy per step of each power rail (the paper's energy by component) against ``x``: one curve per rail and
+    per model (and other varying setting); above idle where an idle baseline was measured, as ``energy_j``."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    net = False
+    for r in ok:
+        px, steps = x_value(r, x), r.latency.step_ms.n if r.latency.step_ms else 0
+        if px is None or not steps or not r.energy.by_rail:
+            continue
+        net = net or r.energy.idle_power_w is not None
+        for rail, e in r.energy.by_rail.items():
+            groups.setdefault(f"{_series_key(r, x)} {rail}", []).append((px, e.energy_j / steps))
+    if not groups:
+        return Missing(key, title, "no trial has energy by rail: the device has no per-rail power sensor")
+    labels = _short_labels(list(groups))
+    traces = tuple(Trace(labels[k], [p[0] for p in sorted(v)], [p[1] for p in sorted(v)],
+                         kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
+    note = "above idle (the rail's idle power subtracted)" if net else "gross: no idle baseline was measured"
+    return Figure(key, title, X_FIELDS[x], Y_FIELDS["rail_energy_per_step_j"], traces, notes=(note,))
 
 
 def _short_labels(keys: list[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list
+from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.measure.layers import LayerReport, LayerRow
 
 
@@ -56,11 +57,25 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
             ("FLOP/B", lambda r: _fmt(r.intensity_flop_per_byte, ".1f")),
             ("bound", lambda r: r.bound or "-"),
         ]
+    columns += counter_columns(rows)
     for name, _ in columns:
         table.add_column(name, justify="left" if name in ("layer", "type", "bound") else "right")
     for row in [*rows, report.other]:
         table.add_row(*(render(row) for _, render in columns))
     return table
+
+
+def counter_columns(rows: list[LayerRow]) -> list[tuple[str, Callable[[LayerRow], str]]]:
+    """One column per perf event counted (per step), and the cache miss ratio where both cache events were."""
+    names = next((list(r.counters) for r in rows if r.counters), [])
+    columns: list[tuple[str, Callable[[LayerRow], str]]] = []
+    for name in names:
+        ns = name in NANOSECOND_EVENTS
+        head, spec, scale = (f"{name} ms", ".2f", 1e-6) if ns else (name, ".0f", 1.0)
+        columns.append((head, lambda r, n=name, f=spec, s=scale: _fmt((r.counters or {}).get(n), f, s)))
+    if "cache-misses" in names and "cache-references" in names:
+        columns.append(("miss %", lambda r: _fmt(r.cache_miss_pct, ".1f")))
+    return columns
 
 
 def roofline_table(report: LayerReport, rows: list[LayerRow]) -> Table:
@@ -122,9 +137,12 @@ def print_layers(
         rows = rows[:top]
     console = console or Console()
     table = roofline_table(report, rows) if roofline else layer_table(report, rows)
-    narrow = console.width < _FULL_WIDTH
+    counted = [name for name, _ in counter_columns(rows)] if not roofline else []
+    # Each counter column needs about 16 more; narrowed, a table with counters keeps them beside the times.
+    narrow = console.width < _FULL_WIDTH + 16 * len(counted)
     if narrow:
-        table = _narrowed(table, _ROOFLINE_AT_80 if roofline else _LAYERS_AT_80)
+        keep = ("layer", "type", "fwd ms", "bwd ms", *counted) if counted else _LAYERS_AT_80
+        table = _narrowed(table, _ROOFLINE_AT_80 if roofline else keep)
     console.print(table)
     for line in footer(report):
         console.print(line, highlight=False)

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
@@ -25,6 +26,15 @@ def _stats(s: Stats | None) -> str:
 
 def _pcts(values: list[float] | list[float | None]) -> str:
     return "  ".join(f"{v:.0f}" if v is not None and v == v else "-" for v in values)
+
+
+def counters_text(per_step: dict[str, float]) -> str:
+    """``task-clock 12.3 ms  page-faults 4  ...``; the cache miss ratio where both cache events were counted."""
+    parts = [f"{n} {v / 1e6:.2f} ms" if n in NANOSECOND_EVENTS else f"{n} {v:,.0f}" for n, v in per_step.items()]
+    refs, misses = per_step.get("cache-references"), per_step.get("cache-misses")
+    if refs and misses is not None:
+        parts.append(f"miss ratio {100 * misses / refs:.1f}%")
+    return "  ".join(parts)
 
 
 def energy_text(r: TrialResult) -> str:
@@ -125,6 +135,12 @@ def summary_table(r: TrialResult) -> Table:
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
     if r.trial.freq_khz is not None:
         table.add_row("cpu freq set", freq_set_text(r))
+    if r.memory.by_category is not None:
+        from edgebench.report.memory import category_text
+
+        table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
+    if r.cpu.perf_counters_per_step:
+        table.add_row("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:
@@ -183,6 +199,11 @@ def _predictability(r: TrialResult) -> str:
         text += f"; utilization periodicity at the step period {p.utilization_periodicity_mean:.2f}"
     elif p.periodicity_note:
         text += f"; periodicity: {p.periodicity_note}"
+    s = r.series_periodicity
+    for what, series in (("GPU", s.gpu if s else None), ("power", s.power if s else None)):
+        shown = [f"{k} {v:.2f}" for k, v in (series or {}).items() if v is not None]
+        if shown:
+            text += f"; {what} periodicity {', '.join(shown)}"
     return text
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.measure.attribution import PowerSeries
 from edgebench.measure.power import power_channels, power_series_w
 from edgebench.records.events import EventsLike, Ready, Step, as_events, first
@@ -94,6 +95,10 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
     for column, values in samples.matching("temp_", "_mc").items():
         label = samples.labels.get(column, column.removeprefix("temp_").removesuffix("_mc"))
         out += _counter(f"temperature {label}", "C", t, values / 1e3, t0, DEVICE_PID)
+    for column, values in samples.columns.items():
+        if column.startswith("gpu") and column.endswith(("_util_pct", "_load_permille")):
+            pct = values / 10.0 if column.endswith("_load_permille") else values
+            out += _counter(f"{column.split('_', 1)[0]} utilization", "pct", t, pct, t0, DEVICE_PID)
     shown = set()
     for channel in power_channels(samples):
         rail_t, rail_w = power_series_w(samples, channel)
@@ -105,6 +110,19 @@ def sample_counters(samples: Samples, t0: int, worker_pid: int, power: PowerSeri
         out += _counter("memory available", "MiB", t, samples.columns["mem_available_bytes"] / MIB, t0, DEVICE_PID)
     if "proc_rss_bytes" in samples.columns:
         out += _counter("worker resident memory", "MiB", t, samples.columns["proc_rss_bytes"] / MIB, t0, worker_pid)
+    return out
+
+
+def step_counter_tracks(steps: list[Step], t0: int, pid: int) -> list[dict[str, Any]]:
+    """``--counters``: one track per perf event on the worker, each step's count standing over that step."""
+    counted = [s for s in steps if s.counters]
+    out: list[dict[str, Any]] = []
+    names = list(counted[0].counters or {}) if counted else []
+    for name in names:
+        ns = name in NANOSECOND_EVENTS
+        t = np.asarray([s.start_ns for s in counted], dtype=np.int64)
+        v = np.asarray([(s.counters or {}).get(name, np.nan) for s in counted], dtype=np.float64)
+        out += _counter(f"perf {name} per step", "ms" if ns else "count", t, v / 1e6 if ns else v, t0, pid)
     return out
 
 
@@ -135,6 +153,8 @@ def chrome_trace(
         args = {"phase": step.phase, "index": step.index, "ms": (step.end_ns - step.start_ns) / 1e6}
         if step.loss is not None:
             args["loss"] = step.loss
+        if step.counters:
+            args["perf"] = step.counters
         trace.append(_slice(f"{step.phase} step {step.index}", "step", step.start_ns, step.end_ns, t0, pid, main_tid,
                             args))  # fmt: skip
     if spans is not None:
@@ -142,15 +162,20 @@ def chrome_trace(
         for t, name in spans.thread_names.items():
             if t != span_main:
                 threads[t] = name
-        for label, kind, start, end, tid in zip(
+        counts = {n: v.tolist() for n, v in (spans.counters or {}).items()}
+        for i, (label, kind, start, end, tid) in enumerate(zip(
             spans.label.tolist(), spans.kind.tolist(), spans.start_ns.tolist(), spans.end_ns.tolist(),
             spans.tid.tolist(), strict=True,
-        ):  # fmt: skip
+        )):  # fmt: skip
             name = spans.names[label]
             if spans.granularity == "layers" and kind == BACKWARD:
                 name += " (backward)"
+            args: dict[str, Any] = {"type": spans.types[label], "kind": KINDS[kind]}
+            if counts:
+                args["perf"] = {n: v[i] for n, v in counts.items()}
             trace.append(_slice(name, KINDS[kind], start, end, t0, pid, main_tid if tid == span_main else tid,
-                                {"type": spans.types[label], "kind": KINDS[kind]}))  # fmt: skip
+                                args))  # fmt: skip
+    trace += step_counter_tracks(steps, t0, pid)
     if samples is not None:
         trace += sample_counters(samples, t0, pid, power)
     elif power is not None:

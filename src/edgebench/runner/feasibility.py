@@ -11,8 +11,9 @@ reads the table back from their results.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from edgebench.measure.memory_growth import MemoryGrowth, fit_growth
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
 
@@ -31,6 +32,21 @@ class Cell:
     peak_memory_bytes: int | None = None
     reason: str | None = None
     trial_id: str | None = None
+    #: Predicted from the growth of input and activations between the row's two smallest measured batch sizes
+    #: (:mod:`edgebench.measure.memory_growth`); None for those two and where no growth was measured.
+    predicted_peak_bytes: int | None = None
+    #: ``fits`` or ``will not fit`` (the prediction against the budget); None without a prediction.
+    prediction: str | None = None
+
+    @property
+    def prediction_check(self) -> str | None:
+        """``held`` or ``missed`` where the predicted batch ran; ``not run`` where it was skipped."""
+        if self.prediction is None:
+            return None
+        if self.status == "skipped":
+            return "not run"
+        fitted = self.status == "ok"
+        return "held" if fitted == (self.prediction == "fits") else "missed"
 
 
 @dataclass
@@ -38,6 +54,8 @@ class Row:
     model: str
     preset: str
     cells: list[Cell] = field(default_factory=list)
+    #: How the predictions were made (the two batch sizes and the bytes per sample); None without predictions.
+    growth_basis: str | None = None
 
     @property
     def successful(self) -> str:
@@ -74,12 +92,19 @@ def blocked_by(trial: Trial, smaller: Sequence[TrialResult | None]) -> str | Non
     return None
 
 
-def rows(models: Sequence[str], batch_sizes: Sequence[int], preset: str | None,
-         result_of: Callable[[str, int], TrialResult | None]) -> list[Row]:  # fmt: skip
+def rows(
+    models: Sequence[str],
+    batch_sizes: Sequence[int],
+    preset: str | None,
+    result_of: Callable[[str, int], TrialResult | None],
+    budget_bytes: int | None = None,
+) -> list[Row]:
     """The table: each model's cells from its results (``result_of(model, batch)``); a batch after one that did
-    not fit is ``skipped``."""
+    not fit is ``skipped``.  With a budget, the batch sizes above the two smallest that trained with memory by
+    category carry a predicted peak and whether it fits, to be read against what happened."""
     table = []
     for model in models:
+        growth = _growth(model, batch_sizes, result_of)
         row = Row(model, preset_for(model, preset))
         blocked: int | None = None
         for batch in sorted(batch_sizes):
@@ -91,5 +116,24 @@ def rows(models: Sequence[str], batch_sizes: Sequence[int], preset: str | None,
             row.cells.append(Cell(batch, result.status, result.memory.peak_bytes, result.reason, result.trial_id))
             if result.status in ("infeasible", "oom"):
                 blocked = batch
+        if growth is not None and budget_bytes:
+            row.growth_basis = growth.basis()
+            row.cells = [_predicted(c, growth, budget_bytes) if c.batch_size > growth.large_batch else c
+                         for c in row.cells]  # fmt: skip
         table.append(row)
     return table
+
+
+def _growth(model: str, batch_sizes: Sequence[int], result_of: Callable[[str, int], TrialResult | None]
+            ) -> MemoryGrowth | None:  # fmt: skip
+    measured = []
+    for batch in sorted(batch_sizes):
+        result = result_of(model, batch)
+        if result is not None and result.ok and result.memory.by_category is not None:
+            measured.append(result.memory.by_category)
+    return fit_growth(measured)
+
+
+def _predicted(cell: Cell, growth: MemoryGrowth, budget_bytes: int) -> Cell:
+    peak = growth.predicted_peak_bytes(cell.batch_size)
+    return replace(cell, predicted_peak_bytes=peak, prediction="fits" if peak <= budget_bytes else "will not fit")

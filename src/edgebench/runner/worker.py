@@ -19,6 +19,7 @@ Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import resource
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.host.lifetime import die_with_parent
+from edgebench.host.perf_events import Counters, open_counters
 from edgebench.host.sysfs import SysFS
 from edgebench.records.events import EventWriter
 from edgebench.records.trial import Trial
@@ -103,16 +105,26 @@ class CpuClock:
 
 
 def timed(
-    fn: Callable[[], Any], rule: StopRule, phase: str, emit: EventWriter, sync: Callable[[], None]
+    fn: Callable[[], Any],
+    rule: StopRule,
+    phase: str,
+    emit: EventWriter,
+    sync: Callable[[], None],
+    counters: Counters | None = None,
 ) -> tuple[list[float], str]:
-    """Run ``fn`` as timed steps until ``rule`` stops the phase; returns the durations (ms) and the reason."""
+    """Run ``fn`` as timed steps until ``rule`` stops the phase; returns the durations (ms) and the reason.
+    With perf ``counters``, each step's event carries their counts over it (read outside its timing)."""
     clock = time.perf_counter_ns
     durations: list[float] = []
     while (reason := rule.check(durations)) is None:
+        before = counters.read() if counters else None
         start = clock()
         out = fn()
         sync()
         end = clock()
+        counts = None
+        if counters and before is not None:
+            counts = {n: b - a for n, a, b in zip(counters.names, before, counters.read(), strict=True)}
         durations.append((end - start) / 1e6)
         emit(
             "step",
@@ -121,6 +133,7 @@ def timed(
             start_ns=start,
             end_ns=end,
             loss=None if out is None else float(out),
+            counters=counts,
         )
     return durations, reason
 
@@ -128,6 +141,8 @@ def timed(
 def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
     from edgebench.registry import BACKENDS
 
+    # Opened before the session: counters inherit into threads started later (the framework's thread pools).
+    counters = open_counters(trial.counters) if trial.counters else None
     session = BACKENDS.load(trial.backend).open_session(trial)
     emit(
         "ready",
@@ -142,19 +157,26 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     infer_only = trial.mode == "infer"
     if infer_only:  # before the tracer counts costs, so the counted step is the forward pass that is measured
         session.to_inference()
-    recorder = session.trace_recorder()
+    # A backend whose tracer takes the counters (torch's layer spans) counts per layer; the others per step.
+    per_layer = counters is not None and "counters" in inspect.signature(session.trace_recorder).parameters
+    recorder = session.trace_recorder(counters=counters) if per_layer else session.trace_recorder()
     step, sync = (session.infer_step if infer_only else session.train_step), session.sync
     warm_phase, phase = ("infer_warmup", "infer") if infer_only else ("warmup", "train")
+    # Memory by category, where the backend measures it: on the first warm-up step (or one extra untimed step).
+    categorizer = session.memory_categorizer() if hasattr(session, "memory_categorizer") else None
+    warm_step = categorizer.categorizing(step) if categorizer else step
     wait_for_go()
     memory = PhaseMemory()
-    timed(recorder.counting(step) if recorder else step, FixedSteps(trial.warmup), warm_phase, emit, sync)
+    timed(recorder.counting(warm_step) if recorder else warm_step, FixedSteps(trial.warmup), warm_phase, emit, sync)
+    if categorizer:
+        categorizer.ensure(step)
     if recorder:
         recorder.ensure_costs(step)
         recorder.start()
     memory.reset()
     session.reset_device_peak_memory()
     cpu_clock = CpuClock()
-    _, stopped_by = timed(step, rule, phase, emit, sync)
+    _, stopped_by = timed(step, rule, phase, emit, sync, counters)
     train_cpu_s, train_cpu_window_s = cpu_clock.read()
     if recorder:
         recorder.stop()
@@ -169,7 +191,7 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
         cpu_clock = CpuClock()
-        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync)
+        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync, counters)
         infer_cpu_s, infer_cpu_window_s = cpu_clock.read()
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
@@ -186,6 +208,9 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         infer_cpu_s=infer_cpu_s,
         infer_cpu_window_s=infer_cpu_window_s,
         virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
+        memory_by_category=categorizer.with_peak(gpu_peak if gpu_peak is not None else train_peak)
+        if categorizer
+        else None,
     )
 
 

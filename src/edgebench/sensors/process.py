@@ -27,6 +27,12 @@ def read_status_kib(sysfs: SysFS, pid: int | str, key: str) -> int | None:
     return None
 
 
+def resident_bytes() -> int | None:
+    """This process's resident memory now (``VmRSS``), or None where ``/proc`` is not readable."""
+    kib = read_status_kib(SysFS("/"), "self", "VmRSS")
+    return None if kib is None else kib * 1024
+
+
 class ProcFileSensor(Sensor):
     """A sensor reading one file of ``/proc/<pid>/`` of the watched process, with page counts to convert."""
 

@@ -49,6 +49,13 @@ class LocalTarget:
     def missing_device(self, backend: str, device: str) -> str | None:
         return BACKENDS.load(backend).missing_device(device)  # the backend reads this machine, framework unloaded
 
+    def missing_counters(self, names: tuple[str, ...]) -> str | None:
+        """Why this machine cannot count these perf events (one line), or None: opened and closed once here.
+        (A remote target's worker refuses them the same way when it opens them.)"""
+        from edgebench.host.perf_events import refusal
+
+        return refusal(names) if names else None
+
     def run_python_agent(self, module: str, trial: Trial, *, sample: bool = True) -> TrialBundle:
         """Run the launcher's Python agent in this process: the device is this machine (``module`` names it, so that
         the launcher, not the target, chooses the agent)."""

@@ -26,10 +26,12 @@ import numpy as np
 from edgebench.backends.base import TraceRecording
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.batches import ReplayedSampler
+from edgebench.backends.mnn.memory import MnnMemory, params_bytes
 from edgebench.backends.mnn.model import load_trainable
 from edgebench.backends.mnn.prepare import Prepared, run_in_child
 from edgebench.backends.mnn.quiet import stdout_to_stderr
 from edgebench.records.trial import Trial
+from edgebench.sensors.process import resident_bytes
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import OptimizerSettings, Workload
 
@@ -52,6 +54,7 @@ class MnnSession:
         self.mode = trial.mode
         self.threads = trial.threads or 1
         self.mnn, device_line = runtime.load()
+        self.runtime_bytes = resident_bytes()  # MNN and numpy loaded, nothing of the trial's built yet
         self.workload = get_workload(trial.model)
         self.quantization: dict[str, Any] | None = None
         self._step = 0
@@ -219,6 +222,12 @@ class MnnSession:
 
     def device_peak_memory_bytes(self) -> int | None:
         return None
+
+    def memory_categorizer(self) -> MnnMemory:
+        """What MNN exposes of memory by category (:mod:`edgebench.backends.mnn.memory`)."""
+        params = params_bytes(list(self.module.parameters)) if self.mode == "train" else None
+        return MnnMemory(mode=self.mode, batch_size=self.trial.batch_size, runtime_bytes=self.runtime_bytes,
+                         params=params, inputs=self.inputs)  # fmt: skip
 
     def trace_recorder(self) -> TraceRecording | None:
         if self.trial.trace == "none":

@@ -13,8 +13,10 @@ from typing import Any
 import torch
 
 from edgebench.backends.base import TraceRecording
+from edgebench.backends.torch.memory import MemoryCategorizer
 from edgebench.backends.torch.precision import at_precision
 from edgebench.records.trial import Trial
+from edgebench.sensors.process import resident_bytes
 from edgebench.workloads import get_workload
 
 #: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).
@@ -54,6 +56,8 @@ class TorchSession:
     """A task's session (model, optimizer, batch) wrapped with the trial's precision, device and tracing."""
 
     def __init__(self, trial: Trial) -> None:
+        # Before anything of the trial's is built: the interpreter and torch's libraries, the runtime category.
+        self.runtime_bytes = resident_bytes()
         torch.set_num_threads(trial.threads or 1)
         limit_gpu_memory(trial.device, trial.memory_budget_bytes)
         workload = get_workload(trial.model)
@@ -122,12 +126,25 @@ class TorchSession:
     def device_peak_memory_bytes(self) -> int | None:
         return torch.cuda.max_memory_allocated() if self.cuda else None
 
-    def trace_recorder(self) -> TraceRecording | None:
+    def memory_categorizer(self) -> MemoryCategorizer:
+        """Measures memory by category on the first step it wraps (:mod:`edgebench.backends.torch.memory`)."""
+        return MemoryCategorizer(
+            self.model,
+            self.task,
+            mode=self.trial.mode,
+            device=self.trial.device,
+            batch_size=self.trial.batch_size,
+            runtime_bytes=self.runtime_bytes,
+            packed_weights=self.quantization is not None,
+        )
+
+    def trace_recorder(self, counters: Any = None) -> TraceRecording | None:
+        """The trial's tracer; with open perf ``counters`` (``--counters``), layer spans carry their counts."""
         if self.trial.trace == "none":
             return None
         from edgebench.backends.torch.tracing.record import TraceRecorder
 
-        return TraceRecorder(self.trial.trace, self.model).install()
+        return TraceRecorder(self.trial.trace, self.model, counters).install()
 
 
 def open_session(trial: Trial) -> TorchSession:

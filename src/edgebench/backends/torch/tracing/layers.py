@@ -31,8 +31,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -229,7 +231,7 @@ class LayerTracer:
     def table(self, costs: dict[str, Any] | None = None) -> SpanTable:
         """The recorded spans (forward per module call; backward as runs of node executions, see the module doc)."""
         rows = spans_from_events(self.events(), self.parents, self.tid)
-        return span_table(
+        table = span_table(
             "layers",
             self.names,
             self.types,
@@ -242,6 +244,34 @@ class LayerTracer:
                 "clock": "time.perf_counter_ns (CLOCK_MONOTONIC)",
             },
         )
+        readings = getattr(self._clock, "readings", None)
+        if readings is None:
+            return table
+        return counted(table, self._clock.names, readings)  # type: ignore[attr-defined]
+
+
+class CountingClock:
+    """A clock that also reads perf counters at every tick, so each span's counts are the readings at its two
+    ends (the spans' times are exactly the ticks); the reads run inside the spans and are counted in them."""
+
+    def __init__(self, counters: Any, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+        self.names: tuple[str, ...] = counters.names
+        self.readings: dict[int, tuple[int, ...]] = {}
+        self._read, self._clock = counters.read, clock
+
+    def __call__(self) -> int:
+        t = self._clock()
+        self.readings[t] = self._read()
+        return t
+
+
+def counted(table: SpanTable, names: tuple[str, ...], readings: dict[int, tuple[int, ...]]) -> SpanTable:
+    """``table`` with each span's counter deltas (a span whose end was not a tick, none seen: 0)."""
+    zero = (0,) * len(names)
+    starts = np.asarray([readings.get(int(t), zero) for t in table.start_ns], dtype=np.int64).reshape(-1, len(names))
+    ends = np.asarray([readings.get(int(t), zero) for t in table.end_ns], dtype=np.int64).reshape(-1, len(names))
+    deltas = np.clip(ends - starts, 0, None)
+    return replace(table, counters={name: deltas[:, i].copy() for i, name in enumerate(names)})
 
 
 def _chain(label: int, parents: list[int] | tuple[int, ...]) -> tuple[int, ...]:

@@ -15,18 +15,23 @@ from typing import Any
 from torch import nn
 
 from edgebench.backends.torch.tracing.flops import count_layer_costs
-from edgebench.backends.torch.tracing.layers import LayerTracer
+from edgebench.backends.torch.tracing.layers import CountingClock, LayerTracer
 from edgebench.backends.torch.tracing.ops import OpTracer
 from edgebench.records.spans import SpanTable
 
 
 class TraceRecorder:
-    def __init__(self, granularity: str, model: nn.Module) -> None:
+    def __init__(self, granularity: str, model: nn.Module, counters: Any = None) -> None:
         if granularity not in ("layers", "ops"):
             raise ValueError(f"unknown trace granularity {granularity!r}")
         self.granularity = granularity
         self.model = model
-        self.tracer: LayerTracer | OpTracer = LayerTracer(model) if granularity == "layers" else OpTracer()
+        self.tracer: LayerTracer | OpTracer
+        if granularity == "layers":
+            # With --counters, each layer span's counts are read at the same ticks that time it.
+            self.tracer = LayerTracer(model, CountingClock(counters)) if counters else LayerTracer(model)
+        else:
+            self.tracer = OpTracer()
         self.costs: dict[str, Any] | None = None
         self.unattributed: dict[str, float] | None = None
         self._needs_count = granularity == "layers"
