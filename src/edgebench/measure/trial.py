@@ -18,6 +18,8 @@ from edgebench.measure.predictability import predictability, step_series_periodi
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
 from edgebench.measure.utilization import (
+    INFER_CPU,
+    TRAIN_CPU,
     checked_cpu_share_pct,
     core_ids,
     idle_ratio,
@@ -209,9 +211,7 @@ def build_result(
         latency = latency.model_copy(update={"infer_ms": summarize(durations_ms(infer))})
         if done.infer_cpu_s is not None:
             window_s = done.infer_cpu_window_s or (infer[-1].end_ns - infer[0].start_ns) / 1e9
-            share, note = checked_cpu_share_pct(
-                done.infer_cpu_s, window_s, n_cores, "worker CPU of the inference passes"
-            )
+            share, note = checked_cpu_share_pct(done.infer_cpu_s, window_s, n_cores, INFER_CPU)
             cpu["infer_process_pct"] = share
             notes += [note] if note else []
     memory: dict[str, Any] = {
@@ -239,9 +239,9 @@ def build_result(
                 memory["peak_bytes"], memory["peak_source"] = int(np.nanmax(rss)), "sampled_rss"
     if done.train_cpu_s is not None:  # the worker's own rusage: as fine as the kernel's accounting, not exact
         window_s = done.train_cpu_window_s or (t1 - t0) / 1e9
-        share, note = checked_cpu_share_pct(done.train_cpu_s, window_s, n_cores, "worker CPU of the measured steps")
+        share, note = checked_cpu_share_pct(done.train_cpu_s, window_s, n_cores, TRAIN_CPU)
         cpu["process_pct"] = share
-        notes = [n for n in notes if not n.startswith("worker CPU of the measured steps")] + ([note] if note else [])
+        notes = [n for n in notes if not n.startswith(TRAIN_CPU)] + ([note] if note else [])
     if memory["peak_bytes"] is None:
         memory["peak_source"] = None
     counted = [s.counters for s in train if s.counters]
@@ -325,7 +325,7 @@ def _from_samples(samples: Samples, t0: int, t1: int, n_cores: int) -> dict[str,
             process_cpu_s(samples, t0, t1, meta.clk_tck),
             (t1 - t0) / 1e9,
             n_cores,
-            "worker CPU of the measured steps",
+            TRAIN_CPU,
             tick_s=max(1.0 / meta.clk_tck, 0.01),
         )
         cpu["process_pct"] = share

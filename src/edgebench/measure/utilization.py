@@ -105,6 +105,16 @@ def min_cpu_share_window_s(cores: int, tick_s: float = ACCOUNTING_TICK_S) -> flo
     return 100.0 * 2 * max(cores, 1) * tick_s / MAX_CPU_SHARE_ERROR_PCT
 
 
+#: What the worker's CPU share over the measured steps and over the inference passes are called in notes.
+TRAIN_CPU = "worker CPU of the measured steps"
+INFER_CPU = "worker CPU of the inference passes"
+
+
+def withheld(notes: list[str] | None, what: str) -> bool:
+    """Whether ``notes`` say the figure ``what`` (:data:`TRAIN_CPU`, :data:`INFER_CPU`) was withheld."""
+    return any(n.startswith(f"{what} withheld") for n in notes or [])
+
+
 def checked_cpu_share_pct(
     cpu_s: float, window_s: float, cores: int, what: str, tick_s: float = ACCOUNTING_TICK_S
 ) -> tuple[float | None, str | None]:

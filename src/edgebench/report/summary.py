@@ -8,6 +8,7 @@ from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.perf_events import NANOSECOND_EVENTS
+from edgebench.measure.utilization import TRAIN_CPU, withheld
 from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
@@ -130,6 +131,8 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("idle ratio % (per core)", _pcts([None if v is None else 100 * v for v in r.cpu.idle_ratio]))
     if r.cpu.process_pct is not None:
         table.add_row("worker cpu %", f"{r.cpu.process_pct:.0f} (100 = one core)")
+    elif withheld(r.measurement_notes, TRAIN_CPU):  # withheld, not absent: the row says so, not disappearing
+        table.add_row("worker cpu %", "- (withheld; the note below says why)")
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
