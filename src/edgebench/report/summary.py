@@ -8,7 +8,7 @@ from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.perf_events import NANOSECOND_EVENTS
-from edgebench.measure.utilization import TRAIN_CPU, withheld
+from edgebench.measure.utilization import INFER_CPU, TRAIN_CPU, withheld
 from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
 
@@ -118,8 +118,9 @@ def summary_table(r: TrialResult) -> Table:
     table.add_row("inference step (ms)" if infer_trial else "train step (ms)", steps)
     if r.hygiene is not None and r.hygiene.warning:
         table.add_row("[yellow]warning[/yellow]", escape(r.hygiene.warning))
-    for note in r.measurement_notes or ():
-        table.add_row("[yellow]distorted by[/yellow]", note)
+    for note in r.measurement_notes or ():  # a figure left out is not a distortion: say which it is
+        label = "withheld" if withheld([note], TRAIN_CPU) or withheld([note], INFER_CPU) else "distorted by"
+        table.add_row(f"[yellow]{label}[/yellow]", escape(note))
     if r.latency.throughput_sps is not None:
         table.add_row("throughput", f"{r.latency.throughput_sps:.1f} samples/s")
     if not infer_trial:  # an inference trial's passes are its steps, shown above
@@ -132,7 +133,7 @@ def summary_table(r: TrialResult) -> Table:
     if r.cpu.process_pct is not None:
         table.add_row("worker cpu %", f"{r.cpu.process_pct:.0f} (100 = one core)")
     elif withheld(r.measurement_notes, TRAIN_CPU):  # withheld, not absent: the row says so, not disappearing
-        table.add_row("worker cpu %", "- (withheld; the note below says why)")
+        table.add_row("worker cpu %", "- (withheld; the note above says why)")
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
     table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
