@@ -25,7 +25,12 @@ NOT_RUN = {
 
 #: The trial id the README's pasted output shows; its examples that name it are run with the id of the trial this
 #: test ran instead.
-README_TRIAL = "20261126-013346"
+README_TRIAL = "20261126-022629"
+
+
+#: Rows a run shows only when they apply: a figure withheld (too short a window on a fast machine), a hygiene
+#: warning, a distortion.
+CONDITIONAL = {"withheld", "warning", "distorted by"}
 
 
 def blocks(language: str) -> list[str]:
@@ -81,8 +86,8 @@ def test_the_quick_start_runs_as_the_readme_shows(cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     shown = next(b for b in blocks("text") if "stored as trial" in b)
     labels = [m.group(1).strip() for m in re.finditer(r"^│ ([^│]+?) +│", shown, re.M) if m.group(1).strip()]
-    assert labels[:3] == ["status", "train step (ms)", "throughput"]
-    for label in labels:
+    assert labels[:2] == ["status", "train step (ms)"] and "throughput" in labels
+    for label in set(labels) - CONDITIONAL:
         assert f"│ {label}" in proc.stdout, label
     trial_id = re.search(r"stored as trial (\S+) in ", proc.stdout).group(1)
     assert re.search(r"stored as trial \S+ in \S+", shown)
