@@ -37,11 +37,17 @@ MODE_MIN_SHARE = 0.1
 CLOCK_MOVED_SHARE = 0.05
 
 
-def other_cpu_pct(samples: Samples, cores: Sequence[int], t0: int, t1: int, clk_tck: int) -> float | None:
+def other_cpu_pct(
+    samples: Samples, cores: Sequence[int], t0: int, t1: int, clk_tck: int, own_cpu_s: float | None = None
+) -> float | None:
     """Share (percent) of ``cores``' time over ``[t0, t1]`` used by processes other than the sampled worker; None
-    where the window is too short for the tick counters or a counter is missing."""
+    where the window is too short for the tick counters or a counter is missing.
+
+    ``own_cpu_s``: the worker's own CPU time over the window, from its rusage.  Preferred to the sampled process
+    counters, which the sampler reads at a slower period and loses when the worker exits: the last reading before
+    the window's end could come before it (the figure was then missing at random)."""
     columns = samples.columns
-    if not cores or "proc_utime_ticks" not in columns:
+    if not cores or (own_cpu_s is None and "proc_utime_ticks" not in columns):
         return None
     if any(f"cpu{c}_active_ticks" not in columns for c in cores):
         return None
@@ -50,7 +56,10 @@ def other_cpu_pct(samples: Samples, cores: Sequence[int], t0: int, t1: int, clk_
     t = samples.t_ns
     active = sum(delta(t, columns[f"cpu{c}_active_ticks"], t0, t1) for c in cores)
     idle = sum(delta(t, columns[f"cpu{c}_idle_ticks"], t0, t1) for c in cores)
-    own = delta(t, columns["proc_utime_ticks"], t0, t1) + delta(t, columns["proc_stime_ticks"], t0, t1)
+    if own_cpu_s is not None:
+        own = own_cpu_s * clk_tck
+    else:
+        own = delta(t, columns["proc_utime_ticks"], t0, t1) + delta(t, columns["proc_stime_ticks"], t0, t1)
     total = active + idle
     if math.isnan(total + own) or total <= 0:
         return None
@@ -83,7 +92,14 @@ def clock_range_khz(samples: Samples, cores: Sequence[int], t0: int, t1: int) ->
 
 
 def hygiene(
-    step_ms: np.ndarray, samples: Samples | None, cores: Sequence[int], t0: int, t1: int, *, mean_only: bool = False
+    step_ms: np.ndarray,
+    samples: Samples | None,
+    cores: Sequence[int],
+    t0: int,
+    t1: int,
+    *,
+    mean_only: bool = False,
+    own_cpu_s: float | None = None,
 ) -> Hygiene:
     """The three checks over the measured window; each None where the trial's records cannot tell."""
     cv = None
@@ -93,7 +109,7 @@ def hygiene(
         two = modes(step_ms)
     other = clock = None
     if samples is not None and len(samples) >= 2 and samples.meta is not None:
-        other = other_cpu_pct(samples, cores, t0, t1, samples.meta.clk_tck)
+        other = other_cpu_pct(samples, cores, t0, t1, samples.meta.clk_tck, own_cpu_s)
         clock = clock_range_khz(samples, cores, t0, t1)
     moved = None if clock is None else (clock[1] - clock[0]) > CLOCK_MOVED_SHARE * clock[1]
     result = Hygiene(

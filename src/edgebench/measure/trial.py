@@ -267,7 +267,12 @@ def build_result(
     if not mean_only:
         fields["predictability"] = predictability(step_ms, samples, list(trial.cores or ()), t0, t1)
         fields["series_periodicity"] = step_series_periodicity(step_ms, samples, t0, t1)
-    fields["hygiene"] = hygiene(step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only)
+    own_cpu_s = None  # the worker's rusage over the measured steps, scaled to [t0, t1]
+    if done.train_cpu_s is not None and done.train_cpu_window_s:
+        own_cpu_s = done.train_cpu_s * ((t1 - t0) / 1e9) / done.train_cpu_window_s
+    fields["hygiene"] = hygiene(
+        step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s
+    )
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",
