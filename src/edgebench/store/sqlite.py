@@ -95,8 +95,8 @@ def discard_if_empty(path: Path) -> None:
     then refused leaves nothing behind."""
     if not path.exists():
         return
-    with Store(path) as db:
-        empty = not db.trial_ids("")
+    with Store(path) as db:  # a sweep recorded there is another launcher's, about to run: not ours to remove
+        empty = not db.trial_ids("") and not db.sweep_ids()
     if empty:
         for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
             leftover.unlink(missing_ok=True)
