@@ -21,6 +21,7 @@ SAMPLES = {
     "mode": ("infer", None, {}),
     "batch_size": ("8", "16", {}),
     "steps": ("4", "6", {}),
+    "min_time_s": ("1s", "500ms", {}),
     "warmup": ("1", "2", {}),
     "threads": ("1", "2", {}),
     "cores": ("0x1", "0-1", {}),
@@ -135,6 +136,7 @@ def test_each_setting_is_a_run_flag_a_sweep_constant_and_a_sweep_axis(field, run
         ("target_ci_pct", "0.02"),
         ("memory_budget_bytes", "lots"),
         ("idle_s", "soon"),
+        ("min_time_s", "soon"),
         ("estimate_energy", "idle=9W,max=1W"),
         ("trace", "everything"),
         ("until_accuracy", "0.9"),  # needs data: refused by the Trial, when the sweep is planned

@@ -105,3 +105,51 @@ def test_run_with_target_ci_records_the_rule(cli):
     assert r["stopped_by"].startswith(("target-ci: ±", "step cap: 6 steps"))
     proc = cli("run", "--target-ci", "2%", "--steps", "30", "--max-steps", "10")
     assert proc.returncode == 2 and "--max-steps" in proc.stderr
+
+
+def test_fixed_steps_go_on_until_the_phase_has_lasted_its_minimum_time():
+    clock = FakeClock()
+    rule = FixedSteps(3, min_time_s=1.0, clock=clock)
+    taken = []
+    while (reason := rule.check(taken)) is None:
+        taken.append(5.0)
+        clock.now += 0.25  # each step lasts a quarter second: 3 asked steps are too short a window
+    assert len(taken) == 4
+    assert reason == "min time: 1.00 s after 4 steps (3 asked)"
+
+
+def test_fixed_steps_whose_window_is_long_enough_stop_at_the_count_asked():
+    clock = FakeClock()
+    rule = FixedSteps(3, min_time_s=0.5, clock=clock)
+    taken = []
+    while (reason := rule.check(taken)) is None:
+        taken.append(5.0)
+        clock.now += 1.0
+    assert (len(taken), reason) == (3, "fixed: 3 steps")
+
+
+def test_the_default_trial_measures_long_enough_for_the_cpu_share_and_given_steps_mean_exactly_that():
+    from edgebench.config.settings import with_adaptive_minimum
+    from edgebench.measure.utilization import min_cpu_share_window_s
+    from edgebench.runner.stopping import min_time_s
+
+    default = Trial(**with_adaptive_minimum({}), cores=(0, 1))
+    assert default.min_time_s == "auto"
+    assert min_time_s(default) == min_cpu_share_window_s(2)
+    assert Trial(**with_adaptive_minimum({"steps": 20})).min_time_s is None
+    assert Trial(**with_adaptive_minimum({"target_ci_pct": 2.0})).min_time_s is None
+    assert with_adaptive_minimum({"command": "./bench", "step_pattern": "step"}).get("min_time_s") is None
+    assert isinstance(train_rule(Trial(steps=20)), FixedSteps) and train_rule(Trial(steps=20)).min_time_s == 0.0
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ({"min_time_s": 2.0, "target_ci_pct": 2.0}, "--target-ci decides"),
+        ({"min_time_s": 2.0, "command": "./bench", "step_pattern": "step"}, "--command decides"),
+        ({"min_time_s": 1000.0, "timeout_s": 1500.0}, "leave nothing of the 1500 s timeout"),
+    ],
+)
+def test_a_minimum_time_that_cannot_apply_is_refused_in_one_line(values, words):
+    with pytest.raises(ValueError, match=words):
+        Trial(**values)

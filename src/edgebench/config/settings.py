@@ -93,6 +93,13 @@ def frequency(value: Any) -> int | str:
     return parse_freq_khz(value)
 
 
+def min_time(value: Any) -> Any:
+    """A measuring time (``1s``, ``500ms``; a bare number is seconds) or ``auto``."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    return quantity(parse_duration_s)(value)
+
+
 def push_list(value: Any) -> Any:
     """``--push a.bin,model.mnn:models/m.mnn``: comma-separated ``LOCAL[:REMOTE]``; a YAML list is the same."""
     if isinstance(value, str):
@@ -191,6 +198,10 @@ SETTINGS: tuple[Setting, ...] = (
             sweep_default=(1, 2, 4, 8, 16, 32)),
     Setting("steps", "Measured training steps (with --target-ci: the minimum).", shown_default="20; 5 with --target-ci",
             absent_is_none=True),
+    Setting("min_time_s", "Measure on past --steps until the measured steps (and inference passes) last this long, "
+            "e.g. 1s; auto: long enough to resolve the worker's CPU share; 0: exactly --steps.", yaml_key="min_time",
+            parse=min_time, accepts=float | Literal["auto"] | None, shown_default="auto without --steps; else 0",
+            absent_is_none=True),
     Setting("warmup", "Warm-up steps, excluded from every statistic."),
     Setting("threads", "Intra-op threads.", shown_default="one per core used", plural_axis=True),
     Setting("cores", "Cores to run on: hex mask as taskset (f0 = cpu4-7), list (0,2-3), big, little or all.",
@@ -279,7 +290,15 @@ def read_flag(setting: Setting, text: str) -> Any:
 
 
 def with_adaptive_minimum(values: dict[str, Any]) -> dict[str, Any]:
-    """Fill ``steps`` where it was not given: 20 measured steps, or a minimum of 5 with ``target_ci_pct``."""
-    if values.get("steps") is None and values.get("target_ci_pct") is not None:
+    """Fill ``steps`` where it was not given: a minimum of 5 with ``target_ci_pct``; else 20 measured steps that go
+    on until the phase lasts long enough for the worker's CPU share (``min_time_s`` ``auto``), so the default trial
+    shows that figure instead of withholding it.  Given ``steps`` mean exactly that many (the MNN-based suite's
+    and the paper's rule), and a command's steps are its own."""
+    if values.get("steps") is not None:
+        return values
+    if values.get("target_ci_pct") is not None:
         return {**values, "steps": 5}
+    adaptive = values.get("until_accuracy") is not None or values.get("command") is not None
+    if values.get("min_time_s") is None and not adaptive:
+        return {**values, "min_time_s": "auto"}
     return values

@@ -38,6 +38,11 @@ class Trial(BaseModel):
     mode: Mode = "train"
     batch_size: PositiveInt = 32
     steps: PositiveInt = 20
+    #: The measured phases (training steps, inference passes) go on past ``steps`` until they have lasted this long
+    #: (s), so their CPU share is resolvable; ``auto``: as long as the kernel's CPU-time accounting needs on the
+    #: trial's cores (:func:`edgebench.measure.utilization.min_cpu_share_window_s`), the default when ``steps`` is
+    #: not given; ``None``: exactly ``steps``.
+    min_time_s: Annotated[float, Field(ge=0)] | Literal["auto"] | None = None
     warmup: Annotated[int, Field(ge=0)] = 3
     #: Intra-op threads; ``None`` means one per core of the placement.
     threads: PositiveInt | None = None
@@ -153,6 +158,18 @@ class Trial(BaseModel):
             raise ValueError(
                 f"idle_s: an idle baseline of {self.idle_s:g} s leaves nothing of the {self.timeout_s:g} s timeout for "
                 "the trial; shorten --idle or raise --timeout"
+            )
+        if self.min_time_s not in (None, "auto") and (
+            self.target_ci_pct is not None or self.until_accuracy is not None or self.backend == "command"
+        ):
+            rule = "--command" if self.backend == "command" else "--target-ci" if self.target_ci_pct else None
+            rule = rule or "--until-accuracy"
+            raise ValueError(f"min_time_s: {rule} decides when the measured steps end; drop --min-time")
+        if isinstance(self.min_time_s, float) and self.min_time_s * (2 if self.infer_steps else 1) >= self.timeout_s:
+            raise ValueError(
+                f"min_time_s: {self.min_time_s:g} s of measured steps"
+                + (" and as long of inference passes" if self.infer_steps else "")
+                + f" leave nothing of the {self.timeout_s:g} s timeout; shorten --min-time or raise --timeout"
             )
         try:
             check_step_cap(self.max_steps, self.steps, self.target_ci_pct)

@@ -8,10 +8,12 @@ says which rule produced it.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from edgebench.measure.utilization import min_cpu_share_window_s
 from edgebench.records.trial import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
@@ -25,13 +27,34 @@ class StopRule(Protocol):
 
 
 class FixedSteps:
-    """Stop after ``n`` steps (the MNN-based suite's and the characterization paper's rule)."""
+    """Stop after ``n`` steps (the MNN-based suite's and the characterization paper's rule), and not before the
+    phase has lasted ``min_time_s``: 20 steps of a small model last a tenth of a second, too short a window for
+    the kernel's CPU-time accounting to say what share of the cores the worker used."""
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    def __init__(self, n: int, min_time_s: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.n, self.min_time_s, self._clock = n, min_time_s, clock
+        self._start: float | None = None
 
     def check(self, durations_ms: list[float]) -> str | None:
-        return f"fixed: {self.n} steps" if len(durations_ms) >= self.n else None
+        now = self._clock()
+        if self._start is None:
+            self._start = now
+        if len(durations_ms) < self.n:
+            return None
+        if now - self._start < self.min_time_s:
+            return None
+        if len(durations_ms) == self.n:
+            return f"fixed: {self.n} steps"
+        return f"min time: {self.min_time_s:.2f} s after {len(durations_ms)} steps ({self.n} asked)"
+
+
+def min_time_s(trial: Trial) -> float:
+    """The least time a measured phase of ``trial`` lasts: ``auto`` is the window CPU-time accounting resolves on
+    the trial's cores (the same bound the figure is checked against afterwards)."""
+    if trial.min_time_s == "auto":
+        cores = len(trial.cores) if trial.cores else (os.cpu_count() or 1)
+        return min_cpu_share_window_s(cores)
+    return trial.min_time_s or 0.0
 
 
 _BLOCK = 10_000
@@ -178,4 +201,4 @@ def train_rule(
             max_steps=trial.max_steps or DEFAULT_MAX_STEPS,
             max_time_s=trial.max_time_s,
         )
-    return FixedSteps(trial.steps)
+    return FixedSteps(trial.steps, min_time_s(trial))

@@ -35,7 +35,7 @@ from edgebench.host.sysfs import SysFS
 from edgebench.records.events import EventWriter
 from edgebench.records.trial import Trial
 from edgebench.runner.budget import apply_memory_budget
-from edgebench.runner.stopping import FixedSteps, StopRule, train_rule
+from edgebench.runner.stopping import FixedSteps, StopRule, min_time_s, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.units import format_size
 
@@ -191,7 +191,8 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         timed(session.infer_step, FixedSteps(min(2, trial.infer_steps)), "infer_warmup", emit, sync)
         memory.reset()
         cpu_clock = CpuClock()
-        timed(session.infer_step, FixedSteps(trial.infer_steps), "infer", emit, sync, counters)
+        passes = FixedSteps(trial.infer_steps, min_time_s(trial))
+        timed(session.infer_step, passes, "infer", emit, sync, counters)
         infer_cpu_s, infer_cpu_window_s = cpu_clock.read()
         infer_peak = memory.peak_bytes()
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
