@@ -12,6 +12,7 @@ import numpy as np
 from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
+from edgebench.measure.cold_start import cold_start
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
 from edgebench.measure.predictability import predictability, step_series_periodicity
@@ -100,6 +101,7 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "device": DeviceEnvironment.from_env({**env, **ready.env}),
         "accuracy": accuracy_group(trial, events),
         "measurement_notes": _thread_notes(trial),
+        "cold_start": cold_start(trial, events),
     }
 
 

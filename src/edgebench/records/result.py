@@ -229,6 +229,32 @@ class Memory(_Group):
     by_category: MemoryByCategory | None = None
 
 
+class ColdStart(_Group):
+    """The first use of the model, as an app that loads it meets it: the model's load and the first step after it,
+    in the trial's fresh worker process (every trial starts its own; the framework is imported before the load is
+    timed, and the model file may be in the page cache).  See docs/guide/measured.md, "Cold start".
+
+    ``model_load_*``: the backend's load section, ``model_load_what`` naming it (ORT's ``InferenceSession``, MNN's
+    interpreter and session, torch's model construction and move to the device); the peak is the process's resident
+    peak over it (``VmHWM``), ``model_load_added_memory_bytes`` its rise above what was resident before the load.
+    ``first_step_ms``: the first step of the trial's mode (``first_step_mode``: a training step, or an inference
+    for an inference trial) after the load, run without the hooks that instrument later steps; the idle baseline
+    may run between the two.  ``first_step_counted_as`` says which phase's step 0 it was (``warmup``,
+    ``train``/``infer``), ``extra`` for a step run only to time it, ``command`` for a ``--command`` workload: from
+    the command's start to its first step line, the tool's own start and load included.
+    """
+
+    model_load_s: float | None = None
+    model_load_peak_memory_bytes: int | None = None
+    model_load_added_memory_bytes: int | None = None
+    model_load_what: str | None = None
+    first_step_ms: float | None = None
+    first_step_mode: Literal["train", "infer"] | None = None
+    first_step_counted_as: Literal["warmup", "infer_warmup", "train", "infer", "extra", "command"] | None = None
+    #: What limits these figures (a peak that could not be reset, a tool that prints no per-step lines).
+    notes: list[str] | None = None
+
+
 class Cpu(_Group):
     """The CPU over the measured steps: utilization per core, the idle ratio per core (0-1), the worker's CPU time
     (100 = one core) over the measured steps and over the inference passes, and the mean clock per core."""
@@ -363,6 +389,8 @@ class TrialResult(BaseModel):
     trace_summary: TraceSummary | None = None
     #: None where the device exposes no CPU frequency or temperature (nothing to tell throttling by).
     throttling: Throttling | None = None
+    #: The model's load and the first step after it (None: stored before it was recorded).
+    cold_start: ColdStart | None = None
     #: ``int8`` trials: how the model was quantized and its accuracy change against fp32 (None otherwise).
     quantization: Quantization | None = None
 
