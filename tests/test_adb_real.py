@@ -53,6 +53,8 @@ def test_full_agent_trial_over_adb_ends_when_the_agent_does(adbd_sim):  # noqa: 
         trial = Trial(model="lenet", batch_size=4, steps=2, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
         run = _finishing(lambda: run_trial(trial, target=target), "the agent trial over adb")
         assert run.result.ok, run.result.reason
+        cold = run.result.cold_start  # timed on the phone, in its fresh worker
+        assert cold is not None and cold.model_load_s and cold.first_step_ms and cold.first_step_mode == "train"
     finally:
         target.close()
     assert not [n for n in _left_on(phone) if n.startswith("session-")]

@@ -171,6 +171,19 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
     assert run.result.target == "board"
     assert run.result.trial.steps == 4
     assert run.samples_csv is not None and run.sampler_meta is not None
+    cold = run.result.cold_start  # the command's start to its first step line, said to include the tool's start
+    assert cold is not None and cold.first_step_counted_as == "command" and cold.first_step_ms is not None
+    assert cold.model_load_s is None and cold.notes
+
+
+def test_an_agent_trial_over_ssh_records_its_cold_start(board):
+    """The far side's fresh worker times the model's load and the first step, as a local trial does."""
+    run = run_trial(_tiny(), target=board())
+    assert run.result.ok, run.result.reason
+    cold = run.result.cold_start
+    assert cold is not None and cold.model_load_what and cold.model_load_what.startswith("torch: the task built")
+    assert cold.model_load_s and cold.model_load_peak_memory_bytes and cold.first_step_ms
+    assert cold.first_step_counted_as == "warmup"
 
 
 def test_a_device_lacking_a_needed_command_is_one_line_naming_it(board):
