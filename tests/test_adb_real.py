@@ -226,3 +226,53 @@ def test_agent_trial_dropped_mid_way_is_a_drop_not_an_exit_0(adbd_sim):  # noqa:
     assert "connection lost mid-trial" in (run.result.reason or ""), run.result.reason
     phone.wait_online()
     assert not [n for n in _left_on(phone) if n.startswith("session-")]
+
+
+THERMAL_DUMP = Path(__file__).parent / "fixtures" / "android" / "thermalservice_moderate.txt"
+
+
+def test_a_phone_reporting_moderate_thermal_status_gets_a_throttling_warning(adbd_sim, tmp_path):  # noqa: F811
+    """The phone's ``dumpsys thermalservice`` (the fixture is AOSP's dump format) is read before and after the
+    trial through the real client; status 2 (moderate) is recorded and warned about wherever the trial shows."""
+    import shutil
+
+    from edgebench.launch.trial import run_trial
+    from edgebench.report.summary import summary_table
+
+    phone = adbd_sim.phone("hot")
+    dumpsys = phone.root_dir / "system" / "bin" / "dumpsys"  # the phone's /system/bin, first on its shells' PATH
+    dumpsys.write_text(
+        f"#!{shutil.which('mksh')}\n"
+        f"case \"$1\" in thermalservice) cat <<'DUMP'\n{THERMAL_DUMP.read_text()}DUMP\n"
+        ';; *) echo "Can\'t find service: $1" ;; esac\n'
+    )
+    dumpsys.chmod(0o755)
+    target = _open(phone, "hot")
+    try:
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a hot phone's trial")
+    finally:
+        target.close()
+    assert run.result.ok, run.result.reason
+    hygiene = run.result.hygiene
+    assert hygiene is not None and (hygiene.thermal_status_start, hygiene.thermal_status_end) == (2, 2)
+    assert "thermal status 2 (moderate)" in (hygiene.warning or ""), hygiene.warning
+    assert "android_thermal_status_start" not in run.result.device.extra  # typed in hygiene, not repeated
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(summary_table(run.result))
+    assert "thermal status 2 (moderate)" in console.export_text()
+
+
+def test_a_phone_without_a_thermal_service_reports_no_status(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("plain")  # no dumpsys: an emulated phone without the service, as before Android 10
+    target = _open(phone, "plain")
+    try:
+        assert target.thermal_status() is None
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a plain trial")
+    finally:
+        target.close()
+    assert run.result.ok and run.result.hygiene is not None
+    assert run.result.hygiene.thermal_status_start is None and run.result.hygiene.thermal_status_end is None

@@ -181,8 +181,9 @@ class Hygiene(_Group):
     ``other_cpu_pct``: share of the trial's cores' time other processes used (their active ticks less the
     worker's own); ``step_cv``: the step times' coefficient of variation; ``step_modes_ms``: the medians of two
     modes where the steps fall into two; ``clock_moved``: the cores' sampled frequency spread over 5% of its
-    highest (``clock_range_khz``).  Each None where the records cannot tell.  ``warning``: the one line every table
-    showing the trial prints, None for a trial that passed every check.
+    highest (``clock_range_khz``); ``thermal_status_*``: the status a phone reported at the trial's start and end
+    (2, moderate, and above: it throttles).  Each None where the records cannot tell.  ``warning``: the one line
+    every table showing the trial prints, None for a trial that passed every check.
     """
 
     other_cpu_pct: float | None = None
@@ -190,6 +191,10 @@ class Hygiene(_Group):
     step_modes_ms: list[float] | None = None
     clock_moved: bool | None = None
     clock_range_khz: list[float] | None = None
+    #: The thermal status the phone reported (Android's ``THERMAL_STATUS_*``: 0 none, 1 light, 2 moderate, 3 severe,
+    #: 4 critical, 5 emergency, 6 shutdown) before and after the trial; None where the device reports none.
+    thermal_status_start: int | None = None
+    thermal_status_end: int | None = None
     warning: str | None = None
 
 

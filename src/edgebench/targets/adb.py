@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from edgebench.errors import UsageError
+from edgebench.sensors import android_thermal
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
 from edgebench.targets.remote_sysfs import sh_text
@@ -191,6 +192,16 @@ class AdbTarget(RemoteTarget):
         if state == "device":
             return super().dropped(returncode)
         return f"{self.name}: the connection dropped (adb says the device is {state or 'gone'})"
+
+    def thermal_status(self) -> int | None:
+        """The thermal status the phone reports (``dumpsys thermalservice``, 0 none .. 6 shutdown); None where it
+        reports none (before Android 10, no thermal HAL) or cannot be asked (offline, too slow)."""
+        try:
+            done = sh_text(self.shell, android_thermal.COMMAND, android_thermal.TIMEOUT_S, None)
+        except (subprocess.TimeoutExpired, OSError):
+            return None
+        parsed = android_thermal.parse_thermalservice(done.stdout)
+        return parsed.status if parsed else None
 
     def try_transport_root(self) -> bool:
         """``adb root``; a phone that does not come back as root within the bounds is unrooted again (never left
