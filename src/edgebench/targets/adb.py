@@ -103,6 +103,7 @@ class AdbShell(ClientShell):
         self.serial = serial
         self.name = f"adb://{serial}"
         self.adb = adb_command()
+        self._stdin_can_end: bool | None = None
 
     def _args(self, *rest: str) -> list[str]:
         return [self.adb, "-s", self.serial, *rest]
@@ -133,6 +134,20 @@ class AdbShell(ClientShell):
         except subprocess.TimeoutExpired:
             return ""
         return done.stdout.strip() if done.returncode == 0 else ""
+
+    def stdin_can_end(self) -> bool:
+        """Whether the phone's adbd speaks the shell protocol (``shell_v2``, Android 7 and later): only then can the
+        client tell a shell that its stdin ended.  Before it, a shell's stdin is a pty in raw mode, which has no
+        end but a hang-up.  Asked once (``adb features``: the features the phone announced when it connected)."""
+        if self._stdin_can_end is None:
+            try:
+                done = subprocess.run(self._args("features"), capture_output=True, text=True, timeout=30)
+            except subprocess.TimeoutExpired:
+                return True  # unknown: the protocol's behaviour, and a wait bounded by the exchange's own
+            if done.returncode != 0:
+                return True
+            self._stdin_can_end = "shell_v2" in done.stdout.replace("\n", ",").split(",")
+        return self._stdin_can_end
 
     def root(self) -> bool:
         """``adb root``: restart the phone's adbd as root; False on a production build that refuses.
