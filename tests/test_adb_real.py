@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,8 @@ def test_full_agent_trial_over_adb_ends_when_the_agent_does(adbd_sim):  # noqa: 
         trial = Trial(model="lenet", batch_size=4, steps=2, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
         run = _finishing(lambda: run_trial(trial, target=target), "the agent trial over adb")
         assert run.result.ok, run.result.reason
+        cold = run.result.cold_start  # timed on the phone, in its fresh worker
+        assert cold is not None and cold.model_load_s and cold.first_step_ms and cold.first_step_mode == "train"
     finally:
         target.close()
     assert not [n for n in _left_on(phone) if n.startswith("session-")]
@@ -187,7 +190,7 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     governor = (policy / "scaling_governor").read_text().strip()
     target = _open(phone, "pinned", root=True)
     trial = _command_trial(_bench(tmp_path, 200, 0.1), steps=150, cores=(1,), freq_khz=FREQ_KHZ)
-    timer = threading.Timer(4.0, phone.drop)
+    timer = _drop_once_sampling(phone)
     try:
         with Launcher(target, pins_frequency=True) as launcher:
             timer.start()
@@ -203,6 +206,28 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     assert (policy / "scaling_governor").read_text().strip() == governor
     phone.wait_online()
     assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+
+
+def _drop_once_sampling(phone: Phone, records: int = 3, wait_s: float = 120) -> threading.Thread:
+    """A thread (``start``, ``cancel``) that drops the phone once its running command trial has kept ``records``
+    sample records: mid-trial however long the set-up took on a loaded machine (a fixed delay dropped it before
+    anything was sampled there)."""
+    stop = threading.Event()
+
+    def sampled() -> int:
+        return max((len(p.read_bytes().splitlines()) for p in phone.workdir.glob("run-*/samples")), default=0)
+
+    def watch() -> None:
+        deadline = time.monotonic() + wait_s
+        while not stop.is_set() and time.monotonic() < deadline:
+            if sampled() >= records:
+                phone.drop()
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.cancel = stop.set  # type: ignore[attr-defined]
+    return thread
 
 
 def test_agent_trial_dropped_mid_way_is_a_drop_not_an_exit_0(adbd_sim):  # noqa: F811
@@ -224,3 +249,75 @@ def test_agent_trial_dropped_mid_way_is_a_drop_not_an_exit_0(adbd_sim):  # noqa:
     assert "connection lost mid-trial" in (run.result.reason or ""), run.result.reason
     phone.wait_online()
     assert not [n for n in _left_on(phone) if n.startswith("session-")]
+
+
+THERMAL_DUMP = Path(__file__).parent / "fixtures" / "android" / "thermalservice_moderate.txt"
+
+
+def test_a_phone_reporting_moderate_thermal_status_gets_a_throttling_warning(adbd_sim, tmp_path):  # noqa: F811
+    """The phone's ``dumpsys thermalservice`` (the fixture is AOSP's dump format) is read before and after the
+    trial through the real client; status 2 (moderate) is recorded and warned about wherever the trial shows."""
+    import shutil
+
+    from edgebench.launch.trial import run_trial
+    from edgebench.report.summary import summary_table
+
+    phone = adbd_sim.phone("hot")
+    dumpsys = phone.root_dir / "system" / "bin" / "dumpsys"  # the phone's /system/bin, first on its shells' PATH
+    dumpsys.write_text(
+        f"#!{shutil.which('mksh')}\n"
+        f"case \"$1\" in thermalservice) cat <<'DUMP'\n{THERMAL_DUMP.read_text()}DUMP\n"
+        ';; *) echo "Can\'t find service: $1" ;; esac\n'
+    )
+    dumpsys.chmod(0o755)
+    target = _open(phone, "hot")
+    try:
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a hot phone's trial")
+    finally:
+        target.close()
+    assert run.result.ok, run.result.reason
+    hygiene = run.result.hygiene
+    assert hygiene is not None and (hygiene.thermal_status_start, hygiene.thermal_status_end) == (2, 2)
+    assert "thermal status 2 (moderate)" in (hygiene.warning or ""), hygiene.warning
+    assert "android_thermal_status_start" not in run.result.device.extra  # typed in hygiene, not repeated
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(summary_table(run.result))
+    assert "thermal status 2 (moderate)" in console.export_text()
+
+
+def test_a_phone_without_a_thermal_service_reports_no_status(adbd_sim, tmp_path):  # noqa: F811
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("plain")  # no dumpsys: an emulated phone without the service, as before Android 10
+    target = _open(phone, "plain")
+    try:
+        assert target.thermal_status() is None
+        run = _finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a plain trial")
+    finally:
+        target.close()
+    assert run.result.ok and run.result.hygiene is not None
+    assert run.result.hygiene.thermal_status_start is None and run.result.hygiene.thermal_status_end is None
+
+
+def test_a_full_agent_trial_on_an_old_phone_ends_cleanly_without_the_shell_protocol(adbd_sim):  # noqa: F811
+    """Pre-Android-7 adbd: the shell's stdin is a raw pty that cannot end and stderr is merged into stdout.  The
+    agent's bundle is read up to the session's end line (which carries the exit status), then the client hangs up:
+    the watcher sees the hang-up, finds the body done and only tidies up."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("oldroot", "--rooted", "--no-shell-v2", "--max-payload", "4096")
+    target = _open(phone, "oldroot")
+    try:
+        assert target.shell.stdin_can_end() is False  # `adb features` of the phone lacks shell_v2
+        trial = Trial(model="lenet", batch_size=4, steps=2, warmup=1, infer_steps=0, idle_s=0, timeout_s=120)
+        run = _finishing(lambda: run_trial(trial, target=target), "the agent trial on an old phone")
+    finally:
+        target.close()
+    assert run.result.ok, run.result.reason
+    assert run.result.cold_start is not None and run.result.cold_start.first_step_ms
+    assert not [n for n in _left_on(phone) if n.startswith("session-")]
+    left = subprocess.run(["pgrep", "-f", str(phone.workdir / "session-")], capture_output=True, text=True)
+    assert not left.stdout.strip(), "the session's watcher or agent still runs on the phone"
+    assert adbd_sim.phone("rooted", "--rooted").adb("features").stdout.count("shell_v2") == 1  # a modern one has it

@@ -249,6 +249,8 @@ def test_mnn_and_torch_inference_agree(model, fields):
     got = session.outputs()
     assert got.shape == expected.shape
     assert np.abs(got - expected).max() <= 1e-4 * np.abs(expected).max()
+    # cold start: the interpreter and its session, timed as the model's load
+    assert session.model_load.what.startswith("mnn: Interpreter") and session.model_load.seconds > 0
 
 
 @pytest.mark.parametrize(

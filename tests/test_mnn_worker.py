@@ -73,8 +73,12 @@ def test_a_run_records_that_its_worker_had_no_torch(cli):
     require_mnn()
     run = cli("run", "--backend", "mnn", "--model", "lenet", "--steps", "2", "--warmup", "1", "-b", "4", "--json")
     assert run.returncode == 0, run.stderr[-2000:]
-    env = json.loads(run.stdout)["device"]["extra"]
+    record = json.loads(run.stdout)
+    env = record["device"]["extra"]
     assert env["mnn_worker_imported_torch"] is False and "child process" in env["mnn_prepared_in"]
+    cold = record["cold_start"]  # the load is the trainable module's, not the child's conversion
+    assert cold["model_load_what"].startswith("mnn: the converted graph") and cold["model_load_s"] > 0
+    assert cold["first_step_mode"] == "train" and cold["first_step_counted_as"] == "warmup"
 
 
 def test_each_step_draws_the_torch_trials_batch():

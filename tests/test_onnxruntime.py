@@ -72,6 +72,9 @@ def test_an_inference_trial_records_mode_threads_and_optimisation_level(traced):
     assert env["ort_intra_op_threads"] == traced["trial"]["threads"]
     assert "torch" not in env  # the worker ran ORT alone; torch exported in a child process
     assert traced["loss"] is None and traced["quantization"] is None
+    cold = traced["cold_start"]  # the session's creation; the first inference before the profiler's counting one
+    assert cold["model_load_what"].startswith("onnxruntime: InferenceSession") and cold["model_load_s"] > 0
+    assert cold["first_step_mode"] == "infer" and cold["first_step_counted_as"] == "infer_warmup"
 
 
 def test_the_profile_is_a_layer_table_that_layers_reads(cli, traced):

@@ -171,6 +171,19 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):
     assert run.result.target == "board"
     assert run.result.trial.steps == 4
     assert run.samples_csv is not None and run.sampler_meta is not None
+    cold = run.result.cold_start  # the command's start to its first step line, said to include the tool's start
+    assert cold is not None and cold.first_step_counted_as == "command" and cold.first_step_ms is not None
+    assert cold.model_load_s is None and cold.notes
+
+
+def test_an_agent_trial_over_ssh_records_its_cold_start(board):
+    """The far side's fresh worker times the model's load and the first step, as a local trial does."""
+    run = run_trial(_tiny(), target=board())
+    assert run.result.ok, run.result.reason
+    cold = run.result.cold_start
+    assert cold is not None and cold.model_load_what and cold.model_load_what.startswith("torch: the task built")
+    assert cold.model_load_s and cold.model_load_peak_memory_bytes and cold.first_step_ms
+    assert cold.first_step_counted_as == "warmup"
 
 
 def test_a_device_lacking_a_needed_command_is_one_line_naming_it(board):
@@ -199,3 +212,19 @@ def test_command_trial_dropped_over_ssh_keeps_its_samples_and_leaves_no_run_fold
     assert "ended mid-trial" in run.result.reason
     assert run.samples_csv is not None and len(run.samples_csv.splitlines()) > 2
     assert not [p.name for p in work.glob("run-*")]
+
+
+def test_a_session_whose_stdin_cannot_end_is_hung_up_after_its_end_line():
+    """An old phone's shell (no shell protocol) never sees its stdin end: once the end line is read the client is
+    stopped (SIGTERM), not waited for 30 s and killed; a shell that can see it is left to end by itself."""
+    from edgebench.targets.guard import ENDED_LINE
+    from edgebench.targets.remote import _exchange
+
+    script = f'read -r line; echo "got $line"; echo {ENDED_LINE} 0; exec sleep 600'
+    proc = subprocess.Popen(["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout, _, status = _exchange(proc, "payload\n", 60, stdin_can_end=False)
+    assert (stdout.strip(), status) == ("got payload", 0)
+    assert proc.returncode == -15  # terminated at once, not killed (-9) after the 30 s wait
+    ends = subprocess.Popen(["sh", "-c", f"read -r line; echo {ENDED_LINE} 0; cat > /dev/null"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert _exchange(ends, "x\n", 60)[2] == 0 and ends.returncode == 0  # stdin closed: it ended by itself

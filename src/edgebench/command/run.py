@@ -32,7 +32,7 @@ from edgebench.backends.command.patterns import StepPattern, Summary, step_patte
 from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
-from edgebench.records.events import Done, Event, Ready, Step
+from edgebench.records.events import Done, Event, FirstStep, Ready, Step
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig
@@ -357,6 +357,9 @@ def run_command_trial(
         Ready(pid=run.pid, env={"command": trial.command, "command_clock": run.clock, **extra}),
         *steps,
     ]
+    if steps and run.go_ns is not None and pattern.regex is not None:  # the tool's start to its first step line
+        events.append(FirstStep(mode=trial.mode, start_ns=steps[0].start_ns, end_ns=steps[0].end_ns,
+                                counted_as=steps[0].phase))  # fmt: skip
     if failure is None:
         events.append(Done(stopped_by=None))
     meta = _meta(sampler, run, anchor_wall_ns) if sample and run.records else None

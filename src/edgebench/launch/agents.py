@@ -11,6 +11,7 @@ from __future__ import annotations
 from edgebench.command.run import run_command_trial
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
+from edgebench.sensors import android_thermal
 from edgebench.targets import Target
 
 #: The Python agent, by module: the local target calls its ``run_agent``, a remote one runs ``python -m`` on it.
@@ -18,8 +19,20 @@ PYTHON_AGENT = "edgebench.runner.agent"
 
 
 def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> TrialBundle:
-    """Run ``trial`` (placement resolved) on ``target`` under the agent it needs; failures come back in the bundle."""
+    """Run ``trial`` (placement resolved) on ``target`` under the agent it needs; failures come back in the bundle.
+
+    A target whose device reports a thermal status of its own (a phone: ``AdbTarget.thermal_status``) is asked
+    before and after, outside the trial's window; the two readings travel in the bundle's environment."""
+    thermal = getattr(target, "thermal_status", None)
+    start = thermal() if thermal else None
     if trial.command is None:
-        return target.run_python_agent(PYTHON_AGENT, trial, sample=sample)
-    with target.command_shell() as (shell, root):
-        return run_command_trial(trial, shell, sysfs=target.sysfs(), root=root, env=target.environment(), sample=sample)
+        bundle = target.run_python_agent(PYTHON_AGENT, trial, sample=sample)
+    else:
+        with target.command_shell() as (shell, root):
+            env = target.environment()
+            bundle = run_command_trial(trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample)
+    end = thermal() if thermal else None
+    if start is None and end is None:
+        return bundle
+    readings = {android_thermal.ENV_START: start, android_thermal.ENV_END: end}
+    return bundle.model_copy(update={"env": {**bundle.env, **readings}})

@@ -9,6 +9,8 @@ Three facts every result carries (:class:`~edgebench.records.result.Hygiene`):
 - **dispersion**: the step times' coefficient of variation, and whether they fall into two modes (a mean that
   hides bimodal steps: 13.4 ms mean over steps of 0.22 ms and 33 ms describes neither).
 - **clock**: whether the trial's cores changed frequency during the window (a governor scaling, or throttling).
+- **thermal status** (phones): the status Android reported before and after the trial; moderate (2) or worse means
+  the platform throttles, whatever the clocks sampled show.
 
 A trial that fails any check gets one warning line (:func:`warning_line`), which every table showing it prints.
 """
@@ -22,6 +24,7 @@ import numpy as np
 
 from edgebench.measure.utilization import delta, min_cpu_share_window_s, window_values
 from edgebench.records.result import Hygiene
+from edgebench.sensors.android_thermal import THROTTLING_STATUS, status_name
 from edgebench.sensors.samples import Samples
 
 #: Other processes using more than this share of the trial's cores make the device "busy" (generous: a sampler,
@@ -100,6 +103,7 @@ def hygiene(
     *,
     mean_only: bool = False,
     own_cpu_s: float | None = None,
+    thermal_status: tuple[int | None, int | None] = (None, None),
 ) -> Hygiene:
     """The three checks over the measured window; each None where the trial's records cannot tell."""
     cv = None
@@ -118,6 +122,8 @@ def hygiene(
         step_modes_ms=list(two) if two else None,
         clock_moved=moved,
         clock_range_khz=list(clock) if clock else None,
+        thermal_status_start=thermal_status[0],
+        thermal_status_end=thermal_status[1],
     )
     return result.model_copy(update={"warning": warning_line(result, cores)})
 
@@ -136,4 +142,13 @@ def warning_line(h: Hygiene, cores: Sequence[int]) -> str | None:
     if h.clock_moved and h.clock_range_khz:
         low, high = h.clock_range_khz
         parts.append(f"clock moved {low / 1e3:.0f}-{high / 1e3:.0f} MHz")
+    reported = [
+        (when, s) for when, s in (("start", h.thermal_status_start), ("end", h.thermal_status_end)) if s is not None
+    ]
+    hot = [(when, s) for when, s in reported if s >= THROTTLING_STATUS]
+    if hot:
+        when, status = max(hot, key=lambda r: r[1])
+        parts.append(
+            f"the phone reported thermal status {status} ({status_name(status)}) at the trial's {when}: it throttles"
+        )
     return "; ".join(parts) or None

@@ -12,6 +12,7 @@ import numpy as np
 from edgebench.measure.accuracy import accuracy_group, energy_to_accuracy_j
 from edgebench.measure.attribution import trace_summary
 from edgebench.measure.budget import budget_outcome
+from edgebench.measure.cold_start import cold_start
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
 from edgebench.measure.predictability import predictability, step_series_periodicity
@@ -59,6 +60,7 @@ from edgebench.records.result import (
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
+from edgebench.sensors import android_thermal
 from edgebench.sensors.samples import Samples, parse_samples
 
 
@@ -97,9 +99,16 @@ def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event])
         "quantization": ready.quantization,
         "workload": Workload(input_shape=ready.input_shape, num_classes=ready.num_classes, params=ready.params),
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "device": DeviceEnvironment.from_env({**env, **ready.env}),
+        "device": DeviceEnvironment.from_env(
+            {
+                k: v
+                for k, v in {**env, **ready.env}.items()
+                if k not in (android_thermal.ENV_START, android_thermal.ENV_END)
+            }
+        ),
         "accuracy": accuracy_group(trial, events),
         "measurement_notes": _thread_notes(trial),
+        "cold_start": cold_start(trial, events),
     }
 
 
@@ -270,9 +279,11 @@ def build_result(
     own_cpu_s = None  # the worker's rusage over the measured steps, scaled to [t0, t1]
     if done.train_cpu_s is not None and done.train_cpu_window_s:
         own_cpu_s = done.train_cpu_s * ((t1 - t0) / 1e9) / done.train_cpu_window_s
+    thermal = (env.get(android_thermal.ENV_START), env.get(android_thermal.ENV_END))
     fields["hygiene"] = hygiene(
-        step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s
-    )
+        step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s,
+        thermal_status=thermal,
+    )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
         status="ok",

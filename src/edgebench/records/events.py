@@ -27,6 +27,22 @@ class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ModelLoad(BaseModel):
+    """Loading the trial's model in the fresh worker: the backend's own section (its words in ``what``), timed on
+    the monotonic clock, with the process's peak resident memory over it (``VmHWM``, reset where the kernel
+    allows) and how far that peak rose above the memory resident before the load began."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seconds: float
+    peak_memory_bytes: int | None = None
+    added_memory_bytes: int | None = None
+    #: What was timed, e.g. ``onnxruntime: InferenceSession creation``.
+    what: str
+    #: Whether the peak is the load's own (VmHWM reset before it) or since the process began (not resettable).
+    peak_since: Literal["load", "process start"] = "load"
+
+
 class Ready(_Event):
     """The worker built its workload and waits for ``go``: what it will run, as the backend built it."""
 
@@ -39,6 +55,8 @@ class Ready(_Event):
     env: dict[str, Any] = {}
     #: An int8 trial's quantization, as the backend measured it while building the model.
     quantization: Quantization | None = None
+    #: The model's load, as the backend timed it (None from a worker older than the record).
+    model_load: ModelLoad | None = None
 
 
 class Idle(_Event):
@@ -61,6 +79,19 @@ class Step(_Event):
     loss: float | None = None
     #: ``--counters``: each perf event's count over the step, by perf's name.
     counters: dict[str, int] | None = None
+
+
+class FirstStep(_Event):
+    """The first step the worker ran after loading the model (its mode's step, run without any instrumentation),
+    written after the phase it ran in.  ``counted_as``: the warm-up or measured phase whose step 0 it also was, or
+    None for a step run before the measured ones only to be timed (a trial with no warm-up whose backend
+    instruments its first step)."""
+
+    event: Literal["first_step"] = "first_step"
+    mode: Literal["train", "infer"]
+    start_ns: int
+    end_ns: int
+    counted_as: Phase | None = None
 
 
 class Eval(_Event):
@@ -108,10 +139,10 @@ class Error(_Event):
     peak_memory_bytes: int | None = None
 
 
-Event = Annotated[Ready | Idle | Step | Eval | Spans | Done | Error, Field(discriminator="event")]
+Event = Annotated[Ready | Idle | Step | FirstStep | Eval | Spans | Done | Error, Field(discriminator="event")]
 _EVENTS = TypeAdapter(list[Event])
 _KINDS: dict[str, type[_Event]] = {
-    kind.model_fields["event"].default: kind for kind in (Ready, Idle, Step, Eval, Spans, Done, Error)
+    kind.model_fields["event"].default: kind for kind in (Ready, Idle, Step, FirstStep, Eval, Spans, Done, Error)
 }
 
 

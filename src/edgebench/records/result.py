@@ -181,8 +181,9 @@ class Hygiene(_Group):
     ``other_cpu_pct``: share of the trial's cores' time other processes used (their active ticks less the
     worker's own); ``step_cv``: the step times' coefficient of variation; ``step_modes_ms``: the medians of two
     modes where the steps fall into two; ``clock_moved``: the cores' sampled frequency spread over 5% of its
-    highest (``clock_range_khz``).  Each None where the records cannot tell.  ``warning``: the one line every table
-    showing the trial prints, None for a trial that passed every check.
+    highest (``clock_range_khz``); ``thermal_status_*``: the status a phone reported at the trial's start and end
+    (2, moderate, and above: it throttles).  Each None where the records cannot tell.  ``warning``: the one line
+    every table showing the trial prints, None for a trial that passed every check.
     """
 
     other_cpu_pct: float | None = None
@@ -190,6 +191,10 @@ class Hygiene(_Group):
     step_modes_ms: list[float] | None = None
     clock_moved: bool | None = None
     clock_range_khz: list[float] | None = None
+    #: The thermal status the phone reported (Android's ``THERMAL_STATUS_*``: 0 none, 1 light, 2 moderate, 3 severe,
+    #: 4 critical, 5 emergency, 6 shutdown) before and after the trial; None where the device reports none.
+    thermal_status_start: int | None = None
+    thermal_status_end: int | None = None
     warning: str | None = None
 
 
@@ -227,6 +232,32 @@ class Memory(_Group):
     virtual_peak_bytes: int | None = None
     #: What the memory holds (parameters, gradients, optimizer state, input, saved activations, runtime), measured.
     by_category: MemoryByCategory | None = None
+
+
+class ColdStart(_Group):
+    """The first use of the model, as an app that loads it meets it: the model's load and the first step after it,
+    in the trial's fresh worker process (every trial starts its own; the framework is imported before the load is
+    timed, and the model file may be in the page cache).  See docs/guide/measured.md, "Cold start".
+
+    ``model_load_*``: the backend's load section, ``model_load_what`` naming it (ORT's ``InferenceSession``, MNN's
+    interpreter and session, torch's model construction and move to the device); the peak is the process's resident
+    peak over it (``VmHWM``), ``model_load_added_memory_bytes`` its rise above what was resident before the load.
+    ``first_step_ms``: the first step of the trial's mode (``first_step_mode``: a training step, or an inference
+    for an inference trial) after the load, run without the hooks that instrument later steps; the idle baseline
+    may run between the two.  ``first_step_counted_as`` says which phase's step 0 it was (``warmup``,
+    ``train``/``infer``), ``extra`` for a step run only to time it, ``command`` for a ``--command`` workload: from
+    the command's start to its first step line, the tool's own start and load included.
+    """
+
+    model_load_s: float | None = None
+    model_load_peak_memory_bytes: int | None = None
+    model_load_added_memory_bytes: int | None = None
+    model_load_what: str | None = None
+    first_step_ms: float | None = None
+    first_step_mode: Literal["train", "infer"] | None = None
+    first_step_counted_as: Literal["warmup", "infer_warmup", "train", "infer", "extra", "command"] | None = None
+    #: What limits these figures (a peak that could not be reset, a tool that prints no per-step lines).
+    notes: list[str] | None = None
 
 
 class Cpu(_Group):
@@ -363,6 +394,8 @@ class TrialResult(BaseModel):
     trace_summary: TraceSummary | None = None
     #: None where the device exposes no CPU frequency or temperature (nothing to tell throttling by).
     throttling: Throttling | None = None
+    #: The model's load and the first step after it (None: stored before it was recorded).
+    cold_start: ColdStart | None = None
     #: ``int8`` trials: how the model was quantized and its accuracy change against fp32 (None otherwise).
     quantization: Quantization | None = None
 

@@ -29,6 +29,8 @@ SUMMARY_COLUMNS = (
     Column("step_ms", "step ms", 3),
     Column("step_ci95_ms", "± 95% CI ms", 3),
     Column("throughput_sps", "samples/s", 2),
+    Column("model_load_ms", "cold: load ms", 1),
+    Column("first_step_ms", "cold: first step ms", 3),
     Column("cpu_util_pct", "CPU %", 1),
     Column("peak_memory_mib", "peak MiB", 1),
     Column("energy_per_sample_j", "J/sample", 5),
@@ -38,7 +40,7 @@ SUMMARY_COLUMNS = (
 
 def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
     """The summary table's cells of one trial, as numbers (the HTML formats them and keeps the raw value)."""
-    s = r.latency.step_ms
+    s, c = r.latency.step_ms, r.cold_start
     return {
         "trial_id": r.trial_id,
         "model": r.trial.model,
@@ -51,6 +53,8 @@ def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
         "step_ms": s.mean if s else None,
         "step_ci95_ms": s.ci95 if s else None,
         "throughput_sps": r.latency.throughput_sps,
+        "model_load_ms": c.model_load_s * 1e3 if c and c.model_load_s is not None else None,
+        "first_step_ms": c.first_step_ms if c else None,
         "cpu_util_pct": r.cpu.util_pct.mean if r.cpu.util_pct else None,
         "peak_memory_mib": r.memory.peak_bytes / MIB if r.memory.peak_bytes is not None else None,
         "energy_per_sample_j": _energy_per_sample_j(r),

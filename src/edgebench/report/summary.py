@@ -57,6 +57,39 @@ def energy_text(r: TrialResult) -> str:
     )
 
 
+#: Where the first step sat, in words (any other value: it was the first measured step).
+_FIRST_STEP_WHERE = {
+    "warmup": "warm-up step 0",
+    "infer_warmup": "warm-up step 0",
+    "extra": "an extra step before the measured ones",
+    "command": "from the command's start",
+}
+
+
+def cold_start_texts(r: TrialResult) -> tuple[str | None, str | None]:
+    """The model's load (time, peak memory, what was timed) and the first step after it, against the measured
+    steps' median (both of the same mode: a training trial's first training step, an inference trial's first
+    inference); None for a part not recorded."""
+    c = r.cold_start
+    if c is None:
+        return None, None
+    load = None
+    if c.model_load_s is not None:
+        added = c.model_load_added_memory_bytes
+        rise = f", +{format_size(added)} over it" if added else ""
+        peak = _bytes(c.model_load_peak_memory_bytes)
+        load = f"{c.model_load_s * 1e3:.1f} ms, peak {peak}{rise}  [{c.model_load_what}]"
+    first = None
+    if c.first_step_ms is not None:
+        kind = "inference" if c.first_step_mode == "infer" else "training step"
+        where = _FIRST_STEP_WHERE.get(c.first_step_counted_as or "", "measured step 0")
+        first = f"{c.first_step_ms:.2f} ms, the first {kind} ({where})"
+        median = r.latency.step_ms.median if r.latency.step_ms is not None else None
+        if median and c.first_step_mode == r.trial.mode:
+            first += f"; {c.first_step_ms / median:.1f}x the measured median {median:.2f} ms"
+    return load, first
+
+
 def mode_name(r: TrialResult) -> str:
     return "inference" if r.trial.mode == "infer" else "training"
 
@@ -125,6 +158,14 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("throughput", f"{r.latency.throughput_sps:.1f} samples/s")
     if not infer_trial:  # an inference trial's passes are its steps, shown above
         table.add_row("inference (ms)", _stats(r.latency.infer_ms))
+    if r.cold_start is not None:
+        load, first = cold_start_texts(r)
+        if load:
+            table.add_row("cold start: model load", escape(load))
+        if first:
+            table.add_row("cold start: first step", escape(first))
+        for note in r.cold_start.notes or ():
+            table.add_row("[yellow]cold start note[/yellow]", escape(note))
     if r.cpu.util_pct:
         mean = "-" if r.cpu.util_pct.mean is None else f"{r.cpu.util_pct.mean:.1f}"
         table.add_row("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu.util_pct.per_core)}]")

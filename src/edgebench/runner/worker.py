@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.backends.load import timing_load
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.perf_events import Counters, open_counters
 from edgebench.host.sysfs import SysFS
@@ -138,14 +139,57 @@ def timed(
     return durations, reason
 
 
+class FirstStep:
+    """The first step after the model's load, timed on its own and run plain (no memory categories, no trace
+    costs: those hooks move to the next step), so that the cold-start figure is the step an app would meet.
+
+    :meth:`then` gives the phase function whose first call is this step; the event is written after the phase
+    (:meth:`emit_once`), never inside a timed step."""
+
+    def __init__(self, step: Callable[[], Any], sync: Callable[[], None]) -> None:
+        self.step, self.sync = step, sync
+        self.start_ns: int | None = None
+        self.end_ns = 0
+        self.emitted = False
+
+    @property
+    def ran(self) -> bool:
+        return self.start_ns is not None
+
+    def __call__(self) -> Any:
+        self.start_ns = time.perf_counter_ns()
+        out = self.step()
+        self.sync()
+        self.end_ns = time.perf_counter_ns()
+        return out
+
+    def then(self, later: Callable[[], Any]) -> Callable[[], Any]:
+        """``self`` for the first call (if it has not run yet), ``later`` for every other."""
+
+        def call() -> Any:
+            return later() if self.ran else self()
+
+        return call
+
+    def emit_once(self, emit: EventWriter, mode: str, phase: str | None) -> None:
+        """Write the ``first_step`` event once it ran (``phase``: the phase whose step 0 it was, None for none)."""
+        if self.ran and not self.emitted:
+            emit("first_step", mode=mode, start_ns=self.start_ns, end_ns=self.end_ns, counted_as=phase)
+            self.emitted = True
+
+
 def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_path: str | None = None) -> None:
     from edgebench.registry import BACKENDS
 
     # Opened before the session: counters inherit into threads started later (the framework's thread pools).
     counters = open_counters(trial.counters) if trial.counters else None
-    session = BACKENDS.load(trial.backend).open_session(trial)
+    backend = BACKENDS.load(trial.backend)
+    with timing_load(f"{trial.backend}: the whole session opening (the backend times no load of its own)") as whole:
+        session = backend.open_session(trial)
+    model_load = getattr(session, "model_load", None) or whole.record
     emit(
         "ready",
+        model_load=model_load,
         pid=os.getpid(),
         params=session.params,
         input_shape=list(session.input_shape),
@@ -167,7 +211,13 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     warm_step = categorizer.categorizing(step) if categorizer else step
     wait_for_go()
     memory = PhaseMemory()
-    timed(recorder.counting(warm_step) if recorder else warm_step, FixedSteps(trial.warmup), warm_phase, emit, sync)
+    first = FirstStep(step, sync)
+    instrumented_warm = recorder.counting(warm_step) if recorder else warm_step
+    timed(first.then(instrumented_warm), FixedSteps(trial.warmup), warm_phase, emit, sync)
+    first.emit_once(emit, trial.mode, warm_phase)
+    if not first.ran and (categorizer or recorder):  # no warm-up: time the first step before the hooks' own
+        first()
+        first.emit_once(emit, trial.mode, None)
     if categorizer:
         categorizer.ensure(step)
     if recorder:
@@ -176,7 +226,8 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     memory.reset()
     session.reset_device_peak_memory()
     cpu_clock = CpuClock()
-    _, stopped_by = timed(step, rule, phase, emit, sync, counters)
+    _, stopped_by = timed(step if first.ran else first.then(step), rule, phase, emit, sync, counters)
+    first.emit_once(emit, trial.mode, phase)
     train_cpu_s, train_cpu_window_s = cpu_clock.read()
     if recorder:
         recorder.stop()

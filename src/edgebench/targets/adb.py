@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from edgebench.errors import UsageError
+from edgebench.sensors import android_thermal
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
 from edgebench.targets.remote_sysfs import sh_text
@@ -102,6 +103,7 @@ class AdbShell(ClientShell):
         self.serial = serial
         self.name = f"adb://{serial}"
         self.adb = adb_command()
+        self._stdin_can_end: bool | None = None
 
     def _args(self, *rest: str) -> list[str]:
         return [self.adb, "-s", self.serial, *rest]
@@ -132,6 +134,20 @@ class AdbShell(ClientShell):
         except subprocess.TimeoutExpired:
             return ""
         return done.stdout.strip() if done.returncode == 0 else ""
+
+    def stdin_can_end(self) -> bool:
+        """Whether the phone's adbd speaks the shell protocol (``shell_v2``, Android 7 and later): only then can the
+        client tell a shell that its stdin ended.  Before it, a shell's stdin is a pty in raw mode, which has no
+        end but a hang-up.  Asked once (``adb features``: the features the phone announced when it connected)."""
+        if self._stdin_can_end is None:
+            try:
+                done = subprocess.run(self._args("features"), capture_output=True, text=True, timeout=30)
+            except subprocess.TimeoutExpired:
+                return True  # unknown: the protocol's behaviour, and a wait bounded by the exchange's own
+            if done.returncode != 0:
+                return True
+            self._stdin_can_end = "shell_v2" in done.stdout.replace("\n", ",").split(",")
+        return self._stdin_can_end
 
     def root(self) -> bool:
         """``adb root``: restart the phone's adbd as root; False on a production build that refuses.
@@ -191,6 +207,16 @@ class AdbTarget(RemoteTarget):
         if state == "device":
             return super().dropped(returncode)
         return f"{self.name}: the connection dropped (adb says the device is {state or 'gone'})"
+
+    def thermal_status(self) -> int | None:
+        """The thermal status the phone reports (``dumpsys thermalservice``, 0 none .. 6 shutdown); None where it
+        reports none (before Android 10, no thermal HAL) or cannot be asked (offline, too slow)."""
+        try:
+            done = sh_text(self.shell, android_thermal.COMMAND, android_thermal.TIMEOUT_S, None)
+        except (subprocess.TimeoutExpired, OSError):
+            return None
+        parsed = android_thermal.parse_thermalservice(done.stdout)
+        return parsed.status if parsed else None
 
     def try_transport_root(self) -> bool:
         """``adb root``; a phone that does not come back as root within the bounds is unrooted again (never left

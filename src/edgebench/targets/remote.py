@@ -246,7 +246,7 @@ class RemoteTarget:
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
         limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)
-        stdout, stderr, status = _exchange(proc, trial.model_dump_json() + "\n", limit_s)
+        stdout, stderr, status = _exchange(proc, trial.model_dump_json() + "\n", limit_s, self._stdin_can_end())
         last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
         if status == 0 and last and last[0].startswith("{"):
             self._remove(session)
@@ -255,8 +255,8 @@ class RemoteTarget:
         reason = self.connection_failure(proc.returncode or 0, stderr)
         if reason is None and status is None:
             reason = self.dropped(proc.returncode)
-        if reason is None:
-            tail = (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
+        if reason is None:  # an old phone's shell merges stderr into stdout: its last line is the agent's error
+            tail = (stderr.strip().splitlines() or stdout.strip().splitlines() or [f"exit status {status}"])[-1]
             reason = f"the agent on {self.name} ended without a result: {tail}"
         else:
             reason = f"connection lost mid-trial: {reason}"
@@ -269,7 +269,7 @@ class RemoteTarget:
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         body = "exec " + self._python("-m edgebench " + " ".join(shlex.quote(a) for a in args))
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=False)))
-        stdout, stderr, status = _exchange(proc, "", limit_s)
+        stdout, stderr, status = _exchange(proc, "", limit_s, self._stdin_can_end())
         failure = self.connection_failure(proc.returncode or 0, stderr)
         if failure is None and status is None:
             failure = self.dropped(proc.returncode)
@@ -311,6 +311,12 @@ class RemoteTarget:
             failure=Failure(status="crashed", reason=f"{reason} (after {steps} measured steps)"),
         )
 
+    def _stdin_can_end(self) -> bool:
+        """False for a transport whose shells cannot see their stdin end (an adb phone without the shell protocol):
+        the session is then hung up once it has ended, not waited for."""
+        can_end = getattr(self.shell, "stdin_can_end", None)
+        return bool(can_end()) if can_end is not None else True
+
     def _remove(self, session: str) -> None:
         sh_text(self.shell, self.as_root(f"rm -rf {shlex.quote(session)}"), 30, None)
 
@@ -350,13 +356,19 @@ class RootedShell:
         return self._shell.workdir()
 
 
-def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tuple[str, str, int | None]:
+def _exchange(
+    proc: subprocess.Popen[bytes], payload: str, limit_s: float, stdin_can_end: bool = True
+) -> tuple[str, str, int | None]:
     """Send ``payload`` and keep stdin open (the device's watcher reads it to tell a drop from an end), read stdout
     up to the guarded session's :data:`~edgebench.targets.guard.ENDED_LINE`, then close stdin so the watcher ends.
 
     Returns stdout before the end line, stderr, and the body's exit status from that line; None when stdout ended
     without it (the connection dropped, or the client was killed past ``limit_s``), whatever the client's exit code.
     Stdout is not read to its end: over adb the watcher's stdin is the session's stdout, open until stdin closes.
+
+    Without ``stdin_can_end`` (an old phone: no shell protocol, stdin a raw pty) closing stdin tells the device
+    nothing, so once the end line is read the client is stopped: the hang-up ends the watcher, which finds the
+    body's ``done`` mark and only tidies up (no 30 s wait, then a kill, for every trial).
     """
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     errors: list[bytes] = []
@@ -381,6 +393,8 @@ def _exchange(proc: subprocess.Popen[bytes], payload: str, limit_s: float) -> tu
         timer.cancel()
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.close()
+        if status is not None and not stdin_can_end:
+            proc.terminate()
         try:
             proc.wait(30)  # the watcher sees stdin end, tidies up, and the session closes
         except subprocess.TimeoutExpired:

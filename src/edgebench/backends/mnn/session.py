@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.base import TraceRecording
+from edgebench.backends.load import timing_load
 from edgebench.backends.mnn import runtime
 from edgebench.backends.mnn.batches import ReplayedSampler
 from edgebench.backends.mnn.memory import MnnMemory, params_bytes
@@ -111,12 +112,15 @@ class MnnSession:
         self._build_env["mnn_ops_rewritten"] = prepared.ops_rewritten
         F.lazy_eval(True)  # without it MNN's optimizer updates nothing and raises nothing
         F.set_global_executor_config(runtime.CPU, runtime.EXECUTOR_PRECISION[self.trial.precision], self.threads)
-        graph = load_trainable(self.mnn, prepared.model_path, set(prepared.param_inits), prepared.converter_biases)
-        self.module, self.params = graph.module, graph.params
+        with timing_load("mnn: the converted graph loaded as a trainable module, its SGD optimizer") as load:
+            paths = (prepared.model_path, set(prepared.param_inits), prepared.converter_biases)
+            graph = load_trainable(self.mnn, *paths)
+            self.module, self.params = graph.module, graph.params
+            settings = self.workload.optimizer
+            self.optimizer = self.mnn.optim.SGD(self.module, settings.lr, settings.momentum, settings.weight_decay)
+            self.module.train(True)
+        self.model_load = load.record
         self._build_env["mnn_converter_biases_frozen"] = graph.converter_biases_frozen
-        settings = self.workload.optimizer
-        self.optimizer = self.mnn.optim.SGD(self.module, settings.lr, settings.momentum, settings.weight_decay)
-        self.module.train(True)
         self._x, self._onehot = self._batch(self.inputs, self.targets)
         self._build_env["mnn_precision_applied"] = self._training_precision_applied()
 
@@ -173,9 +177,11 @@ class MnnSession:
 
     # -- inference --------------------------------------------------------------------------------------------
     def _build_interpreter(self, prepared: Prepared) -> None:
-        self.interpreter = self.mnn.Interpreter(prepared.model_path)
+        with timing_load("mnn: Interpreter from the model file and its session (createSession, resizeSession)") as load:
+            self.interpreter = self.mnn.Interpreter(prepared.model_path)
+            self.session = self._interpreter_session(self.trial.precision, self.inputs)
+        self.model_load = load.record
         self._host_inputs = runtime.host_tensor(self.mnn, self.inputs)  # copied in before every run
-        self.session = self._interpreter_session(self.trial.precision, self.inputs)
         if self.trial.precision in ("fp16", "bf16"):
             reference = self._interpreter_session("fp32", self.inputs)
             self._build_env["mnn_precision_applied"] = not np.array_equal(self._run(self.session), self._run(reference))

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.base import TraceRecording
+from edgebench.backends.load import timing_load
 from edgebench.backends.onnxruntime import INSTALL
 from edgebench.records.trial import Trial
 
@@ -85,7 +86,9 @@ class OrtSession:
             self._profile_dir.mkdir()
             options.enable_profiling = True
             options.profile_file_prefix = str(self._profile_dir / "ort")
-        self.session = ort.InferenceSession(prepared.model_path, options, providers=["CPUExecutionProvider"])
+        with timing_load("onnxruntime: InferenceSession creation from the model file (graph optimized)") as load:
+            self.session = ort.InferenceSession(prepared.model_path, options, providers=["CPUExecutionProvider"])
+        self.model_load = load.record
         self.inputs = {exported.input_name: np.load(prepared.inputs_path)}
         self.exported = exported
         self.model_path = prepared.model_path

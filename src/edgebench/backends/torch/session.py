@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from edgebench.backends.base import TraceRecording
+from edgebench.backends.load import timing_load
 from edgebench.backends.torch.memory import MemoryCategorizer
 from edgebench.backends.torch.precision import at_precision
 from edgebench.records.trial import Trial
@@ -65,14 +66,21 @@ class TorchSession:
         input_shape = trial.input_shape or (preset.input_shape if preset else None)
         num_classes = trial.num_classes or (preset.num_classes if preset else None)
         self.trial = trial
-        self.task = workload.session(
-            trial.batch_size,
-            input_shape=input_shape,
-            num_classes=num_classes,
-            device=trial.device,
-            seed=trial.seed,
-            data=trial.data,
-        )
+        with timing_load(
+            f"torch: the task built (model at its initial weights, optimizer, batch) on {trial.device}"
+        ) as load:
+            self.task = workload.session(
+                trial.batch_size,
+                input_shape=input_shape,
+                num_classes=num_classes,
+                device=trial.device,
+                seed=trial.seed,
+                data=trial.data,
+            )
+            if self.trial.device.startswith("cuda"):
+                torch.cuda.synchronize()  # the copies to the device have landed
+        #: int8 quantization (calibration, conversion) is a build step an app does not repeat: after the load.
+        self.model_load = load.record
         self.model: torch.nn.Module = self.task.model
         self.cuda = trial.device.startswith("cuda")
         self.params = sum(p.numel() for p in self.model.parameters())
