@@ -230,14 +230,21 @@ def scope_tree(node_names: list[str], root: str) -> dict[str, list[Any]]:
                 qual = f"{qual}.{part}" if qual else part
             parent_of.setdefault(qual, parent)
             previous = part
-    names, types, parents, index = [root], [root], [-1], {}
-    for qual in sorted(parent_of, key=lambda q: (q.count("."), q)):
-        index[qual] = len(names)
+    children: dict[str | None, list[str]] = {}
+    for qual, parent in parent_of.items():  # in the order the graph first reaches them
+        children.setdefault(parent, []).append(qual)
+    names, types, parents = [root], [root], [-1]
+
+    def visit(qual: str, parent_label: int) -> None:  # pre-order, as the tracers list modules
+        label = len(names)
         names.append(qual)
         types.append("scope")
-    for qual in sorted(parent_of, key=lambda q: (q.count("."), q)):
-        parent = parent_of[qual]
-        parents.append(index[parent] if parent in index else 0)
+        parents.append(parent_label)
+        for child in children.get(qual, []):
+            visit(child, label)
+
+    for top in children.get(None, []):
+        visit(top, 0)
     return {"names": names, "types": types, "parents": parents, "qualified": sorted(parent_of)}
 
 
