@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.backends.onnx_proto import NotOnnx, NodeSpec, ValueSpec, parse_model
+from edgebench.backends.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
 
 #: Suffix -> format; what a ``--model`` value ending so is taken as.
 FORMATS = {".onnx": "onnx", ".mnn": "mnn"}
@@ -156,7 +156,11 @@ def resolve_feeds(
                     f"input {spec.name!r} has {len(dims)} dimensions ({_shape_text(spec.dims)}); give "
                     f"--input-shape for the {len(dims) - 1} after the batch"
                 )
-            clash = [(i + 1, d, g) for i, (d, g) in enumerate(zip(dims[1:], input_shape)) if d is not None and d != g]
+            clash = [
+                (i + 1, d, g)
+                for i, (d, g) in enumerate(zip(dims[1:], input_shape, strict=True))
+                if d is not None and d != g
+            ]
             if clash and model.format == "onnx":
                 where, fixed_dim, given = clash[0]
                 raise ValueError(

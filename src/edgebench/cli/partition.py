@@ -19,8 +19,8 @@ from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
-    from edgebench.partition.graph import LayerGraph
     from edgebench.partition.costs import CostTable
+    from edgebench.partition.graph import LayerGraph
     from edgebench.records.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")

@@ -113,6 +113,8 @@ def run(**options: Any) -> int:
 run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     [
         inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
-        *map(setting_parameter, SETTINGS), *inspect.signature(_own_options, eval_str=True).parameters.values()],
+        *map(setting_parameter, SETTINGS),
+        *inspect.signature(_own_options, eval_str=True).parameters.values(),
+    ],
     return_annotation=int,
 )

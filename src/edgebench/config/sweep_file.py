@@ -62,6 +62,10 @@ class ModelEntry(StrictModel):
     @field_validator("name")
     @classmethod
     def _registered(cls, name: str) -> str:
+        from edgebench.backends.model_file import looks_like_file
+
+        if looks_like_file(name):  # a model file: checked and read where the plan makes its trials
+            return name
         return MODELS.canonical(name.replace("-", "_"))
 
 

@@ -31,7 +31,8 @@ def make_trial(**values: Any) -> Trial:
     try:
         trial = Trial(**values)
     except ValidationError:
-        _refuse_backend_first(values)
+        if values.get("model_file") is None:  # a model file's own reason (no training) comes first
+            _refuse_backend_first(values)
         raise
     return check_trial(trial)
 
@@ -125,6 +126,8 @@ def check_trial(trial: Trial) -> Trial:
     backend = update.get("backend", trial.backend)
     if backend_ok:
         check("precision", lambda p: _refuse(backend, "at precision", p, lambda c: c.precisions) or p)
+    if backend_ok and trial.model_file is not None and trial.precision == "int8":
+        check("precision", lambda p: _no_int8_file(backend))
     if trial.preset is not None and model_ok and not command:
         check("preset", lambda p: _preset(model, p))
     if trial.data is not None:
@@ -189,11 +192,13 @@ def _model_file_backend(backend: str, trial: Trial) -> None:
             + " or ".join(runs_on)
             + f": use --backend {runs_on[0]}"
         )
-    if trial.precision == "int8":
-        raise ValueError(
-            f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
-            "quantize your model file yourself and pass the int8 file at --precision fp32"
-        )
+
+
+def _no_int8_file(backend: str) -> str:
+    raise ValueError(
+        f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
+        "quantize your model file yourself and pass the int8 file at --precision fp32"
+    )
 
 
 def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:

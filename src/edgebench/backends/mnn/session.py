@@ -122,7 +122,8 @@ class MnnSession:
             "mnn_cores": cores_note,
             "mnn_cpu_core_ids_hint": self.core_ids,
             "mnn_cpu_groups": runtime.cpu_groups(),
-            "mnn_conversion": "ONNX -> MNN converter (C++ binding, in a child process)" if prepared.converted
+            "mnn_conversion": "ONNX -> MNN converter (C++ binding, in a child process)"
+            if prepared.converted
             else "none: the .mnn file as given",
             "model_file": trial.model_file,
             "model_file_feeds": prepared.feeds,
