@@ -18,7 +18,10 @@ FIXTURE = Path(__file__).parent / "fixtures" / "models" / "two_inputs.onnx"
 
 def test_the_onnx_reader_reads_what_the_file_declares():
     graph = parse_model(FIXTURE.read_bytes())
-    assert [(i.name, i.dims, i.dtype) for i in graph.inputs] == [("a", (None, 8), "float32"), ("b", (None, 8), "float32")]
+    assert [(i.name, i.dims, i.dtype) for i in graph.inputs] == [
+        ("a", (None, 8), "float32"),
+        ("b", (None, 8), "float32"),
+    ]
     assert [o.name for o in graph.outputs] == ["y", "s"]
     assert [n.op_type for n in graph.nodes] == ["Add", "MatMul", "Add", "Relu"]
     assert graph.params == 8 * 3 + 3  # the initializers' elements, not their (skipped) bytes
