@@ -19,8 +19,10 @@ from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
+    from edgebench.partition.analysis import PartitionAnalysis
     from edgebench.partition.costs import CostTable
     from edgebench.partition.graph import LayerGraph
+    from edgebench.partition.network import NetworkProfile
     from edgebench.records.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")
@@ -67,6 +69,14 @@ def partition(
     plot: Annotated[Path | None, typer.Option(help="Save a PNG of the cost per point, components stacked.")] = None,
     steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
+    table4: Annotated[
+        bool,
+        typer.Option(
+            "--table4",
+            help="DNNTune's Table 4: one row per device (the newest stored layer-traced trial of the model from each "
+            "device record): mobile-only, cloud-only, mobile-cloud, saving, partition point.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
     store: StoreOption = None,
 ) -> int:
@@ -102,6 +112,9 @@ def partition(
         check_output_file("--plot", plot, "partition.png")  # before the analysis, not a traceback after it
 
     wanted = _model_key(model, "--model" if trial is None else None)
+    if table4:
+        return _table4(store, model, wanted, batch_size, mode, objective, link, cloud_speedup, cloud_trial,
+                       transfer_dtype, depth, trial, plot, as_json)  # fmt: skip
     mobile_id = trial or _newest_trial(store, wanted, batch_size, estimate_energy, mode)
     if mobile_id is None:
         mobile_id = _run_traced_trial(store, model, batch_size, mode, estimate_energy, steps, warmup)
@@ -118,32 +131,7 @@ def partition(
                 "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {mobile[0].trial.model}"
             )
 
-    from edgebench.partition.analysis import analyze
-    from edgebench.partition.costs import build_table
-
-    graph = _graph(mobile[0])
-    result = mobile[0]
-    speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
-    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
-    if cloud is None and cloud_speedup is None:
-        table = _labelled_default(table)
-    if objective == "energy" and table.energy_source is None:
-        raise UsageError(
-            "--objective",
-            f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
-            "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
-        )
-    from edgebench.partition.solver import block_points
-
-    points = block_points(table, depth) if depth is not None else None
-    analysis = analyze(
-        table,
-        link,
-        "energy" if objective == "energy" else "latency",
-        transfer_dtype=transfer_dtype,
-        sweep_mbps=sweep,
-        points=points,
-    )
+    analysis = _analysis(mobile, cloud, cloud_speedup, mode, objective, link, transfer_dtype, sweep, depth)
     if plot is not None:
         from edgebench.report.partition_plot import save_plot
 
@@ -157,6 +145,119 @@ def partition(
         if plot is not None:
             typer.echo(f"plot: {plot}")
     return 0
+
+
+def _device_label(result: TrialResult) -> str:
+    """A device as a row names it: its configured name or hostname, the sensor tree it was read through (a
+    captured device's ``--sysfs-root``), and the target where it is not this host."""
+    device = result.device
+    label = device.device_name or device.hostname or "?"
+    if device.sysfs_root and device.sysfs_root != "/":
+        label += f" [{Path(device.sysfs_root).name}]"
+    if result.target and result.target != "local":
+        label += f" ({result.target})"
+    return label
+
+
+def _table4(
+    store: Path | None, model: str, wanted: str, batch_size: int | None, mode: str, objective: str,
+    link: NetworkProfile, cloud_speedup: float | None, cloud_trial: str | None, transfer_dtype: str | None,
+    depth: int | None, trial: str | None, plot: Path | None, as_json: bool,
+) -> int:  # fmt: skip
+    """One partition analysis per device record, tabulated as DNNTune's Table 4."""
+    from edgebench.partition.table4 import table4
+    from edgebench.store import Store, default_store_path
+
+    if trial is not None:
+        raise UsageError("--trial", "--table4 takes the newest trial of each device; leave --trial out")
+    newest: dict[str, str] = {}
+    skipped: list[str] = []
+    if Path(store or default_store_path()).exists():
+        with Store(store) as db:
+            for r in reversed(db.trials()):
+                if r.status != "ok" or r.trace_summary is None or r.trace_summary.granularity != "layers":
+                    continue
+                if r.trial.mode != mode or (batch_size is not None and r.trial.batch_size != batch_size):
+                    continue
+                if _trial_key(r) != wanted:
+                    continue
+                label = _device_label(r)
+                has_energy = r.energy.source is not None or (
+                    r.estimated_energy is not None and r.estimated_energy.avg_power_w is not None
+                )
+                if objective == "energy" and not has_energy:
+                    if label not in newest and label not in skipped:
+                        skipped.append(label)
+                    continue
+                newest.setdefault(label, r.trial_id)
+    if not newest:
+        raise UsageError(
+            "--table4",
+            f"no stored layer-traced {mode} trial of {model}"
+            + (" with an energy figure" if objective == "energy" else "")
+            + f"; run `edgebench run -m {model} --mode {mode} --trace layers` on each device (a power sensor, or "
+            "--estimate-energy, for energy)",
+        )
+    cloud = _layer_costs(store, cloud_trial, "--cloud-trial") if cloud_trial is not None else None
+    if cloud is not None and _trial_key(cloud[0]) != wanted:
+        raise UsageError("--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {model}")
+    analyses = []
+    for label, trial_id in newest.items():
+        mobile = _layer_costs(store, trial_id, "--table4")
+        analysis = _analysis(mobile, cloud, cloud_speedup, mode, objective, link, transfer_dtype, None, depth)
+        analyses.append((label, trial_id, analysis))
+    notes = [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
+             if label not in newest]  # fmt: skip
+    if len(newest) == 1:
+        notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
+                     "ones) add rows")  # fmt: skip
+    result = table4(analyses, notes)
+    if plot is not None:
+        from edgebench.report.partition_plot import save_table4_plot
+
+        save_table4_plot(result, plot)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        from edgebench.report.partition import print_table4
+
+        print_table4(result)
+        if plot is not None:
+            typer.echo(f"plot: {plot}")
+    return 0
+
+
+def _analysis(
+    mobile: tuple[TrialResult, LayerReport], cloud: tuple[TrialResult, LayerReport] | None,
+    cloud_speedup: float | None, mode: str, objective: str, link: NetworkProfile, transfer_dtype: str | None,
+    sweep: tuple[float, float] | None, depth: int | None,
+) -> PartitionAnalysis:  # fmt: skip
+    """The analysis of one device's trial (its own graph), the server's costs from a speed-up or ``cloud``."""
+    from edgebench.partition.analysis import analyze
+    from edgebench.partition.costs import build_table
+    from edgebench.partition.solver import block_points
+
+    graph = _graph(mobile[0])
+    result = mobile[0]
+    speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
+    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
+    if cloud is None and cloud_speedup is None:
+        table = _labelled_default(table)
+    if objective == "energy" and table.energy_source is None:
+        raise UsageError(
+            "--objective",
+            f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
+            "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
+        )
+    points = block_points(table, depth) if depth is not None else None
+    return analyze(
+        table,
+        link,
+        "energy" if objective == "energy" else "latency",
+        transfer_dtype=transfer_dtype,
+        sweep_mbps=sweep,
+        points=points,
+    )
 
 
 def _model_key(model: str, flag: str | None) -> str:
