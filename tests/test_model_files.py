@@ -150,3 +150,67 @@ def test_an_exported_zoo_model_runs_on_mnn_from_onnx_and_from_mnn(cli, tmp_path,
     assert traced.returncode == 0, traced.stderr
     part = cli("partition", "--trial", json_out(traced)["trial_id"])
     assert part.returncode == 2 and "an .mnn file's graph is not readable" in part.stderr
+
+
+def dense_model(path: Path, width: int = 512, layers: int = 3) -> Path:
+    """An ONNX file of ``layers`` scoped MatMul + Relu blocks: heavy enough (about a millisecond a pass) for the
+    sampler to see the worker's CPU use, which an energy estimate needs."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    nodes, inits, value = [], [], "x"
+    for i in range(layers):
+        weight = f"block{i}.weight"
+        inits.append(numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32) * 0.05, weight))
+        nodes.append(helper.make_node("MatMul", [value, weight], [f"h{i}"], name=f"/block{i}/MatMul"))
+        nodes.append(helper.make_node("Relu", [f"h{i}"], [f"r{i}"], name=f"/block{i}/Relu"))
+        value = f"r{i}"
+    graph = helper.make_graph(
+        nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", width])],
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, ["N", width])], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def test_table4_has_a_row_per_device_with_the_saving_and_its_basis(cli, tmp_path):
+    """DNNTune's Table 4 from stored traced trials of three device records (two captured trees and this host)."""
+    require_onnxruntime()
+    model = dense_model(tmp_path / "dense.onnx")
+    trees = Path(__file__).parent / "fixtures" / "sysfs"
+    common = ["--model", str(model), "-b", "64", "--steps", "400", "--warmup", "2", "--trace", "layers"]
+    ids = {}
+    for name, extra in (("rpi4", ["--idle", "0", "--estimate-energy", "idle=2W,max=6W"]),
+                        ("jetson_tx2", ["--idle", "0.5s"]),  # a measured idle baseline: the rails' own
+                        ("local", ["--idle", "0", "--estimate-energy", "idle=5W,max=25W"])):  # fmt: skip
+        tree = [] if name == "local" else ["--sysfs-root", str(trees / name)]
+        proc = cli("run", *common, *tree, *extra, "--json")
+        assert proc.returncode == 0, proc.stderr
+        ids[name] = json_out(proc)["trial_id"]
+    png = tmp_path / "table4.png"
+    proc = cli("partition", "--model", str(model), "--table4", "--objective", "energy", "--network", "3g",
+               "--plot", str(png), "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    table = json.loads(proc.stdout)
+    rows = {r["trial_id"]: r for r in table["rows"]}
+    assert set(rows) == set(ids.values()), (ids, table["notes"])
+    assert table["objective"] == "energy" and table["network"] == "3g"
+    assert rows[ids["rpi4"]]["device"].endswith("[rpi4]") and rows[ids["jetson_tx2"]]["device"].endswith("[jetson_tx2]")
+    assert rows[ids["rpi4"]]["basis"] == "estimated" and rows[ids["jetson_tx2"]]["basis"] == "measured"
+    for row in table["rows"]:
+        assert row["mobile_cloud"] <= min(row["mobile_only"], row["cloud_only"]) + 1e-12
+        if row["saving_pct"] is not None:
+            expected = (row["mobile_only"] - row["mobile_cloud"]) / row["mobile_only"] * 100
+            assert row["saving_pct"] == pytest.approx(expected)
+    # The copied TX2 tree's power never changes, so its energy above idle is 0: no saving is stated, and it says so.
+    assert rows[ids["jetson_tx2"]]["saving_pct"] is None
+    assert any("jetson_tx2" in n and "no saving is stated" in n for n in table["notes"])
+    assert png.stat().st_size > 0
+    text = cli("partition", "--model", str(model), "--table4")
+    assert text.returncode == 0 and "latency saving" in text.stdout and "vm [rpi4]" not in text.stderr
+    none = cli("partition", "--model", "lenet", "--table4")
+    assert none.returncode == 2 and "--table4: no stored layer-traced infer trial of lenet" in none.stderr
