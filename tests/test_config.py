@@ -200,3 +200,52 @@ def test_planning_errors_name_the_key_as_written(tmp_path, sysfs_tree):
     path = write(tmp_path, "cores: [0x1, f0]\n")
     assert plan_error(path).field == f"{path}: cores[1]"
     assert plan_error(path, "cores=[0x1, 0x2, 0x4]").field == "--set cores[2]"
+
+
+DNNTUNE = Path(__file__).parent / "fixtures" / "dnntune"
+
+
+def test_the_slides_own_dnntune_file_is_accepted_and_plans_on_a_device_without_clusters(tmp_path):
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sweep.plan import plan
+
+    loaded = load_config(DNNTUNE / "slide.yaml")
+    c = loaded.config
+    assert [m.name for m in c.models] == ["mobilenet_v2"] and c.batch_sizes == [1] and c.cores == ["all"]
+    assert c.counters == ("cache-references", "cache-misses") and c.objective == "energy-first"
+    notes = " ".join(loaded.notes)
+    assert "model.file: path/to/mobilenet-v2.pb is not a format edgebench runs" in notes
+    assert "edgebench cannot run tensorflow, MACE; it runs torch, onnxruntime, mnn;" in notes
+    assert "big+little is every core" in notes
+    (trial,) = [p.trial for p in plan(c, source=None, sysfs=SysFS(tmp_path / "none"), allowed=(0, 1)).trials]
+    assert trial.cores is None and trial.threads == 4  # every core: the device has no cpufreq clusters
+
+
+def test_a_dnntune_model_file_drives_the_trials(tmp_path):
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sweep.plan import plan
+
+    loaded = load_config(DNNTUNE / "model_file.yaml")
+    notes = " ".join(loaded.notes)
+    assert "model.name (two-inputs) is a label only: the trials run two_inputs.onnx" in notes
+    assert "this sweep runs the model file's own runtime (onnxruntime for .onnx, mnn for .mnn)" in notes
+    (trial,) = [p.trial for p in plan(loaded.config, source=None, sysfs=SysFS(tmp_path), allowed=(0, 1)).trials]
+    assert trial.model_file == str((DNNTUNE.parent / "models" / "two_inputs.onnx").resolve())
+    assert (trial.model, trial.backend, trial.mode) == ("two_inputs.onnx", "onnxruntime", "infer")
+    assert (trial.batch_size, trial.input_shape, trial.input_name, trial.output_name) == (2, (8,), "a", "y")
+
+
+def test_a_dnntune_model_file_that_does_not_fit_is_refused_by_its_key(tmp_path):
+    from edgebench.host.sysfs import SysFS
+    from edgebench.sweep.plan import plan
+
+    text = (DNNTUNE / "model_file.yaml").read_text().replace("input_name: a", "input_name: c")
+    path = tmp_path / "dnntune.yaml"
+    path.write_text(text.replace("../models/two_inputs.onnx", str(DNNTUNE.parent / "models" / "two_inputs.onnx")))
+    loaded = load_config(path)
+    with pytest.raises(UsageError) as err:
+        try:
+            plan(loaded.config, source=path, sysfs=SysFS(tmp_path), allowed=(0, 1))
+        except UsageError as exc:
+            raise loaded.relabel(exc) from None
+    assert err.value.field == f"{path}: model.input_name" and "no input 'c'; its inputs: a, b" in err.value.message

@@ -16,9 +16,12 @@ from edgebench.sweep.plan import plan
 #: Two values per setting as a user types them (the second None: the field has one valid value here), and the
 #: settings it needs beside it. A Trial field added without a declaration, or a declaration without a sample, fails.
 PUSHED = Path(__file__).parent / "fixtures" / "command" / "train_stamp.result"
+MODEL_FILE = str(Path(__file__).parent / "fixtures" / "models" / "two_inputs.onnx")
 SAMPLES = {
     "model": ("alexnet", "squeezenet", {}),
     "mode": ("infer", None, {}),
+    "input_name": ("a", "b", {"model": MODEL_FILE}),
+    "output_name": ("y", "s", {"model": MODEL_FILE}),
     "batch_size": ("8", "16", {}),
     "steps": ("4", "6", {}),
     "min_time_s": ("1s", "500ms", {}),
@@ -57,8 +60,10 @@ ONLY_DEFAULT = {"backend"}
 
 def test_every_trial_field_is_declared_once_with_a_sample():
     assert [s.field for s in SETTINGS if s.field not in Trial.model_fields] == []
-    # cores_mask is not a setting: it is the text `cores` was typed as, carried for the MNN suite's folder names
-    assert set(Trial.model_fields) - {"cores_mask"} == set(BY_FIELD) == set(SAMPLES)
+    # cores_mask is not a setting: it is the text `cores` was typed as, carried for the MNN suite's folder names;
+    # model_file and model_sha256 are what `--model path.onnx` resolves to (the file's path and bytes)
+    derived = {"cores_mask", "model_file", "model_sha256"}
+    assert set(Trial.model_fields) - derived == set(BY_FIELD) == set(SAMPLES)
     for names in ([s.key for s in SETTINGS], [s.flag for s in SETTINGS], [s.attribute for s in SETTINGS]):
         assert len(names) == len(set(names))
 

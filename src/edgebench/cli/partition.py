@@ -19,7 +19,10 @@ from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
+    from edgebench.partition.analysis import PartitionAnalysis
     from edgebench.partition.costs import CostTable
+    from edgebench.partition.graph import LayerGraph
+    from edgebench.partition.network import NetworkProfile
     from edgebench.records.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")
@@ -28,7 +31,9 @@ DEFAULT_SPEEDUP = 10.0
 
 
 def partition(
-    model: Annotated[str, typer.Option("--model", "-m", help="A workload of `edgebench models`.")] = "mobilenet_v2",
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="A workload of `edgebench models`, or an ONNX model file.")
+    ] = "mobilenet_v2",
     network: Annotated[str, typer.Option(help="Link profile: 3g, lte (4g), wifi, or one in --networks.")] = "wifi",
     objective: Annotated[str, typer.Option(help="Rank by latency or device energy.")] = "latency",
     mode: Annotated[str, typer.Option(help="infer (DNNTune) or train (split learning, per step).")] = "infer",
@@ -64,6 +69,14 @@ def partition(
     plot: Annotated[Path | None, typer.Option(help="Save a PNG of the cost per point, components stacked.")] = None,
     steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
+    table4: Annotated[
+        bool,
+        typer.Option(
+            "--table4",
+            help="DNNTune's Table 4: one row per device (the newest stored layer-traced trial of the model from each "
+            "device record): mobile-only, cloud-only, mobile-cloud, saving, partition point.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
     store: StoreOption = None,
 ) -> int:
@@ -98,60 +111,27 @@ def partition(
 
         check_output_file("--plot", plot, "partition.png")  # before the analysis, not a traceback after it
 
-    from edgebench.workloads import get_workload
-
-    workload = get_workload(model)
-    mobile_id = trial or _newest_trial(store, workload.name, batch_size, estimate_energy, mode)
+    wanted = _model_key(model, "--model" if trial is None else None)
+    if table4:
+        return _table4(store, model, wanted, batch_size, mode, objective, link, cloud_speedup, cloud_trial,
+                       transfer_dtype, depth, trial, plot, as_json)  # fmt: skip
+    mobile_id = trial or _newest_trial(store, wanted, batch_size, estimate_energy, mode)
     if mobile_id is None:
-        mobile_id = _run_traced_trial(store, workload.name, batch_size, mode, estimate_energy, steps, warmup)
+        mobile_id = _run_traced_trial(store, model, batch_size, mode, estimate_energy, steps, warmup)
     mobile = _layer_costs(store, mobile_id, "--trial")
-    if get_workload(mobile[0].trial.model).name != workload.name:
-        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].trial.model}, not {workload.name}")
+    if trial is not None:  # the model is the trial's own: --model (a default) is not checked against it
+        wanted = _trial_key(mobile[0])
+    elif _trial_key(mobile[0]) != wanted:
+        raise UsageError("--trial", f"trial {mobile[0].trial_id} is of {mobile[0].trial.model}, not {model}")
     cloud = None
     if cloud_trial is not None:
         cloud = _layer_costs(store, cloud_trial, "--cloud-trial")
-        if get_workload(cloud[0].trial.model).name != workload.name:
+        if _trial_key(cloud[0]) != wanted:
             raise UsageError(
-                "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {workload.name}"
+                "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {mobile[0].trial.model}"
             )
 
-    from edgebench.backends.torch.cuts import workload_graph
-    from edgebench.partition.analysis import analyze
-    from edgebench.partition.costs import build_table
-
-    result = mobile[0]
-    try:
-        graph = workload_graph(
-            result.trial.model,
-            result.trial.batch_size,
-            preset=result.trial.preset,
-            input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else None,
-            num_classes=result.workload.num_classes,
-            precision=result.trial.precision,
-        )
-    except ValueError as exc:
-        raise UsageError("--model", str(exc)) from None
-    speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
-    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
-    if cloud is None and cloud_speedup is None:
-        table = _labelled_default(table)
-    if objective == "energy" and table.energy_source is None:
-        raise UsageError(
-            "--objective",
-            f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
-            "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
-        )
-    from edgebench.partition.solver import block_points
-
-    points = block_points(table, depth) if depth is not None else None
-    analysis = analyze(
-        table,
-        link,
-        "energy" if objective == "energy" else "latency",
-        transfer_dtype=transfer_dtype,
-        sweep_mbps=sweep,
-        points=points,
-    )
+    analysis = _analysis(mobile, cloud, cloud_speedup, mode, objective, link, transfer_dtype, sweep, depth)
     if plot is not None:
         from edgebench.report.partition_plot import save_plot
 
@@ -167,6 +147,179 @@ def partition(
     return 0
 
 
+def _device_label(result: TrialResult) -> str:
+    """A device as a row names it: its configured name or hostname, the sensor tree it was read through (a
+    captured device's ``--sysfs-root``), and the target where it is not this host."""
+    device = result.device
+    label = device.device_name or device.hostname or "?"
+    if device.sysfs_root and device.sysfs_root != "/":
+        label += f" [{Path(device.sysfs_root).name}]"
+    if result.target and result.target != "local":
+        label += f" ({result.target})"
+    return label
+
+
+def _table4(
+    store: Path | None, model: str, wanted: str, batch_size: int | None, mode: str, objective: str,
+    link: NetworkProfile, cloud_speedup: float | None, cloud_trial: str | None, transfer_dtype: str | None,
+    depth: int | None, trial: str | None, plot: Path | None, as_json: bool,
+) -> int:  # fmt: skip
+    """One partition analysis per device record, tabulated as DNNTune's Table 4."""
+    from edgebench.partition.table4 import table4
+    from edgebench.store import Store, default_store_path
+
+    if trial is not None:
+        raise UsageError("--trial", "--table4 takes the newest trial of each device; leave --trial out")
+    newest: dict[str, str] = {}
+    skipped: list[str] = []
+    if Path(store or default_store_path()).exists():
+        with Store(store) as db:
+            for r in reversed(db.trials()):
+                if r.status != "ok" or r.trace_summary is None or r.trace_summary.granularity != "layers":
+                    continue
+                if r.trial.mode != mode or (batch_size is not None and r.trial.batch_size != batch_size):
+                    continue
+                if _trial_key(r) != wanted:
+                    continue
+                label = _device_label(r)
+                has_energy = r.energy.source is not None or (
+                    r.estimated_energy is not None and r.estimated_energy.avg_power_w is not None
+                )
+                if objective == "energy" and not has_energy:
+                    if label not in newest and label not in skipped:
+                        skipped.append(label)
+                    continue
+                newest.setdefault(label, r.trial_id)
+    if not newest:
+        raise UsageError(
+            "--table4",
+            f"no stored layer-traced {mode} trial of {model}"
+            + (" with an energy figure" if objective == "energy" else "")
+            + f"; run `edgebench run -m {model} --mode {mode} --trace layers` on each device (a power sensor, or "
+            "--estimate-energy, for energy)",
+        )
+    cloud = _layer_costs(store, cloud_trial, "--cloud-trial") if cloud_trial is not None else None
+    if cloud is not None and _trial_key(cloud[0]) != wanted:
+        raise UsageError("--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {model}")
+    analyses = []
+    for label, trial_id in newest.items():
+        mobile = _layer_costs(store, trial_id, "--table4")
+        analysis = _analysis(mobile, cloud, cloud_speedup, mode, objective, link, transfer_dtype, None, depth)
+        analyses.append((label, trial_id, analysis))
+    notes = [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
+             if label not in newest]  # fmt: skip
+    if len(newest) == 1:
+        notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
+                     "ones) add rows")  # fmt: skip
+    result = table4(analyses, notes)
+    if plot is not None:
+        from edgebench.report.partition_plot import save_table4_plot
+
+        save_table4_plot(result, plot)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        from edgebench.report.partition import print_table4
+
+        print_table4(result)
+        if plot is not None:
+            typer.echo(f"plot: {plot}")
+    return 0
+
+
+def _analysis(
+    mobile: tuple[TrialResult, LayerReport], cloud: tuple[TrialResult, LayerReport] | None,
+    cloud_speedup: float | None, mode: str, objective: str, link: NetworkProfile, transfer_dtype: str | None,
+    sweep: tuple[float, float] | None, depth: int | None,
+) -> PartitionAnalysis:  # fmt: skip
+    """The analysis of one device's trial (its own graph), the server's costs from a speed-up or ``cloud``."""
+    from edgebench.partition.analysis import analyze
+    from edgebench.partition.costs import build_table
+    from edgebench.partition.solver import block_points
+
+    graph = _graph(mobile[0])
+    result = mobile[0]
+    speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
+    table = build_table(graph, "train" if mode == "train" else "infer", mobile, cloud_speedup=speedup, cloud=cloud)
+    if cloud is None and cloud_speedup is None:
+        table = _labelled_default(table)
+    if objective == "energy" and table.energy_source is None:
+        raise UsageError(
+            "--objective",
+            f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
+            "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
+        )
+    points = block_points(table, depth) if depth is not None else None
+    return analyze(
+        table,
+        link,
+        "energy" if objective == "energy" else "latency",
+        transfer_dtype=transfer_dtype,
+        sweep_mbps=sweep,
+        points=points,
+    )
+
+
+def _model_key(model: str, flag: str | None) -> str:
+    """What identifies the model across trials: a workload's canonical name, or ``file:<sha256>`` of a model file
+    (its bytes, wherever it was run from)."""
+    from edgebench.backends import model_file as mf
+
+    if mf.looks_like_file(model):
+        try:
+            return "file:" + mf.file_digest(mf.check_path(model))
+        except (ValueError, OSError) as exc:
+            raise UsageError(flag or "--model", str(exc)) from None
+    from edgebench.workloads import get_workload
+
+    try:
+        return get_workload(model).name
+    except KeyError as exc:
+        raise UsageError(flag or "--model", str(exc.args[0])) from None
+
+
+def _trial_key(result: TrialResult) -> str | None:
+    if result.trial.model_sha256 is not None:
+        return "file:" + result.trial.model_sha256
+    from edgebench.workloads import get_workload
+
+    try:
+        return get_workload(result.trial.model).name
+    except Exception:  # a custom model that no longer imports
+        return None
+
+
+def _graph(result: TrialResult) -> LayerGraph:
+    """The cut graph of the trial's model: a zoo model's from a torch forward pass, a model file's from its ONNX
+    graph (the file must still be there, with the same bytes)."""
+    trial = result.trial
+    try:
+        if trial.model_file is None:
+            from edgebench.backends.torch.cuts import workload_graph
+
+            return workload_graph(
+                trial.model,
+                trial.batch_size,
+                preset=trial.preset,
+                input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else None,
+                num_classes=result.workload.num_classes,
+                precision=trial.precision,
+            )
+        from edgebench.backends import model_file as mf
+        from edgebench.backends.onnx_cuts import file_graph
+
+        path = mf.check_path(trial.model_file)
+        if mf.file_digest(path) != trial.model_sha256:
+            raise ValueError(f"{path} changed since trial {result.trial_id} ran (its bytes differ); rerun the trial")
+        info = mf.inspect(path)
+        feeds, batch = mf.resolve_feeds(
+            info, batch_size=trial.batch_size, input_name=trial.input_name, input_shape=trial.input_shape
+        )
+        return file_graph(info, feeds, batch)
+    except ValueError as exc:
+        raise UsageError("--model", f"cannot partition: {exc}") from None
+
+
 def _labelled_default(table: CostTable) -> CostTable:
     return replace(table, cloud_source=table.cloud_source + " (the default; set --cloud-speedup or --cloud-trial)")
 
@@ -176,7 +329,6 @@ def _newest_trial(
 ) -> str | None:
     """The newest ok layer-traced trial of ``model`` from this host (with an energy figure when one is asked for)."""
     from edgebench.store import Store, default_store_path
-    from edgebench.workloads import get_workload
 
     if not Path(store or default_store_path()).exists():
         return None
@@ -198,10 +350,7 @@ def _newest_trial(
             estimated = r.estimated_energy.source if r.estimated_energy else None
             if estimate is not None and not measured and estimated != wanted:
                 continue  # measured energy serves any request; an estimate only with the same coefficients
-            try:
-                if get_workload(r.trial.model).name != model:
-                    continue
-            except Exception:  # a custom model that no longer imports
+            if _trial_key(r) != model:
                 continue
             return r.trial_id
     return None
@@ -218,7 +367,11 @@ def _run_traced_trial(
     from edgebench.targets import open_target
 
     size = batch_size or (1 if mode == "infer" else 8)
-    values = {"model": model, "batch_size": size, "steps": steps, "warmup": warmup, "trace": "layers",
+    from edgebench.backends.model_file import looks_like_file
+
+    if looks_like_file(model):  # a model file: its own batch unless one is asked for, inference
+        size = batch_size
+    values = {"model": model, "batch_size": size, "mode": mode, "steps": steps, "warmup": warmup, "trace": "layers",
               "estimate_energy": estimate, "infer_steps": max(steps, 5)}  # fmt: skip
     trial = build(make_trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
     typer.echo(

@@ -49,7 +49,16 @@ def run(**options: Any) -> int:
     """Train a model on this device (or on --target): step latency, throughput, CPU use, memory, inference latency."""
     from edgebench.cli import fail
 
-    given = {s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None}
+    ctx: typer.Context | None = options.get("ctx")
+
+    def typed(field: str) -> bool:
+        """Whether the user gave the flag (a default left out: a model file decides the batch it was not given)."""
+        source = ctx.get_parameter_source(field) if ctx is not None else None
+        return getattr(source, "name", None) != "DEFAULT"
+
+    given = {
+        s.field: read_flag(s, options[s.field]) for s in SETTINGS if options[s.field] is not None and typed(s.field)
+    }
     from edgebench.launch.session import Launcher, open_store
     from edgebench.launch.trial import resolve_placement
     from edgebench.targets import open_target
@@ -102,6 +111,10 @@ def run(**options: Any) -> int:
 
 
 run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [*map(setting_parameter, SETTINGS), *inspect.signature(_own_options, eval_str=True).parameters.values()],
+    [
+        inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
+        *map(setting_parameter, SETTINGS),
+        *inspect.signature(_own_options, eval_str=True).parameters.values(),
+    ],
     return_annotation=int,
 )

@@ -19,6 +19,8 @@ Errors name the key as written in the file (``processing.CPU_affinity``).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from edgebench.config.trial import check_backend
@@ -49,6 +51,17 @@ _PRECISION = {
     "qint8": "int8",
     "quint8": "int8",
 }
+
+
+_UNSPACED = re.compile(
+    r"^(\s*)(" + "|".join(("objective", *MODEL_KEYS, *PROCESSING_KEYS)) + r"):(?=\S)", re.IGNORECASE | re.MULTILINE
+)
+
+
+def spaced_keys(text: str) -> str:
+    """DNNTune's own example writes ``input_shape:[1,224,224,3]``, which YAML reads as one word (no space after the
+    colon); a DNNTune key written so gets its space.  Only turns what would fail to parse into what it says."""
+    return _UNSPACED.sub(r"\1\2: ", text)
 
 
 def is_dnntune(raw: dict[str, Any]) -> bool:
@@ -108,6 +121,14 @@ def _claim(native: dict[str, Any], key: str, value: Any, origin: str, origins: d
 def _model(
     section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
 ) -> None:
+    """``model.file`` drives the run where edgebench runs its format (``.onnx``, ``.mnn``); otherwise ``model.name``
+    is a registered model and the file is said not to be used."""
+    from edgebench.backends.model_file import FORMATS
+
+    file_entry = section.get("file")
+    if file_entry is not None and Path(str(file_entry[1])).suffix.lower() in FORMATS:
+        _model_file(section, native, origins, notes, source)
+        return
     if "name" not in section:
         raise UsageError(f"{source}: model.name", "required key is missing: name one of edgebench's models")
     where, name = section["name"]
@@ -120,9 +141,67 @@ def _model(
             native["batch_sizes"] = [batch]
             origins["batch_sizes"] = shape_key
     _claim(native, "models", [entry], where, origins, source)
-    for key in ("file", "input_name", "output_name"):
+    if file_entry is not None:
+        key, file = file_entry
+        notes.append(
+            f"{key}: {file} is not a format edgebench runs (it runs .onnx and .mnn files); the sweep runs its "
+            f"registered model {name!r}"
+        )
+    for key in ("input_name", "output_name"):
         if key in section:
             notes.append(f"{section[key][0]} is not used: edgebench builds its own registered model {name!r}")
+    _data_type(section, native, origins, source)
+
+
+def _model_file(
+    section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
+) -> None:
+    """The user's model file: its path (relative to the configuration's folder), input, output and batch."""
+    key, file = section["file"]
+    path = Path(str(file)).expanduser()
+    if not path.is_absolute() and Path(source).parent.joinpath(path).exists():
+        path = Path(source).parent / path
+    entry: dict[str, Any] = {"name": str(path)}
+    if "input_shape" in section:  # the file's own layout, batch first, as written (no NHWC reading: it is the file's)
+        shape_key, shape = section["input_shape"]
+        dims = _dims(shape, f"{source}: {shape_key}")
+        if len(dims) > 1:
+            entry["input_shape"] = list(dims[1:])
+        if "batch_sizes" not in native:
+            native["batch_sizes"] = [dims[0]]
+            origins["batch_sizes"] = shape_key
+    elif "batch_sizes" not in native:  # the file's own batch (make_trial reads it), not the default sweep's six
+        native["batch_sizes"] = [_file_batch(path)]
+        origins["batch_sizes"] = key
+    _claim(native, "models", [entry], key, origins, source)
+    for name in ("input_name", "output_name"):
+        if name in section:
+            where, value = section[name]
+            _claim(native, name, str(value), where, origins, source)
+    if "mode" not in native:
+        native["mode"] = "infer"
+        origins["mode"] = key
+    if "name" in section:
+        where, label = section["name"]
+        notes.append(f"{where} ({label}) is a label only: the trials run {path.name} and are named after it")
+    _data_type(section, native, origins, source)
+
+
+def _file_batch(path: Path) -> int:
+    """The batch the file fixes, else 1; a file that cannot be read is left to the plan to refuse, by its key."""
+    from edgebench.backends import model_file as mf
+
+    try:
+        _, batch = mf.resolve_feeds(mf.inspect(mf.check_path(str(path))), batch_size=None, input_name=None,
+                                    input_shape=None)  # fmt: skip
+    except ValueError:
+        return 1
+    return batch
+
+
+def _data_type(
+    section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], source: str
+) -> None:
     if "data_type" in section:
         key, data_type = section["data_type"]
         precision = _PRECISION.get(str(data_type).strip().lower())
@@ -135,8 +214,7 @@ def _model(
         _claim(native, "precision", [precision], key, origins, source)
 
 
-def _split_shape(shape: Any, field: str) -> tuple[int | None, tuple[int, ...]]:
-    """``[1, 224, 224, 3]`` (NHWC, as TensorFlow writes it) or ``[1, 3, 224, 224]`` -> batch 1 and ``(3, 224, 224)``."""
+def _dims(shape: Any, field: str) -> tuple[int, ...]:
     dims = _items(shape.strip("[]() ") if isinstance(shape, str) else shape)
     try:
         values = tuple(int(d) for d in dims)
@@ -144,6 +222,12 @@ def _split_shape(shape: Any, field: str) -> tuple[int | None, tuple[int, ...]]:
         raise UsageError(field, f"{shape!r} is not a shape such as [1, 224, 224, 3]") from None
     if not values or min(values) < 1:
         raise UsageError(field, f"{shape!r} is not a shape such as [1, 224, 224, 3]")
+    return values
+
+
+def _split_shape(shape: Any, field: str) -> tuple[int | None, tuple[int, ...]]:
+    """``[1, 224, 224, 3]`` (NHWC, as TensorFlow writes it) or ``[1, 3, 224, 224]`` -> batch 1 and ``(3, 224, 224)``."""
+    values = _dims(shape, field)
     if len(values) != 4:
         return None, values
     batch, rest = values[0], values[1:]
@@ -192,6 +276,10 @@ def _processing(
     if "cpu_affinity" in section:
         key, affinity = section["cpu_affinity"]
         _claim(native, "cores", affinity, key, origins, source)
+        if str(affinity).strip().lower().replace("_", "+") == "big+little":
+            notes.append(
+                f"{key}: big+little is every core (both clusters; on a device without cpufreq clusters, all its cores)"
+            )
     if "processing_unit" in section:
         key, units = section["processing_unit"]
         devices = []
@@ -218,8 +306,13 @@ def _processing(
             except ValueError:
                 foreign.append(str(name))  # DNNTune's TensorFlow, MACE...: said in a note, the rest still runs
         if foreign:
-            runnable = ", ".join(b for b in BACKENDS.names() if b != "command")
-            runs = ", ".join(dict.fromkeys(backends)) if backends else "the default backend (torch)"
+            runnable = ", ".join(b for b in BACKENDS.names() if b not in ("command", "fake"))
+            from edgebench.backends.model_file import looks_like_file
+
+            files = [m["name"] for m in native.get("models", []) if looks_like_file(str(m["name"]))]
+            default = "the model file's own runtime (onnxruntime for .onnx, mnn for .mnn)" if files else (
+                "the default backend (torch)")  # fmt: skip
+            runs = ", ".join(dict.fromkeys(backends)) if backends else default
             cannot = ", ".join(foreign)
             notes.append(f"{key}: edgebench cannot run {cannot}; it runs {runnable}; this sweep runs {runs}")
         if backends:

@@ -62,6 +62,10 @@ class ModelEntry(StrictModel):
     @field_validator("name")
     @classmethod
     def _registered(cls, name: str) -> str:
+        from edgebench.backends.model_file import looks_like_file
+
+        if looks_like_file(name):  # a model file: checked and read where the plan makes its trials
+            return name
         return MODELS.canonical(name.replace("-", "_"))
 
 
@@ -259,8 +263,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
             f"is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): give the "
             "sweep's YAML file, saved as UTF-8",
         ) from None
+    from edgebench.config.dnntune import spaced_keys
+
     try:
-        data = parse_yaml(text)
+        data = parse_yaml(spaced_keys(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

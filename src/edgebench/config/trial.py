@@ -27,12 +27,60 @@ def make_trial(**values: Any) -> Trial:
     Where the record refuses the values, a backend that cannot run them at all is the reason given first (an
     ONNX Runtime int8 training trial: the backend trains nothing, whatever the precision).
     """
+    values = _with_model_file(values)
     try:
         trial = Trial(**values)
     except ValidationError:
-        _refuse_backend_first(values)
+        if values.get("model_file") is None:  # a model file's own reason (no training) comes first
+            _refuse_backend_first(values)
         raise
     return check_trial(trial)
+
+
+def _located(field: str, value: Any, message: str) -> ValidationError:
+    return ValidationError.from_exception_data(
+        "Trial", [{"type": "value_error", "loc": (field,), "input": value, "ctx": {"error": ValueError(message)}}]
+    )
+
+
+def _with_model_file(values: dict[str, Any]) -> dict[str, Any]:
+    """``model`` naming a file (``path/to/m.onnx``, ``m.mnn``), or ``model_file`` given: the file checked and read
+    (:mod:`edgebench.backends.model_file`), and the values it decides filled in where the user left them out: the
+    backend (ONNX Runtime for ``.onnx``, MNN for ``.mnn``), the mode (``infer``), the batch (the file's own fixed
+    batch, else 1).  Any problem is one line located at the setting that fixes it."""
+    from edgebench.backends import model_file as mf
+
+    model, given_file = values.get("model"), values.get("model_file")
+    text = given_file if given_file is not None else model
+    if not isinstance(text, str) or (given_file is None and not mf.looks_like_file(text.strip())):
+        return values
+    field = "model_file" if given_file is not None else "model"
+    try:
+        path = mf.check_path(text.strip())
+        info = mf.inspect(path)
+    except ValueError as exc:
+        raise _located(field, text, str(exc)) from None
+    update: dict[str, Any] = {"model": path.name, "model_file": str(path), "model_sha256": mf.file_digest(path)}
+    update["backend"] = values.get("backend") or mf.RUNS_ON[info.format][0]
+    update["mode"] = values.get("mode") or "infer"
+    try:
+        _, batch = mf.resolve_feeds(
+            info,
+            batch_size=values.get("batch_size"),
+            input_name=values.get("input_name"),
+            input_shape=tuple(values["input_shape"]) if values.get("input_shape") else None,
+        )
+    except ValueError as exc:
+        message = str(exc)
+        where = "input_name" if "no input" in message or "--input-name" in message else "input_shape"
+        where = "batch_size" if "fixed batch" in message else where
+        raise _located(where, values.get(where), message) from None
+    try:
+        mf.check_output(info, values.get("output_name"))
+    except ValueError as exc:
+        raise _located("output_name", values.get("output_name"), str(exc)) from None
+    update["batch_size"] = batch
+    return {**values, **update}
 
 
 def _refuse_backend_first(values: dict[str, Any]) -> None:
@@ -70,7 +118,7 @@ def check_trial(trial: Trial) -> Trial:
         check("push", _push)
     if trial.step_pattern is not None:
         check("step_pattern", _step_pattern)
-    model_ok = command or check("model", _model)
+    model_ok = command or trial.model_file is not None or check("model", _model)
     model = update.get("model", trial.model)
     if trial.estimate_energy is not None:
         check("estimate_energy", _power_model)
@@ -78,6 +126,8 @@ def check_trial(trial: Trial) -> Trial:
     backend = update.get("backend", trial.backend)
     if backend_ok:
         check("precision", lambda p: _refuse(backend, "at precision", p, lambda c: c.precisions) or p)
+    if backend_ok and trial.model_file is not None and trial.precision == "int8":
+        check("precision", lambda p: _no_int8_file(backend))
     if trial.preset is not None and model_ok and not command:
         check("preset", lambda p: _preset(model, p))
     if trial.data is not None:
@@ -119,11 +169,36 @@ def _backend(name: str, trial: Trial, model: str | None) -> str:
     _refuse(backend, "mode", trial.mode, lambda c: c.modes)
     if trial.mode == "train" and trial.infer_steps:  # inference passes after training
         _refuse(backend, "mode", "infer", lambda c: c.modes)
-    if model is not None:  # a model the backend refuses (MNN: its task, its recorded probe)
+    if trial.model_file is not None:
+        _model_file_backend(backend, trial)
+    elif model is not None:  # a model the backend refuses (MNN: its task, its recorded probe)
         reason = BACKENDS.load(backend).model_refusal(model, trial.mode)
         if reason:
             raise ValueError(reason)
     return backend
+
+
+def _model_file_backend(backend: str, trial: Trial) -> None:
+    """The backends that run a model file's format; int8 needs a quantized file (edgebench has no calibration data
+    for a file it did not build)."""
+    from edgebench.backends.model_file import RUNS_ON, model_format
+
+    fmt = model_format(trial.model_file or "")
+    runs_on = RUNS_ON[fmt]
+    if backend not in runs_on:
+        why = "builds zoo models from their PyTorch code" if backend == "torch" else "cannot load it"
+        raise ValueError(
+            f"the {backend} backend {why}; the {fmt.upper()} file {trial.model} runs on "
+            + " or ".join(runs_on)
+            + f": use --backend {runs_on[0]}"
+        )
+
+
+def _no_int8_file(backend: str) -> str:
+    raise ValueError(
+        f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
+        "quantize your model file yourself and pass the int8 file at --precision fp32"
+    )
 
 
 def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:

@@ -34,6 +34,15 @@ class Trial(BaseModel):
     #: Where a command's steps end: a regex over its output lines (named groups kept) or a shipped pattern's name.
     step_pattern: str | None = None
     model: str = "lenet"
+    #: A model file (``.onnx``, ``.mnn``) the trial runs instead of a zoo workload, as an absolute path; ``model``
+    #: is then its label (the file's name).  Set from ``--model path`` by :func:`edgebench.config.trial.make_trial`.
+    model_file: str | None = None
+    #: 16 hex digits of SHA-256 over the model file: two trials of one path whose bytes changed differ.
+    model_sha256: str | None = None
+    #: The model file's input ``input_shape`` describes (DNNTune's ``input_name``); None: its only (first) input.
+    input_name: str | None = None
+    #: The model file's output the step fetches (DNNTune's ``output_name``); None: every output.
+    output_name: str | None = None
     #: ``train``: warm-up and measured steps train; ``infer``: they are forward passes in inference mode.
     mode: Mode = "train"
     batch_size: PositiveInt = 32
@@ -129,6 +138,7 @@ class Trial(BaseModel):
     @model_validator(mode="after")
     def _fields_agree(self) -> Trial:
         """Checks across fields, on the whole record (never on the order fields happen to be declared in)."""
+        self._model_file_agrees()
         if self.until_accuracy is not None and self.mode == "infer":
             raise ValueError(
                 "until_accuracy: trains until an accuracy, which an inference trial (--mode infer) never does"
@@ -176,6 +186,24 @@ class Trial(BaseModel):
         except ValueError as exc:
             raise ValueError(f"max_steps: {exc}") from None
         return self
+
+    def _model_file_agrees(self) -> None:
+        """What a model file cannot do: it is an inference graph with no data, labels or training program."""
+        if self.model_file is None:
+            for key in ("input_name", "output_name", "model_sha256"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key}: names a model file's tensor; give the file with --model path.onnx")
+            return
+        if self.mode == "train":
+            raise ValueError(
+                "mode: a model file is an inference graph (no loss, labels or optimizer in it), so edgebench does not "
+                "train it; use --mode infer (the default for a model file)"
+            )
+        for key, what in (("preset", "--preset"), ("data", "--data"), ("num_classes", "--num-classes")):
+            if getattr(self, key) is not None:
+                raise ValueError(f"{key}: a model file brings its own graph and shapes; drop {what}")
+        if self.command is not None:
+            raise ValueError("model_file: a --command trial runs your own workload; drop the model file")
 
     @field_validator("cores")
     @classmethod

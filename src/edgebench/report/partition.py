@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.solver import PointCost
+from edgebench.partition.table4 import Table4
 from edgebench.units import format_size
 
 
@@ -105,4 +107,33 @@ def print_partition(a: PartitionAnalysis, console: Console | None = None) -> Non
             console = Console(width=200)
     console.print(partition_table(a))
     for line in footer(a):
+        console.print(line, highlight=False, markup=False)
+
+
+def print_table4(t: Table4, console: Console | None = None) -> None:
+    """DNNTune's Table 4 as the paper prints it: one row per device."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=200)
+    what = "latency (ms)" if t.objective == "latency" else "device energy (J)"
+    saving = "latency saving" if t.objective == "latency" else "energy saving"
+    table = Table(title=f"{t.model} over {t.network}: {what} per device", title_justify="left")
+    for name in ("device", "mobile-only", "cloud-only", "mobile-cloud", saving, "partition point", "basis", "trial"):
+        table.add_column(name, justify="left" if name in ("device", "partition point", "basis", "trial") else "right")
+    digits = 2 if t.objective == "latency" else 3
+    for r in t.rows:
+        saved = "-" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
+        table.add_row(escape(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",
+                      f"{r.mobile_cloud:.{digits}f}", saved, escape(r.partition_point), r.basis,
+                      r.trial_id)  # fmt: skip
+    console.print(table)
+    lines = [f"{saving}: (mobile-only - mobile-cloud) / mobile-only; mobile-cloud is the best point, an end included"]
+    if t.objective == "energy":
+        lines.append("basis: measured = the device's power sensor, estimated = --estimate-energy's utilization "
+                     "model; the radio's energy is Huang et al.'s model in every row")  # fmt: skip
+    lines.append(f"server: {t.cloud_source}")
+    lines += [f"{r.device}: {r.source}" for r in t.rows]
+    lines += [f"note: {n}" for n in t.notes]
+    for line in lines:
         console.print(line, highlight=False, markup=False)

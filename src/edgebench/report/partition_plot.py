@@ -9,6 +9,7 @@ from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.partition.analysis import PartitionAnalysis
+from edgebench.partition.table4 import Table4
 
 INSTALL = "pip install 'edgebench[report]'"
 
@@ -44,6 +45,36 @@ def save_plot(a: PartitionAnalysis, path: Path) -> None:
     ax.set_xlabel("partition point (0 = cloud only, last = mobile only)")
     ax.set_ylabel(ylabel)
     ax.set_title(f"{a.model} b{a.batch_size} {a.mode} over {a.network.name}: {a.objective}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def save_table4_plot(t: Table4, path: Path) -> None:
+    """Grouped bars per device: mobile-only, cloud-only and the best mobile-cloud, the saving written above."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot", f"the plot needs matplotlib: {INSTALL}") from None
+    scale, unit = (1.0, "ms") if t.objective == "latency" else (1e3, "mJ")
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.8 * len(t.rows) + 2), 4.0))
+    width = 0.27
+    for i, (label, key) in enumerate((("mobile-only", "mobile_only"), ("cloud-only", "cloud_only"),
+                                      ("mobile-cloud (best)", "mobile_cloud"))):  # fmt: skip
+        xs = [j + (i - 1) * width for j in range(len(t.rows))]
+        ax.bar(xs, [getattr(r, key) * scale for r in t.rows], width, label=label)
+    for j, r in enumerate(t.rows):
+        saved = "no saving stated" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
+        ax.annotate(f"{saved} ({r.basis})\n{r.partition_point}", (j + width, r.mobile_cloud * scale),
+                    ha="center", va="bottom", fontsize="x-small")  # fmt: skip
+    ax.set_xticks(range(len(t.rows)), [r.device for r in t.rows], fontsize="small")
+    what = "latency" if t.objective == "latency" else "device energy"
+    ax.set_ylabel(f"{what} per pass ({unit})")
+    ax.set_title(f"Table 4: {t.model} over {t.network}, {what}")
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -56,13 +56,17 @@ class MnnSession:
         self.threads = trial.threads or 1
         self.mnn, device_line = runtime.load()
         self.runtime_bytes = resident_bytes()  # MNN and numpy loaded, nothing of the trial's built yet
+        self.file: Any = None
+        self.core_ids, cores_note = runtime.core_hint(trial.cores, runtime.cpu_groups(), trial.mode)
+        if trial.model_file is not None:
+            self._open_file(trial, device_line, cores_note)
+            return
         self.workload = get_workload(trial.model)
         self.quantization: dict[str, Any] | None = None
         self._step = 0
         #: Set by a trace recorder: a traced inference run, and a hook told each training step's phase times.
         self._traced_run: Callable[[], None] | None = None
         self._phase_hook: Callable[[int, int, int], None] | None = None
-        self.core_ids, cores_note = runtime.core_hint(trial.cores, runtime.cpu_groups(), trial.mode)
         # The files are read into memory by MNN's loaders and numpy: the folder goes once the model is built.
         with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp:
             prepared = run_in_child(trial, Path(tmp))
@@ -87,6 +91,46 @@ class MnnSession:
             **self._build_env,
             "mnn_params": self.params,
             # Whether this worker imported torch by the time the model was built (it must not: see the docstring).
+            "mnn_worker_imported_torch": "torch" in sys.modules,
+        }
+
+    def _open_file(self, trial: Trial, device_line: str, cores_note: str) -> None:
+        """A user's model file (:mod:`edgebench.backends.mnn.model_file`): inference only, random inputs."""
+        from edgebench.backends.mnn.model_file import FileInterpreter
+        from edgebench.backends.mnn.model_file import run_in_child as prepare_file
+
+        self.quantization = None
+        self._step = 0
+        self._traced_run = None
+        self._phase_hook = None
+        self.evaluate = None
+        with tempfile.TemporaryDirectory(prefix="edgebench-mnn-") as tmp:
+            prepared = prepare_file(trial, Path(tmp))
+            with stdout_to_stderr(), timing_load("mnn: Interpreter from the model file and its session") as load:
+                self.file = FileInterpreter(self.mnn, prepared, trial, self.core_ids)
+        self.model_load = load.record
+        shaped = trial.input_name or next(iter(prepared.feeds))
+        self.input_shape = tuple(prepared.feeds[shaped][1:])
+        self.num_classes = None
+        self.params = prepared.params  # None: an .mnn file's weights are not counted
+        self.module_tree = prepared.module_tree
+        self.inputs = np.zeros(0, np.float32)
+        self.env = {
+            "mnn": runtime.version(),
+            "mnn_threads": self.threads,
+            "mnn_device_supports": device_line,
+            "affinity": sorted(os.sched_getaffinity(0)),
+            "mnn_precision_requested": trial.precision,
+            "mnn_cores": cores_note,
+            "mnn_cpu_core_ids_hint": self.core_ids,
+            "mnn_cpu_groups": runtime.cpu_groups(),
+            "mnn_conversion": "ONNX -> MNN converter (C++ binding, in a child process)"
+            if prepared.converted
+            else "none: the .mnn file as given",
+            "model_file": trial.model_file,
+            "model_file_feeds": prepared.feeds,
+            "model_file_inputs": "random, from the trial's seed (a model file brings no data)",
+            "mnn_params": self.params if prepared.params is not None else "not read from an .mnn file",
             "mnn_worker_imported_torch": "torch" in sys.modules,
         }
 
@@ -197,6 +241,9 @@ class MnnSession:
 
     def run_interpreter(self, session: Any = None, callbacks: tuple[Any, Any] | None = None) -> None:
         """One inference of the trial's batch (copied in first: MNN overwrites a session's input as it runs)."""
+        if self.file is not None:
+            self.file.run(callbacks)
+            return
         runtime.run(self.interpreter, self.session if session is None else session, self._host_inputs, callbacks)
 
     def infer_step(self) -> None:
@@ -232,8 +279,9 @@ class MnnSession:
     def memory_categorizer(self) -> MnnMemory:
         """What MNN exposes of memory by category (:mod:`edgebench.backends.mnn.memory`)."""
         params = params_bytes(list(self.module.parameters)) if self.mode == "train" else None
+        inputs = self.inputs if self.file is None else np.zeros(self.file.input_bytes, np.uint8)
         return MnnMemory(mode=self.mode, batch_size=self.trial.batch_size, runtime_bytes=self.runtime_bytes,
-                         params=params, inputs=self.inputs)  # fmt: skip
+                         params=params, inputs=inputs)  # fmt: skip
 
     def trace_recorder(self) -> TraceRecording | None:
         if self.trial.trace == "none":

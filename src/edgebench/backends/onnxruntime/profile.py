@@ -236,8 +236,8 @@ class ProfileRecorder:
             self.clock,
             (self.window[0], self.window[-1]),
             Graph.load(session.model_path),
-            session.exported.modules,
-            session.exported.root_class,
+            session.modules,
+            session.root_class,
             self.tid,
         )
 

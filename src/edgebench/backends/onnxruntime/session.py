@@ -78,23 +78,27 @@ class OrtSession:
         ort = import_onnxruntime()
         self.trial = trial
         self._work = tempfile.TemporaryDirectory(prefix="edgebench-ort-")
-        prepared = run_in_child(trial, Path(self._work.name))
-        exported = prepared.exported
         options, self.env = session_options(ort, trial)
         self._profile_dir = Path(self._work.name) / "profile"
         if trial.trace == "layers":
             self._profile_dir.mkdir()
             options.enable_profiling = True
             options.profile_file_prefix = str(self._profile_dir / "ort")
+        self.outputs: list[str] | None = None
+        if trial.model_file is not None:  # the user's file: no export, nothing of torch (see model_file.py)
+            self._open_file(ort, trial, options)
+            return
+        prepared = run_in_child(trial, Path(self._work.name))
+        exported = prepared.exported
         with timing_load("onnxruntime: InferenceSession creation from the model file (graph optimized)") as load:
             self.session = ort.InferenceSession(prepared.model_path, options, providers=["CPUExecutionProvider"])
         self.model_load = load.record
         self.inputs = {exported.input_name: np.load(prepared.inputs_path)}
-        self.exported = exported
+        self.modules, self.root_class = exported.modules, exported.root_class
         self.model_path = prepared.model_path
         self.params = exported.params
         self.input_shape = exported.input_shape
-        self.num_classes = exported.num_classes
+        self.num_classes: int | None = exported.num_classes
         self.env.update(
             affinity=sorted(os.sched_getaffinity(0)),
             onnx_opset=exported.opset,
@@ -104,11 +108,46 @@ class OrtSession:
         self.evaluate = None
         self.quantization = prepared.quantization
 
+    def _open_file(self, ort: Any, trial: Trial, options: Any) -> None:
+        import os
+
+        from edgebench.backends import model_file as mf
+
+        path = trial.model_file or ""
+        if not Path(path).is_file():
+            raise RuntimeError(f"model file {path} is not on this device")
+        info = mf.inspect(path)
+        feeds, _ = mf.resolve_feeds(
+            info, batch_size=trial.batch_size, input_name=trial.input_name, input_shape=trial.input_shape
+        )
+        with timing_load("onnxruntime: InferenceSession creation from the user's model file") as load:
+            self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        self.model_load = load.record
+        self.inputs = mf.random_inputs(feeds, trial.seed)
+        self.outputs = [trial.output_name] if trial.output_name else None
+        self.model_path = path
+        self.params = info.params or 0
+        shaped = next(f for f in feeds if f.name == (trial.input_name or feeds[0].name))
+        self.input_shape = shaped.dims[1:]
+        self.num_classes = None
+        tree = mf.scope_tree([n.name for n in info.nodes], Path(path).stem)
+        self.modules = dict(zip(tree["names"][1:], tree["types"][1:], strict=True))
+        self.root_class = tree["names"][0]
+        self.env.update(
+            affinity=sorted(os.sched_getaffinity(0)),
+            model_file=path,
+            model_file_io=mf.describe(info),
+            model_file_feeds={f.name: list(f.dims) for f in feeds},
+            model_file_inputs="random, from the trial's seed (a model file brings no data)",
+        )
+        self.evaluate = None
+        self.quantization = None
+
     def train_step(self) -> float | None:
         raise RuntimeError("the onnxruntime backend runs inference only")  # Trial refuses --mode train first
 
     def infer_step(self) -> None:
-        self.session.run(None, self.inputs)
+        self.session.run(self.outputs, self.inputs)
 
     def sync(self) -> None:
         """``run`` returns when the outputs are computed (CPU provider): nothing is queued."""

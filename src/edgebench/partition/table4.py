@@ -1,0 +1,94 @@
+"""DNNTune's Table 4: per device, mobile-only, cloud-only, the best mobile-cloud split, the saving and the point.
+
+The paper prints, for one model over one network and each device, the device's cost running everything
+(mobile-only), sending the input (cloud-only), the best partition (mobile-cloud), the energy saving of that choice
+relative to mobile-only, and the partition point.  Here each device's row is one partition analysis (its own
+stored layer-traced trial, :mod:`edgebench.partition.analysis`), so the rows compare devices on the same network
+and server.  The saving says where its device energy came from: ``measured`` (a power sensor), ``estimated`` (the
+utilization model, ``--estimate-energy``); the radio's energy is always Huang et al.'s model, and a latency table's
+saving is of measured device times.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from edgebench.partition.analysis import PartitionAnalysis
+from edgebench.partition.solver import Objective
+
+
+class Table4Row(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    device: str
+    trial_id: str
+    mobile_only: float
+    cloud_only: float
+    #: The best of every way of running (a split, or an end when no split beats it), DNNTune's mobile-cloud.
+    mobile_cloud: float
+    #: ``(mobile_only - mobile_cloud) / mobile_only`` in percent; 0 when mobile-only is the best; None where the
+    #: device's figure is 0 (a power that never rose above idle: no saving can be stated relative to it).
+    saving_pct: float | None
+    #: The last layer run on the device at the best point (``mobile only`` / ``cloud only`` at the ends).
+    partition_point: str
+    #: ``measured`` or ``estimated`` (energy), ``measured`` (latency): what the device column rests on.
+    basis: str
+    source: str
+
+
+class Table4(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    network: str
+    objective: Objective
+    #: ``ms`` (latency) or ``J`` (energy).
+    unit: str
+    rows: list[Table4Row]
+    cloud_source: str
+    notes: list[str] = []
+
+
+def basis_of(analysis: PartitionAnalysis) -> str:
+    """What the device figures rest on: ``measured`` or ``estimated`` (from the energy source's own label)."""
+    if analysis.objective == "latency":
+        return "measured"
+    source = analysis.energy_source or ""
+    return "measured" if source.startswith("measured") else "estimated"
+
+
+def row_of(device: str, trial_id: str, analysis: PartitionAnalysis) -> Table4Row:
+    objective = analysis.objective
+    mobile, cloud, best = (p.value(objective) for p in (analysis.mobile_only, analysis.cloud_only, analysis.best))
+    if mobile is None or cloud is None or best is None:
+        raise ValueError(f"{device}: trial {trial_id} has no {objective} figure at every point")
+    point = analysis.best
+    where = {"mobile-only": "mobile only", "cloud-only": "cloud only"}.get(point.kind, point.layer)
+    saving = (mobile - best) / mobile * 100 if mobile > 0 else None
+    source = analysis.mobile_source if objective == "latency" else (analysis.energy_source or "")
+    return Table4Row(device=device, trial_id=trial_id, mobile_only=mobile, cloud_only=cloud, mobile_cloud=best,
+                     saving_pct=saving, partition_point=where, basis=basis_of(analysis), source=source)  # fmt: skip
+
+
+def table4(analyses: list[tuple[str, str, PartitionAnalysis]], notes: list[str] | None = None) -> Table4:
+    """The table of ``(device label, trial id, analysis)``, one row each, in the order given."""
+    if not analyses:
+        raise ValueError("no device to tabulate")
+    first = analyses[0][2]
+    rows = [row_of(device, trial_id, a) for device, trial_id, a in analyses]
+    notes = list(notes or [])
+    for row in rows:
+        if row.saving_pct is None:
+            notes.append(
+                f"warning: {row.device}: its device {first.objective} is 0 (power never above its idle baseline: a "
+                "copied sensor tree, or a sensor too coarse for the pass), so no saving is stated for it"
+            )
+    return Table4(
+        model=first.model,
+        network=first.network.name,
+        objective=first.objective,
+        unit="ms" if first.objective == "latency" else "J",
+        rows=rows,
+        cloud_source=first.cloud_source,
+        notes=notes,
+    )
