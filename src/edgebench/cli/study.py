@@ -1,0 +1,166 @@
+"""``edgebench study tx2 | dnntune | mnn-suite``: re-run a source study on this device and say which findings hold.
+
+The study's plan (scaled to the device and the budget) runs as every plan command's does (:func:`run_plan`: the
+launch path, stored as a sweep, ``--resume`` continues the newest run of the same plan, ``--target`` any device);
+then each observation gets a verdict from the stored trials, printed as a table, as JSON (``--json``: nothing else
+on stdout) and, with ``--html``, as an offline report.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from edgebench.cli.options import (
+    CooldownOption,
+    JsonOption,
+    NoStoreOption,
+    ResumeOption,
+    RootOption,
+    StoreOption,
+    TargetOption,
+)
+
+if TYPE_CHECKING:
+    from edgebench.records.result import TrialResult
+    from edgebench.sweep.plan import PlannedTrial
+
+app = typer.Typer(help="Re-check a source study's observations on this device: holds, does not hold, or why not.")
+
+QuickOption = Annotated[bool, typer.Option("--quick", help="A first look: small models, one repeat, a few steps.")]
+BudgetOption = Annotated[
+    str | None,
+    typer.Option(help="Time the study may take, e.g. 30m (default: 30m; with --quick, the quick plan whole)."),
+]
+HtmlOption = Annotated[Path | None, typer.Option("--html", help="Also write the study's offline HTML report here.")]
+SysfsOption = Annotated[
+    Path | None, typer.Option("--sysfs-root", help="Read the device through this copy of /proc and /sys (tests).")
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")]
+DEFAULT_BUDGET = "30m"
+
+
+def run_study(
+    name: str, quick: bool, budget: str | None, html: Path | None, sysfs_root_dir: Path | None, dry_run: bool,
+    cooldown: str | None, resume: bool, target_spec: str | None, root: bool, as_json: bool, store: Path | None,
+    no_store: bool,
+) -> int:  # fmt: skip
+    from edgebench.cli import fail
+    from edgebench.cli.options import build, parse, sysfs_root
+    from edgebench.cli.plans import PlanFlags, interrupted_line, keyed, run_plan
+    from edgebench.config.trial import make_trial
+    from edgebench.study.device import probe
+    from edgebench.study.studies import get_study
+    from edgebench.targets import open_target
+    from edgebench.units import parse_duration_s
+
+    study = get_study(name)
+    budget_s = parse("--budget", budget if budget is not None else (None if quick else DEFAULT_BUDGET),
+                     parse_duration_s)  # fmt: skip
+    if budget_s is not None and budget_s <= 0:
+        from edgebench.errors import UsageError
+
+        raise UsageError("--budget", "must be above 0, e.g. 30m")
+    if html is not None:
+        from edgebench.report.outputs import check_output_file
+
+        check_output_file("--html", html, "study.html")
+    target = open_target(target_spec, sysfs_root=sysfs_root(sysfs_root_dir), root=root or None)
+    facts = probe(target)
+    planned_study = study.plan(facts, quick=quick, budget_s=budget_s)
+    flags = PlanFlags(target_spec, root, None, None, None, None, cooldown, resume, store, no_store)
+    trials = [build(make_trial, values, {}) for values in planned_study.trials]
+    planned = keyed(trials)
+    say = (lambda text: print(text, file=sys.stderr, flush=True))  # fmt: skip
+    for note in planned_study.notes:
+        say(f"note: {note}")
+    if dry_run:
+        from edgebench.sweep.plan import trial_label
+
+        typer.echo(f"study {name}: {len(planned)} trials (about {planned_study.estimate_s / 60:.1f} min by the "
+                   f"plan's rough estimate) on {facts.describe()}")  # fmt: skip
+        for p in planned:
+            typer.echo(f"  {p.position:>4}  {p.key}  {trial_label(p.trial)}")
+        return 0
+    say(f"study {name}: {len(planned)} trials on {facts.describe()}")
+
+    def on_result(p: PlannedTrial, r: TrialResult) -> None:
+        from edgebench.sweep.plan import trial_label
+
+        say(f"  {trial_label(p.trial)}: {r.status}" + (f" ({r.reason})" if r.reason and not r.ok else ""))
+
+    run = run_plan(f"study-{name}", planned, flags, target, config={"study": name, "quick": quick,
+                   "budget_s": budget_s}, on_result=on_result)  # fmt: skip
+    if run.interrupted:
+        return fail(interrupted_line(run), 130)
+    from edgebench.study.report import make_report, table
+
+    results = list(run.results.values())
+    report = make_report(study, results, sweep_id=run.sweep_id, store=str(run.store) if run.store else None,
+                         device=facts.describe(), notes=planned_study.notes)  # fmt: skip
+    if html is not None:
+        _write_html(study, report, results, run.store, html)
+        say(f"report: {html}")
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return 0
+    from rich.console import Console
+
+    console = Console()
+    console.print(table(report))
+    counts = report.counts()
+    console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run.sweep_id}"
+                  + (f" in {run.store}" if run.store else " (not stored)"), highlight=False)  # fmt: skip
+    return 0
+
+
+def _write_html(study, report, results, store_path, html: Path) -> None:  # type: ignore[no-untyped-def]
+    from edgebench.report.html import render_html
+    from edgebench.report.outputs import write_text_replacing
+    from edgebench.store import Store
+    from edgebench.study.report import html_content
+
+    if store_path is None:
+        content = html_content(study, report, results, None)
+    else:
+        with Store(store_path, read_only=True) as db:
+            content = html_content(study, report, results, db)
+    write_text_replacing(html, render_html(content, f"edgebench study {study.name}"))
+
+
+#: Each study's command and its help.
+HELP = {
+    "tx2": "The characterization paper's twelve observations on training (GPU, periodicity, cores, energy, memory, "
+    "throughput) on this device.",
+    "dnntune": "DNNTune's observations on deployment (CPU capacity, GPU, big+little cores, int8, partition points) on "
+    "this device.",
+    "mnn-suite": "The MNN suite's implied findings (core count, frequency, temperature, batch size) on this device.",
+}
+
+
+def command_for(name: str):  # type: ignore[no-untyped-def]
+    """The typer command of study ``name`` (one function per study, so each has its own help)."""
+
+    def command(
+        quick: QuickOption = False,
+        budget: BudgetOption = None,
+        html: HtmlOption = None,
+        sysfs_root_dir: SysfsOption = None,
+        dry_run: DryRunOption = False,
+        cooldown: CooldownOption = None,
+        resume: ResumeOption = False,
+        target_spec: TargetOption = None,
+        root: RootOption = False,
+        as_json: JsonOption = False,
+        store: StoreOption = None,
+        no_store: NoStoreOption = False,
+    ) -> int:
+        return run_study(name, quick, budget, html, sysfs_root_dir, dry_run, cooldown, resume, target_spec, root,
+                         as_json, store, no_store)  # fmt: skip
+
+    command.__doc__ = HELP[name]
+    command.__name__ = f"study_{name.replace('-', '_')}"
+    return command

@@ -1,0 +1,73 @@
+"""What the studies read from stored trials: the figures a check takes, and the groupings it takes them in.
+
+Only measured figures are read here.  Energy is read only where a power sensor measured it (``energy.source``);
+a trial's ``estimated_energy`` is never read, so no verdict can rest on the utilization model.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from edgebench.records.result import TrialResult
+
+
+def cpu_util(r: TrialResult) -> float | None:
+    return r.cpu.util_pct.mean if r.cpu.util_pct is not None else None
+
+
+def gpu_util(r: TrialResult) -> float | None:
+    return r.gpu_util_pct.mean if r.gpu_util_pct is not None else None
+
+
+def measured_energy(r: TrialResult) -> bool:
+    """A power sensor measured this trial's energy (never true for an estimate)."""
+    return r.energy.source is not None and r.energy.gross_j is not None
+
+
+def gross_energy_per_step_j(r: TrialResult) -> float | None:
+    """Whole-system energy of one measured step, as the paper's E (power samples times their interval, idle not
+    subtracted: its Figure 6 is the system's energy)."""
+    steps = r.latency.measured_steps
+    if not measured_energy(r) or not steps:
+        return None
+    return (r.energy.gross_j or 0.0) / steps
+
+
+def throughput(r: TrialResult) -> float | None:
+    return r.latency.throughput_sps
+
+
+def activations_bytes(r: TrialResult) -> int | None:
+    m = r.memory.by_category
+    return m.activations_bytes if m is not None else None
+
+
+def by_model(results: Sequence[TrialResult]) -> dict[str, list[TrialResult]]:
+    out: dict[str, list[TrialResult]] = defaultdict(list)
+    for r in results:
+        out[r.trial.model].append(r)
+    return dict(out)
+
+
+def having(results: Sequence[TrialResult], value: Callable[[TrialResult], float | int | None]) -> list[TrialResult]:
+    return [r for r in results if value(r) is not None]
+
+
+def batch_sizes(results: Sequence[TrialResult]) -> set[int]:
+    return {r.trial.batch_size for r in results}
+
+
+def is_lstm(model: str) -> bool:
+    """A recurrent model, by its zoo entry's description (char_cnn, rnn_ptb_small, deepspeech, seq2seq)."""
+    from edgebench.workloads import get_workload
+
+    try:
+        return "LSTM" in get_workload(model).description
+    except Exception:  # noqa: BLE001 (a stored trial of a model this edgebench no longer has)
+        return False
+
+
+def most_common(notes: Sequence[str | None]) -> str | None:
+    found = [n for n in notes if n]
+    return max(set(found), key=found.count) if found else None

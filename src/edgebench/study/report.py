@@ -1,0 +1,100 @@
+"""A study's verdicts as a terminal table, as JSON for scripts, and as an offline HTML report.
+
+The HTML is the report's own machinery (:func:`edgebench.report.html.render_html`): a table of verdicts with their
+evidence, then one section per observation with the published finding beside the figure redrawn from the user's
+trials, and a sentence in place of a figure the device could not measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from edgebench.records.result import TrialResult
+from edgebench.report.content import ReportContent, Section, Table
+from edgebench.study.records import Evidence, StudyReport, Verdict
+from edgebench.study.studies import Study
+
+MARK = {"holds": "holds", "does not hold": "does not hold", "inconclusive": "inconclusive",
+        "cannot be checked here": "cannot be checked here"}  # fmt: skip
+STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow", "cannot be checked here": "dim"}
+
+
+def evidence_line(e: Evidence) -> str:
+    side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
+    lead = "" if e.decides else "(shown, not deciding) "
+    return (f"{lead}{e.quantity}: {e.estimate:.3g}, {e.level * 100:.3g}% CI [{e.ci_low:.3g}, {e.ci_high:.3g}] "
+            f"{side} {e.threshold:g}? {e.outcome}; {e.test}, n={e.n}, trials {', '.join(t[:17] for t in e.trial_ids[:4])}"
+            f"{' ...' if len(e.trial_ids) > 4 else ''}")  # fmt: skip
+
+
+def table(report: StudyReport) -> Any:
+    """The rich table ``study`` prints: observation, verdict, evidence (or the reason)."""
+    from rich.table import Table as RichTable
+
+    t = RichTable(title=f"{report.title}: {report.trials_ok} of {report.trials} trials ok on this device",
+                  title_justify="left", show_lines=True)  # fmt: skip
+    t.add_column("obs.")
+    t.add_column("finding")
+    t.add_column("verdict")
+    t.add_column("evidence (measured; 95% CI unless said)")
+    for v in report.verdicts:
+        body = [v.reason] if not v.evidence else [evidence_line(e) for e in v.evidence]
+        body += [f"note: {n}" for n in v.notes]
+        style = STYLE[v.outcome]
+        t.add_row(v.observation.id, v.observation.title, f"[{style}]{v.outcome}[/{style}]", "\n".join(body))
+    return t
+
+
+def make_report(
+    study: Study, results: Sequence[TrialResult], *, sweep_id: str | None, store: str | None, device: str,
+    notes: Sequence[str] = (),
+) -> StudyReport:  # fmt: skip
+    return StudyReport(
+        study=study.name,
+        title=study.title,
+        source=study.source,
+        sweep_id=sweep_id,
+        store=store,
+        device=device,
+        trials=len(results),
+        trials_ok=sum(1 for r in results if r.ok),
+        verdicts=study.check(results),
+        notes=list(notes),
+    )
+
+
+def html_content(study: Study, report: StudyReport, results: list[TrialResult], db: Any) -> ReportContent:
+    rows: list[list[str | float | None]] = []
+    for v in report.verdicts:
+        shown = "; ".join(evidence_line(e) for e in v.evidence if e.decides) or v.reason
+        rows.append([v.observation.id, v.observation.title, v.outcome, shown])
+    sections = [
+        Section(
+            f"Verdicts ({study.source})",
+            [Table("study-verdicts", "Each observation on this device", ["obs.", "finding", "verdict", "evidence"],
+                   rows, note="Evidence is measured, never estimated or predicted; an interval straddling its "
+                   "threshold is inconclusive.")],  # fmt: skip
+            text=f"Device: {report.device}.",
+        )
+    ]
+    for v in report.verdicts:
+        sections.append(_observation_section(study, v, results, db))
+    return ReportContent(title=f"Study {study.name}: {study.title}", results=results, sections=sections,
+                         notes=list(report.notes))  # fmt: skip
+
+
+def _observation_section(study: Study, v: Verdict, results: list[TrialResult], db: Any) -> Section:
+    o = v.observation
+    text = (f"{o.words} Published ({o.figure}): {o.published}. On this device: {v.outcome}. "
+            + ("" if v.evidence else v.reason))  # fmt: skip
+    views: list[Any] = [maker(results, db) for maker in study.figures.get(o.id, [])]
+    if v.evidence:
+        views.append(
+            Table(f"study-{o.id}-evidence", f"{o.id}: evidence", ["quantity", "estimate", "CI low", "CI high", "test",
+                  "n", "threshold", "outcome", "decides"],
+                  [[e.quantity, e.estimate, e.ci_low, e.ci_high, e.test, float(e.n), f"{e.direction} {e.threshold:g}",
+                    e.outcome, "yes" if e.decides else "no"] for e in v.evidence],
+                  note="; ".join(v.notes))  # fmt: skip
+        )
+    return Section(f"{o.id}: {o.title} — {v.outcome}", views, text=text)
