@@ -40,6 +40,10 @@ def sweep(y: str) -> ViewMaker:
     return lambda results, store: f.sweep_curve(results, y, key=f"study-{y}")
 
 
+def sweep_x(y: str, x: str) -> ViewMaker:
+    return lambda results, store: f.sweep_curve(results, y, x, key=f"study-{y}-{x}")
+
+
 def per_core(results: Sequence[TrialResult], store: Any) -> f.View:
     key, title = "study-per-core", "Per-core utilization against batch size (measured, /proc/stat)"
     groups: dict[str, list[tuple[float, float]]] = {}

@@ -28,6 +28,14 @@ def evidence_line(e: Evidence) -> str:
             f"{' ...' if len(e.trial_ids) > 4 else ''}")  # fmt: skip
 
 
+def short_line(e: Evidence) -> str:
+    """The terminal's form: the interval against its threshold (the test and trials are in --json and --html)."""
+    side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
+    lead = "(not deciding) " if not e.decides else ""
+    return (f"{lead}{e.quantity}: {e.estimate:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {side} {e.threshold:g}: "
+            f"{e.outcome} (n={e.n})")
+
+
 def table(report: StudyReport) -> Any:
     """The rich table ``study`` prints: observation, verdict, evidence (or the reason)."""
     from rich.table import Table as RichTable
@@ -37,9 +45,9 @@ def table(report: StudyReport) -> Any:
     t.add_column("obs.")
     t.add_column("finding")
     t.add_column("verdict")
-    t.add_column("evidence (measured; 95% CI unless said)")
+    t.add_column("evidence: estimate [95% interval] against the threshold (measured; --json has tests, trials)")
     for v in report.verdicts:
-        body = [v.reason] if not v.evidence else [evidence_line(e) for e in v.evidence]
+        body = [v.reason] if not v.evidence else [short_line(e) for e in v.evidence]
         body += [f"note: {n}" for n in v.notes]
         style = STYLE[v.outcome]
         t.add_row(v.observation.id, v.observation.title, f"[{style}]{v.outcome}[/{style}]", "\n".join(body))

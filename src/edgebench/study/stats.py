@@ -168,3 +168,22 @@ def welch_ratio(
         math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half), n_a + n_b,
         "ratio of mean step times, Welch t interval on the log scale",
     )  # fmt: skip
+
+
+def grouped_fit(x: Sequence[float], n: Sequence[int], mean: Sequence[float], var: Sequence[float]) -> Fit | None:
+    """OLS of y on x over every repeated measurement, from each group's count, mean and variance of y.
+
+    The same slope and standard error as fitting every step as its own point (the within-group spread enters the
+    residuals), without the steps themselves: a stored trial keeps its step times' mean, spread and count.
+    """
+    xs, ns = np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    ms, vs = np.asarray(mean, dtype=np.float64), np.asarray(var, dtype=np.float64)
+    total = float(ns.sum())
+    if len(xs) < 2 or len(set(xs.tolist())) < 2 or total < 3:
+        return None
+    xbar, ybar = float((ns * xs).sum() / total), float((ns * ms).sum() / total)
+    sxx = float((ns * (xs - xbar) ** 2).sum())
+    slope = float((ns * (xs - xbar) * (ms - ybar)).sum() / sxx)
+    sse = float(((ns - 1) * vs).sum() + (ns * (ms - ybar - slope * (xs - xbar)) ** 2).sum())
+    df = int(total) - 2
+    return Fit(slope, math.sqrt(sse / df / sxx), df, int(total))

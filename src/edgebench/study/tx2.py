@@ -186,7 +186,8 @@ def o4(results: Sequence[TrialResult]) -> Verdict:
     rows = [r for r in rows if len(r.cpu.util_pct.per_core) == width]  # type: ignore[union-attr]
     per_core = list(zip(*[r.cpu.util_pct.per_core for r in rows], strict=True))  # type: ignore[union-attr]
     means = [sum(c) / len(c) for c in per_core]  # type: ignore[arg-type]
-    hi, lo = max(range(width), key=means.__getitem__), min(range(width), key=means.__getitem__)
+    order = sorted(range(width), key=lambda i: (means[i], i))
+    lo, hi = order[0], order[-1]
     pairs = width * (width - 1) // 2
     level = 1 - 0.05 / pairs  # Bonferroni: the pair is chosen after looking at every pair
     diff = stats.paired_difference(per_core[hi], per_core[lo], level=level)  # type: ignore[arg-type]
@@ -283,6 +284,10 @@ def o8(results: Sequence[TrialResult]) -> Verdict:
                                      "paper's E; sub-linear (exponent < 1) means energy per sample falls"])  # fmt: skip
 
 
+#: MiB per sample the intermediate data must grow by (1 KiB: a fixed buffer does not count as growth).
+GROWS_MIB = 1 / 1024
+
+
 def o9(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["O9"]
     rows = having(results, activations_bytes)
@@ -295,7 +300,8 @@ def o9(results: Sequence[TrialResult]) -> Verdict:
         fixed = stats.slope(b, [_fixed_mib(r) for r in rs])
         if act is None or fixed is None:
             continue
-        parts.append(evidence(f"{model}: saved activations per sample (MiB per sample, OLS)", act, 0.0, "above", rs))
+        parts.append(evidence(f"{model}: saved activations per sample (MiB per sample, OLS)", act, GROWS_MIB, "above",
+                              rs))  # fmt: skip
         parts.append(evidence(f"{model}: parameters + gradients + optimizer state per sample (MiB per sample)",
                               fixed, 0.01, "within", rs))  # fmt: skip
     if not parts:
@@ -310,14 +316,25 @@ def _fixed_mib(r: TrialResult) -> float:
     return sum(v or 0 for v in (m.params_bytes, m.gradients_bytes, m.optimizer_bytes)) / 2**20
 
 
-def _throughput_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
+def step_time_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
+    """Per model, the OLS slope of log step time on log batch size over every measured step (each trial's steps
+    enter through their mean and coefficient of variation: log t has variance cv^2 by the delta method)."""
     fits = {}
-    for model, rs in sorted(by_model(having(results, throughput)).items()):
-        pairs = [(math.log(r.trial.batch_size), math.log(throughput(r))) for r in rs]  # type: ignore[arg-type]
-        fit = stats.linear_fit([x for x, _ in pairs], [y for _, y in pairs])
+    for model, rs in sorted(by_model([r for r in results if r.latency.step_ms and r.latency.step_ms.n]).items()):
+        s = [r.latency.step_ms for r in rs]
+        fit = stats.grouped_fit([math.log(r.trial.batch_size) for r in rs], [x.n for x in s],  # type: ignore[union-attr]
+                                [math.log(x.mean) for x in s], [(x.cv or 0.0) ** 2 for x in s])  # type: ignore[union-attr]
         if fit is not None:
             fits[model] = (fit, rs)
     return fits
+
+
+def _throughput_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
+    """Throughput = batch / step time, so its log-log exponent is 1 less the step time's (same standard error)."""
+    return {m: (stats.Fit(1 - f.slope, f.se, f.df, f.n), rs) for m, (f, rs) in step_time_fits(results).items()}
+
+
+STEPS_METHOD = "log-log OLS over every measured step (log step time by the delta method), t interval"
 
 
 def o10(results: Sequence[TrialResult]) -> Verdict:
@@ -325,8 +342,8 @@ def o10(results: Sequence[TrialResult]) -> Verdict:
     fits = _throughput_fits(results)
     if not fits:
         return cannot(ob, "needs three trials over two batch sizes of one model")
-    parts = [evidence(f"{m}: exponent of throughput against batch size", f.interval("log-log OLS exponent, t "
-                      "interval"), 0.0, "above", rs) for m, (f, rs) in fits.items()]  # fmt: skip
+    parts = [evidence(f"{m}: exponent of throughput against batch size", f.interval(STEPS_METHOD), 0.0, "above",
+                      rs) for m, (f, rs) in fits.items()]  # fmt: skip
     return verdict(ob, parts)
 
 
@@ -343,7 +360,7 @@ def o11(results: Sequence[TrialResult]) -> Verdict:
     lo, hi = ordered[0], ordered[-1]
     pairs = len(fits) * (len(fits) - 1) // 2
     level = 1 - 0.05 / pairs
-    d = stats.slope_difference(fits[hi][0], fits[lo][0], "difference of log-log exponents, t interval", level)
+    d = stats.slope_difference(fits[hi][0], fits[lo][0], "difference of two models' " + STEPS_METHOD, level)
     e = evidence(f"throughput exponent of {hi} less {lo}", d, EXPONENT_GAP, "above", [*fits[hi][1], *fits[lo][1]])
     return verdict(ob, [e.model_copy(update={"level": level})])
 
