@@ -158,8 +158,11 @@ def test_energy_needs_a_power_sensor_never_the_estimate():
     assert outcome(checks, "O8").outcome == "holds"  # energy per step ~ b^0.5: grows, not proportionally
     assert outcome(checks, "O6").outcome == "holds"  # memory rail above the GPU's
     assert outcome(mnn_suite.check(sensed), "M5").outcome == "holds"
-    gpu_heavy = [stored(batch=b, step_ms=10 * b**1.3, rails={"VDD_SYS_GPU": 3.0 + RNG.normal(0, 0.02), "VDD_SYS_DDR": 1.0},
-                        i=i) for b in sizes for i in range(2)]  # fmt: skip
+    gpu_heavy = [
+        stored(batch=b, step_ms=10 * b**1.3, rails={"VDD_SYS_GPU": 3.0 + RNG.normal(0, 0.02), "VDD_SYS_DDR": 1.0}, i=i)
+        for b in sizes
+        for i in range(2)
+    ]
     checks = tx2.check(gpu_heavy)
     assert outcome(checks, "O6").outcome == "does not hold" and outcome(checks, "O8").outcome == "does not hold"
 

@@ -74,7 +74,10 @@ def run_study(
     flags = PlanFlags(target_spec, root, None, None, None, None, cooldown, resume, store, no_store)
     trials = [build(make_trial, values, {}) for values in planned_study.trials]
     planned = keyed(trials)
-    say = (lambda text: print(text, file=sys.stderr, flush=True))  # fmt: skip
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
     for note in planned_study.notes:
         say(f"note: {note}")
     if dry_run:

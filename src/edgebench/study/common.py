@@ -64,7 +64,7 @@ def is_lstm(model: str) -> bool:
 
     try:
         return "LSTM" in get_workload(model).description
-    except Exception:  # noqa: BLE001 (a stored trial of a model this edgebench no longer has)
+    except Exception:
         return False
 
 

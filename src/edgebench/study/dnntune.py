@@ -26,18 +26,49 @@ def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: s
 
 
 OBSERVATIONS = (
-    _obs("D1", "the CPU runs small LSTM/MLP, not large ones or CNNs", "Modern mobile CPUs are powerful enough to "
-         "process small LSTM/MLP models, but cannot process large LSTM/MLP models and most CNNs unless they are "
-         "specifically optimized for mobiles.", "Observation 1", "small LSTM/MLP within real time on the CPU"),
-    _obs("D2", "the GPU cuts latency", "High-end and mid-end mobile GPUs can significantly reduce the computation "
-         "latency than CPUs, while low-end cannot.", "Observation 2", "GPU faster than CPU on high/mid-end", "gpu"),
-    _obs("D3", "the GPU is more energy-efficient", "Mobile GPUs are more energy-efficient than mobile CPUs.",
-         "Observation 3", "GPU less energy per inference", "gpu", "power"),
-    _obs("D4", "big+little cores do not always help", "Simultaneously using big and little cores does not always "
-         "benefit.", "Figure 14", "big only as fast as or faster than big+little for some thread counts",
-         "clusters"),
-    _obs("D5", "int8 is much faster than fp32 on the CPU", "TFLite quantized is the optimal (latency) framework.",
-         "Table 5", "quantized int8 much faster than fp32 on the CPU", "int8"),
+    _obs(
+        "D1",
+        "the CPU runs small LSTM/MLP, not large ones or CNNs",
+        "Modern mobile CPUs are powerful enough to "
+        "process small LSTM/MLP models, but cannot process large LSTM/MLP models and most CNNs unless they are "
+        "specifically optimized for mobiles.",
+        "Observation 1",
+        "small LSTM/MLP within real time on the CPU",
+    ),
+    _obs(
+        "D2",
+        "the GPU cuts latency",
+        "High-end and mid-end mobile GPUs can significantly reduce the computation "
+        "latency than CPUs, while low-end cannot.",
+        "Observation 2",
+        "GPU faster than CPU on high/mid-end",
+        "gpu",
+    ),
+    _obs(
+        "D3",
+        "the GPU is more energy-efficient",
+        "Mobile GPUs are more energy-efficient than mobile CPUs.",
+        "Observation 3",
+        "GPU less energy per inference",
+        "gpu",
+        "power",
+    ),
+    _obs(
+        "D4",
+        "big+little cores do not always help",
+        "Simultaneously using big and little cores does not always benefit.",
+        "Figure 14",
+        "big only as fast as or faster than big+little for some thread counts",
+        "clusters",
+    ),
+    _obs(
+        "D5",
+        "int8 is much faster than fp32 on the CPU",
+        "TFLite quantized is the optimal (latency) framework.",
+        "Table 5",
+        "quantized int8 much faster than fp32 on the CPU",
+        "int8",
+    ),
 )
 BY_ID = {o.id: o for o in OBSERVATIONS}
 #: Milliseconds per inference a model must stay under to be "processed" (interactive use).
@@ -149,8 +180,9 @@ def d5(results: Sequence[TrialResult]) -> Verdict:
         return lacks(ob, "int8", "no int8 trial ran")
     parts = []
     for r in q:
-        fp = [c for c in results if c.trial.precision == "fp32" and (c.trial.model, c.trial.batch_size,
-              c.trial.mode, c.trial.backend) == (r.trial.model, r.trial.batch_size, r.trial.mode, r.trial.backend)]  # fmt: skip
+        same = (r.trial.model, r.trial.batch_size, r.trial.mode, r.trial.backend)
+        fp = [c for c in results if c.trial.precision == "fp32" and same == (c.trial.model, c.trial.batch_size,
+              c.trial.mode, c.trial.backend)]  # fmt: skip
         found = _ratio(fp, [r]) if fp else None
         if found is not None:
             parts.append(evidence(f"{r.trial.model} b{r.trial.batch_size}: fp32 / int8 step time", found, MUCH_FASTER,
@@ -177,7 +209,9 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     steps = 10 if quick else 30
     large = ("resnet50",) if quick else ("resnet50", "deepspeech")
     cells = [Cell({"model": m, "mode": "infer", "batch_size": 1}, 5.0) for m in (*SMALL, *large)]
-    cells += [Cell({"model": "lenet", "mode": "infer", "batch_size": 32, "precision": p}, 8.0) for p in ("fp32", "int8")]
+    cells += [
+        Cell({"model": "lenet", "mode": "infer", "batch_size": 32, "precision": p}, 8.0) for p in ("fp32", "int8")
+    ]
     if facts.big_little:
         big = facts.clusters[-1]
         cells.append(Cell({"model": "lenet", "batch_size": 64, "cores": big, "threads": len(big)}, 5.0))

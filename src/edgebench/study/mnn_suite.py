@@ -28,18 +28,47 @@ def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: s
 
 
 OBSERVATIONS = (
-    _obs("M1", "more cores train faster", "With different parameters you can change the number of CPU cores used "
-         "for training (get_data_root.sh): the core count affects training performance.", "<Device>_Core_<mask>/",
-         "the Meizu 16T trained on its four big cores (mask f0)", "cores"),
-    _obs("M2", "CPU frequency matters", "Frequency is an important factor affecting training performance as well.",
-         "<Device>_Freq_<kHz>/", "LeNet at 1.7 GHz on the Meizu 16T", "cpufreq"),
-    _obs("M3", "training heats the device and lowers its clock", "Training often takes a substantial period of time "
-         "which may lead to thermal issues and therefore the CPU frequency.", "freq_temperature.csv",
-         "temperature and every core's clock over a long run", "thermal"),
-    _obs("M4", "step time grows less than the batch", "time_table_<Net>.csv: training latency per batch size.",
-         "time_table_Lenet.csv", "LeNet 8.8 ms at batch 1, 28.7 ms at batch 32 (Meizu 16T, big cores, 1.7 GHz)"),
-    _obs("M5", "energy per sample falls with the batch", "singleSample_energy_<Device>.csv: energy per sample per "
-         "batch size.", "singleSample_energy_<Device>.csv", "energy per sample against batch size 1-32", "power"),
+    _obs(
+        "M1",
+        "more cores train faster",
+        "With different parameters you can change the number of CPU cores used "
+        "for training (get_data_root.sh): the core count affects training performance.",
+        "<Device>_Core_<mask>/",
+        "the Meizu 16T trained on its four big cores (mask f0)",
+        "cores",
+    ),
+    _obs(
+        "M2",
+        "CPU frequency matters",
+        "Frequency is an important factor affecting training performance as well.",
+        "<Device>_Freq_<kHz>/",
+        "LeNet at 1.7 GHz on the Meizu 16T",
+        "cpufreq",
+    ),
+    _obs(
+        "M3",
+        "training heats the device and lowers its clock",
+        "Training often takes a substantial period of time "
+        "which may lead to thermal issues and therefore the CPU frequency.",
+        "freq_temperature.csv",
+        "temperature and every core's clock over a long run",
+        "thermal",
+    ),
+    _obs(
+        "M4",
+        "step time grows less than the batch",
+        "time_table_<Net>.csv: training latency per batch size.",
+        "time_table_Lenet.csv",
+        "LeNet 8.8 ms at batch 1, 28.7 ms at batch 32 (Meizu 16T, big cores, 1.7 GHz)",
+    ),
+    _obs(
+        "M5",
+        "energy per sample falls with the batch",
+        "singleSample_energy_<Device>.csv: energy per sample per batch size.",
+        "singleSample_energy_<Device>.csv",
+        "energy per sample against batch size 1-32",
+        "power",
+    ),
 )
 BY_ID = {o.id: o for o in OBSERVATIONS}
 #: A change of the step time by less than this factor is not "affecting performance".

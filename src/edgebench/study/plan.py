@@ -2,7 +2,8 @@
 
 Each study names the trials its observations need (models, batch sizes, core sets, precisions, repeats); this module
 leaves out what the device cannot run (a model whose training state alone would not fit its memory, a core set it
-does not have) and then trims the matrix to the budget by a rough cost estimate, the cheapest trials kept.  What was left out is said in the plan's notes,
+does not have) and then trims the matrix to the budget by a rough cost estimate, the cheapest trials kept.
+What was left out is said in the plan's notes,
 so a "cannot be checked here" can be traced to it.
 
 The estimate: a worker start of :data:`START_S` seconds plus the steps' training FLOPs at :data:`GFLOPS_PER_CORE`

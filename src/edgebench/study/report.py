@@ -24,7 +24,8 @@ def evidence_line(e: Evidence) -> str:
     side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
     lead = "" if e.decides else "(shown, not deciding) "
     return (f"{lead}{e.quantity}: {e.estimate:.3g}, {e.level * 100:.3g}% CI [{e.ci_low:.3g}, {e.ci_high:.3g}] "
-            f"{side} {e.threshold:g}? {e.outcome}; {e.test}, n={e.n}, trials {', '.join(t[:17] for t in e.trial_ids[:4])}"
+            f"{side} {e.threshold:g}? {e.outcome}; {e.test}, n={e.n}, "
+            f"trials {', '.join(t[:17] for t in e.trial_ids[:4])}"
             f"{' ...' if len(e.trial_ids) > 4 else ''}")  # fmt: skip
 
 
@@ -32,8 +33,10 @@ def short_line(e: Evidence) -> str:
     """The terminal's form: the interval against its threshold (the test and trials are in --json and --html)."""
     side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
     lead = "(not deciding) " if not e.decides else ""
-    return (f"{lead}{e.quantity}: {e.estimate:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {side} {e.threshold:g}: "
-            f"{e.outcome} (n={e.n})")
+    return (
+        f"{lead}{e.quantity}: {e.estimate:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {side} {e.threshold:g}: "
+        f"{e.outcome} (n={e.n})"
+    )
 
 
 def table(report: StudyReport) -> Any:
@@ -80,9 +83,16 @@ def html_content(study: Study, report: StudyReport, results: list[TrialResult], 
     sections = [
         Section(
             f"Verdicts ({study.source})",
-            [Table("study-verdicts", "Each observation on this device", ["obs.", "finding", "verdict", "evidence"],
-                   rows, note="Evidence is measured, never estimated or predicted; an interval straddling its "
-                   "threshold is inconclusive.")],  # fmt: skip
+            [
+                Table(
+                    "study-verdicts",
+                    "Each observation on this device",
+                    ["obs.", "finding", "verdict", "evidence"],
+                    rows,
+                    note="Evidence is measured, never estimated or predicted; an interval straddling its "
+                    "threshold is inconclusive.",
+                )
+            ],
             text=f"Device: {report.device}.",
         )
     ]
@@ -99,10 +109,25 @@ def _observation_section(study: Study, v: Verdict, results: list[TrialResult], d
     views: list[Any] = [maker(results, db) for maker in study.figures.get(o.id, [])]
     if v.evidence:
         views.append(
-            Table(f"study-{o.id}-evidence", f"{o.id}: evidence", ["quantity", "estimate", "CI low", "CI high", "test",
-                  "n", "threshold", "outcome", "decides"],
-                  [[e.quantity, e.estimate, e.ci_low, e.ci_high, e.test, float(e.n), f"{e.direction} {e.threshold:g}",
-                    e.outcome, "yes" if e.decides else "no"] for e in v.evidence],
-                  note="; ".join(v.notes))  # fmt: skip
+            Table(
+                f"study-{o.id}-evidence",
+                f"{o.id}: evidence",
+                ["quantity", "estimate", "CI low", "CI high", "test", "n", "threshold", "outcome", "decides"],
+                [
+                    [
+                        e.quantity,
+                        e.estimate,
+                        e.ci_low,
+                        e.ci_high,
+                        e.test,
+                        float(e.n),
+                        f"{e.direction} {e.threshold:g}",
+                        e.outcome,
+                        "yes" if e.decides else "no",
+                    ]
+                    for e in v.evidence
+                ],
+                note="; ".join(v.notes),
+            )
         )
     return Section(f"{o.id}: {o.title} — {v.outcome}", views, text=text)

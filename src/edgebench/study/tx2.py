@@ -25,7 +25,6 @@ from edgebench.study.common import (
     is_lstm,
     measured_energy,
     most_common,
-    throughput,
 )
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
@@ -41,45 +40,105 @@ def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: s
 
 
 OBSERVATIONS: tuple[Observation, ...] = (
-    _obs("O1", "GPU utilization far above CPU's",
-         "The GPU utilization is generally much higher than the CPU utilization; when the GPU utilization is high, "
-         "the CPU utilization tends to be low, and vice versa.", "Figure 3",
-         "GPU close to 100% most of the time, each CPU core 0-60%", "gpu"),
-    _obs("O2", "utilization periodic with the step",
-         "The utilization of GPU and each core in CPU is predictable: a periodical pattern, one period per "
-         "training step.", "Figure 3", "a repeated busy/less-busy pattern per step on every core and the GPU"),
-    _obs("O3", "GPU utilization grows with batch size, CPU's does not",
-         "The GPU utilization is sensitive to the batch size, while the CPU utilization is not.", "Figure 4",
-         "GPU 71.4% -> 84.5% (SqueezeNet), 85.6% -> 95.6% (ResNet50) from batch 4 to 64; CPU 2.1% apart", "gpu"),
-    _obs("O4", "cores differ in utilization",
-         "Different cores have different utilization during the training; the two Denver2 cores have the highest "
-         "idle ratio (as high as 65%).", "Figure 5", "per-core utilization differs; Denver2 idle up to 65%",
-         "cores"),
-    _obs("O5", "LSTM uses the GPU less than CNNs",
-         "The GPU utilization varies on different application domains: the LSTM model has a low GPU utilization, "
-         "computer-vision models higher (95%).", "Figure 4", "LSTM low, ResNet 95%", "gpu", "lstm"),
-    _obs("O6", "memory can draw more power than the GPU",
-         "GPU is a power-consuming component, but for some deep learning model the memory consumes more power "
-         "than GPU.", "Figure 4 (power by component)", "memory above GPU when training the LSTM", "rails"),
-    _obs("O7", "power periodic with the step",
-         "The power consumption across training steps is predictable: a periodical pattern.", "Figure 7",
-         "per-component power repeats each step", "power"),
-    _obs("O8", "energy grows with batch size, not proportionally",
-         "As we increase the batch size, the energy consumption increases as well, but not in a proportional way.",
-         "Figure 6", "batch 4 -> 64 (16x): energy 2.2x to 10.5x", "power"),
-    _obs("O9", "intermediate data grow with batch size",
-         "Parameters, input data and gradients remain constant as the batch size grows, but the memory of "
-         "intermediate data increases significantly.", "Figure 9",
-         "DenseNet40 intermediate data 2.2 GB -> 5.9 GB from batch 4 to 64"),
-    _obs("O10", "throughput grows with batch size",
-         "Throughput increases as the batch size increases.", "Figure 8",
-         "ResNet50 9 -> 55 samples/s from batch 4 to 64"),
-    _obs("O11", "throughput scales differently across models",
-         "Across models, throughput changes differently as we increase the batch size.", "Figure 8",
-         "DRL 15.3x, ResNet50 6.1x, DenseNet 1.7x from batch 4 to 64", "models"),
-    _obs("O12", "training on the device slowly raises accuracy",
-         "Training a deep learning model on a mobile device can slowly increase training accuracy.", "Figure 10",
-         "DenseNet40 60.65% -> 61.32%", "accuracy"),
+    _obs(
+        "O1",
+        "GPU utilization far above CPU's",
+        "The GPU utilization is generally much higher than the CPU utilization; when the GPU utilization is high, "
+        "the CPU utilization tends to be low, and vice versa.",
+        "Figure 3",
+        "GPU close to 100% most of the time, each CPU core 0-60%",
+        "gpu",
+    ),
+    _obs(
+        "O2",
+        "utilization periodic with the step",
+        "The utilization of GPU and each core in CPU is predictable: a periodical pattern, one period per "
+        "training step.",
+        "Figure 3",
+        "a repeated busy/less-busy pattern per step on every core and the GPU",
+    ),
+    _obs(
+        "O3",
+        "GPU utilization grows with batch size, CPU's does not",
+        "The GPU utilization is sensitive to the batch size, while the CPU utilization is not.",
+        "Figure 4",
+        "GPU 71.4% -> 84.5% (SqueezeNet), 85.6% -> 95.6% (ResNet50) from batch 4 to 64; CPU 2.1% apart",
+        "gpu",
+    ),
+    _obs(
+        "O4",
+        "cores differ in utilization",
+        "Different cores have different utilization during the training; the two Denver2 cores have the highest "
+        "idle ratio (as high as 65%).",
+        "Figure 5",
+        "per-core utilization differs; Denver2 idle up to 65%",
+        "cores",
+    ),
+    _obs(
+        "O5",
+        "LSTM uses the GPU less than CNNs",
+        "The GPU utilization varies on different application domains: the LSTM model has a low GPU utilization, "
+        "computer-vision models higher (95%).",
+        "Figure 4",
+        "LSTM low, ResNet 95%",
+        "gpu",
+        "lstm",
+    ),
+    _obs(
+        "O6",
+        "memory can draw more power than the GPU",
+        "GPU is a power-consuming component, but for some deep learning model the memory consumes more power than GPU.",
+        "Figure 4 (power by component)",
+        "memory above GPU when training the LSTM",
+        "rails",
+    ),
+    _obs(
+        "O7",
+        "power periodic with the step",
+        "The power consumption across training steps is predictable: a periodical pattern.",
+        "Figure 7",
+        "per-component power repeats each step",
+        "power",
+    ),
+    _obs(
+        "O8",
+        "energy grows with batch size, not proportionally",
+        "As we increase the batch size, the energy consumption increases as well, but not in a proportional way.",
+        "Figure 6",
+        "batch 4 -> 64 (16x): energy 2.2x to 10.5x",
+        "power",
+    ),
+    _obs(
+        "O9",
+        "intermediate data grow with batch size",
+        "Parameters, input data and gradients remain constant as the batch size grows, but the memory of "
+        "intermediate data increases significantly.",
+        "Figure 9",
+        "DenseNet40 intermediate data 2.2 GB -> 5.9 GB from batch 4 to 64",
+    ),
+    _obs(
+        "O10",
+        "throughput grows with batch size",
+        "Throughput increases as the batch size increases.",
+        "Figure 8",
+        "ResNet50 9 -> 55 samples/s from batch 4 to 64",
+    ),
+    _obs(
+        "O11",
+        "throughput scales differently across models",
+        "Across models, throughput changes differently as we increase the batch size.",
+        "Figure 8",
+        "DRL 15.3x, ResNet50 6.1x, DenseNet 1.7x from batch 4 to 64",
+        "models",
+    ),
+    _obs(
+        "O12",
+        "training on the device slowly raises accuracy",
+        "Training a deep learning model on a mobile device can slowly increase training accuracy.",
+        "Figure 10",
+        "DenseNet40 60.65% -> 61.32%",
+        "accuracy",
+    ),
 )
 BY_ID = {o.id: o for o in OBSERVATIONS}
 
@@ -322,8 +381,12 @@ def step_time_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit,
     fits = {}
     for model, rs in sorted(by_model([r for r in results if r.latency.step_ms and r.latency.step_ms.n]).items()):
         s = [r.latency.step_ms for r in rs]
-        fit = stats.grouped_fit([math.log(r.trial.batch_size) for r in rs], [x.n for x in s],  # type: ignore[union-attr]
-                                [math.log(x.mean) for x in s], [(x.cv or 0.0) ** 2 for x in s])  # type: ignore[union-attr]
+        fit = stats.grouped_fit(
+            [math.log(r.trial.batch_size) for r in rs],
+            [x.n for x in s],  # type: ignore[union-attr]
+            [math.log(x.mean) for x in s],
+            [(x.cv or 0.0) ** 2 for x in s],
+        )  # type: ignore[union-attr]
         if fit is not None:
             fits[model] = (fit, rs)
     return fits
@@ -369,7 +432,9 @@ def o12(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["O12"]
     curves = [(r, r.accuracy.curve) for r in results if r.accuracy and r.accuracy.curve and len(r.accuracy.curve) >= 3]
     if not curves:
-        return lacks(ob, "accuracy", "the plan evaluates accuracy only outside --quick, with a budget of 10 min or more")
+        return lacks(
+            ob, "accuracy", "the plan evaluates accuracy only outside --quick, with a budget of 10 min or more"
+        )
     steps = [p.step / 1000 for _, c in curves for p in c]
     acc = [p.accuracy * 100 for _, c in curves for p in c]
     s = stats.slope(steps, acc)
