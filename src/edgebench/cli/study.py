@@ -22,6 +22,7 @@ from edgebench.cli.options import (
     RootOption,
     StoreOption,
     TargetOption,
+    setting_option,
 )
 
 if TYPE_CHECKING:
@@ -41,12 +42,13 @@ SysfsOption = Annotated[
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")]
 DEFAULT_BUDGET = "30m"
+BackendSetting = setting_option("backend")
 
 
 def run_study(
     name: str, quick: bool, budget: str | None, html: Path | None, sysfs_root_dir: Path | None, dry_run: bool,
     cooldown: str | None, resume: bool, target_spec: str | None, root: bool, as_json: bool, store: Path | None,
-    no_store: bool,
+    no_store: bool, backend: str | None = None,
 ) -> int:  # fmt: skip
     from edgebench.cli import fail
     from edgebench.cli.options import build, parse, sysfs_root
@@ -72,7 +74,8 @@ def run_study(
     facts = probe(target)
     planned_study = study.plan(facts, quick=quick, budget_s=budget_s)
     flags = PlanFlags(target_spec, root, None, None, None, None, cooldown, resume, store, no_store)
-    trials = [build(make_trial, values, {}) for values in planned_study.trials]
+    given = {"backend": backend} if backend is not None else {}
+    trials = [build(make_trial, {**values, **given}, {"backend": "--backend"}) for values in planned_study.trials]
     planned = keyed(trials)
 
     def say(text: str) -> None:
@@ -160,9 +163,10 @@ def command_for(name: str):  # type: ignore[no-untyped-def]
         as_json: JsonOption = False,
         store: StoreOption = None,
         no_store: NoStoreOption = False,
+        backend: BackendSetting = None,
     ) -> int:
         return run_study(name, quick, budget, html, sysfs_root_dir, dry_run, cooldown, resume, target_spec, root,
-                         as_json, store, no_store)  # fmt: skip
+                         as_json, store, no_store, backend)  # fmt: skip
 
     command.__doc__ = HELP[name]
     command.__name__ = f"study_{name.replace('-', '_')}"

@@ -13,7 +13,24 @@ from edgebench.records.result import TrialResult
 
 
 def cpu_util(r: TrialResult) -> float | None:
-    return r.cpu.util_pct.mean if r.cpu.util_pct is not None else None
+    """The cores' mean utilization from ``/proc/stat`` (the paper's, every process's), or where the counters did not
+    advance (a copied tree) the training worker's own CPU time as a share of its cores (its rusage): measured
+    either way, and named by :func:`cpu_util_source`."""
+    if r.cpu.util_pct is not None and r.cpu.util_pct.mean is not None:
+        return r.cpu.util_pct.mean
+    cores = len(r.trial.cores or r.device.affinity or ()) or r.device.cpu_count
+    if r.cpu.process_pct is None or not cores:
+        return None
+    return r.cpu.process_pct / cores  # process_pct is in percent of one core
+
+
+def cpu_util_source(results: Sequence[TrialResult]) -> str:
+    per_core = sum(1 for r in results if r.cpu.util_pct is not None and r.cpu.util_pct.mean is not None)
+    if per_core == len(results):
+        return "cores' mean utilization, /proc/stat"
+    if not per_core:
+        return "the worker's CPU time over its cores, rusage: /proc/stat did not advance"
+    return f"cores' mean utilization for {per_core} trials, the worker's CPU share for {len(results) - per_core}"
 
 
 def gpu_util(r: TrialResult) -> float | None:

@@ -12,11 +12,11 @@ from typing import Any
 
 from edgebench.records.result import TrialResult
 from edgebench.study import stats
-from edgebench.study.common import by_model, gross_energy_per_step_j, having
+from edgebench.study.common import gross_energy_per_step_j, having
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
 from edgebench.study.records import Observation, Verdict
-from edgebench.study.tx2 import step_time_fits
+from edgebench.study.tx2 import energy_fits, step_time_fits
 
 STUDY = "mnn-suite"
 TITLE = "On-device training with MNN: the suite's implied findings"
@@ -146,11 +146,9 @@ def m5(results: Sequence[TrialResult]) -> Verdict:
     if not rows:
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
     parts = []
-    for model, rs in sorted(by_model(rows).items()):
-        per_sample = [gross_energy_per_step_j(r) / r.trial.batch_size for r in rs]  # type: ignore[operator]
-        e = stats.loglog_exponent([r.trial.batch_size for r in rs], per_sample)
-        if e is not None:
-            parts.append(evidence(f"{model}: exponent of energy per sample against batch size", e, 0.0, "below", rs))
+    for model, (fit, rs) in energy_fits(rows).items():  # energy per sample = per step / batch: exponent less 1
+        e = stats.Fit(fit.slope - 1, fit.se, fit.df, fit.n).interval("log-log OLS over every measured step, t interval")
+        parts.append(evidence(f"{model}: exponent of energy per sample against batch size", e, 0.0, "below", rs))
     if not parts:
         return cannot(ob, "needs measured energy at three trials over two batch sizes of one model")
     return verdict(ob, parts)

@@ -19,6 +19,7 @@ from edgebench.study.common import (
     batch_sizes,
     by_model,
     cpu_util,
+    cpu_util_source,
     gpu_util,
     gross_energy_per_step_j,
     having,
@@ -154,16 +155,22 @@ CORE_DIFFERENCE_PP = 5.0
 DOMAIN_PP = 5.0
 
 
+def _no_gpu(ob: Observation, results: Sequence[TrialResult]) -> Verdict:
+    if not any(gpu_util(r) is not None for r in results):
+        return lacks(ob, "gpu", "no trial sampled a GPU's utilization")
+    return cannot(ob, "no trial measured the CPU's utilization beside the GPU's")
+
+
 def o1(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["O1"]
     both = [r for r in results if gpu_util(r) is not None and cpu_util(r) is not None]
     if not both:
-        return lacks(ob, "gpu", "no trial sampled a GPU's utilization")
+        return _no_gpu(ob, results)
     diff = stats.paired_difference([gpu_util(r) for r in both], [cpu_util(r) for r in both])  # type: ignore[misc]
     if diff is None:
         return cannot(ob, f"needs two trials with GPU and CPU utilization; {len(both)} have them")
-    parts = [evidence("GPU less CPU mean utilization (percentage points, per trial)", diff, GPU_OVER_CPU_PP,
-                      "above", both)]  # fmt: skip
+    parts = [evidence(f"GPU less CPU utilization (percentage points per trial; CPU: {cpu_util_source(both)})",
+                      diff, GPU_OVER_CPU_PP, "above", both)]  # fmt: skip
     r = stats.correlation([gpu_util(r) for r in both], [cpu_util(r) for r in both])  # type: ignore[misc]
     notes = []
     if r is not None:
@@ -220,7 +227,7 @@ def o3(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["O3"]
     both = [r for r in results if gpu_util(r) is not None and cpu_util(r) is not None]
     if not both:
-        return lacks(ob, "gpu", "no trial sampled a GPU's utilization")
+        return _no_gpu(ob, results)
     if len(batch_sizes(both)) < 2 or len(both) < 3:
         return cannot(ob, f"needs three trials over two batch sizes with a GPU sensor; {len(both)} trials here")
     g = stats.slope(_log2_batches(both), [gpu_util(r) for r in both])  # type: ignore[misc]
@@ -229,7 +236,7 @@ def o3(results: Sequence[TrialResult]) -> Verdict:
     return verdict(ob, [
         evidence("GPU utilization slope (percentage points per doubling of the batch)", g,
                  SENSITIVE_PP_PER_DOUBLING, "above", both),
-        evidence("CPU utilization slope (percentage points per doubling of the batch)", c,
+        evidence(f"CPU utilization slope (percentage points per doubling; {cpu_util_source(both)})", c,
                  SENSITIVE_PP_PER_DOUBLING, "within", both),
     ])  # fmt: skip
 
@@ -239,6 +246,8 @@ def o4(results: Sequence[TrialResult]) -> Verdict:
     rows = [r for r in results if r.cpu.util_pct and len(r.cpu.util_pct.per_core) >= 2
             and all(v is not None for v in r.cpu.util_pct.per_core)]  # fmt: skip
     if not rows:
+        if any(r.cpu.util_pct and len(r.cpu.util_pct.per_core) >= 2 for r in results):
+            return cannot(ob, "the per-core counters of /proc/stat did not advance during the trials (a copied tree)")
         return lacks(ob, "cores", "no trial measured two or more cores")
     widths = {len(r.cpu.util_pct.per_core) for r in rows}  # type: ignore[union-attr]
     width = max(widths)
@@ -325,16 +334,29 @@ def o7(results: Sequence[TrialResult]) -> Verdict:
                                  used)])  # fmt: skip
 
 
+def energy_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
+    """Per model, log energy per step on log batch size over every measured step: a step's energy is its time times
+    the trial's mean measured power (gross), so its log has the step time's variance (cv^2) about log(mean E)."""
+    fits = {}
+    for model, rs in sorted(by_model([r for r in results if r.latency.step_ms]).items()):
+        s = [r.latency.step_ms for r in rs]
+        fit = stats.grouped_fit([math.log(r.trial.batch_size) for r in rs], [x.n for x in s],  # type: ignore[union-attr]
+                                [math.log(gross_energy_per_step_j(r)) for r in rs],  # type: ignore[arg-type]
+                                [(x.cv or 0.0) ** 2 for x in s])  # type: ignore[union-attr]  # fmt: skip
+        if fit is not None:
+            fits[model] = (fit, rs)
+    return fits
+
+
 def o8(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["O8"]
     rows = having(results, gross_energy_per_step_j)
     if not rows:
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
     parts = []
-    for model, rs in sorted(by_model(rows).items()):
-        e = stats.loglog_exponent([r.trial.batch_size for r in rs], [gross_energy_per_step_j(r) for r in rs])  # type: ignore[misc]
-        if e is None or len(batch_sizes(rs)) < 2:
-            continue
+    for model, (fit, rs) in energy_fits(rows).items():
+        e = fit.interval("log-log OLS over every measured step (each step's time x its trial's mean measured power, "
+                         "the delta method), t interval")  # fmt: skip
         q = f"{model}: exponent of whole-system energy per step against batch size"
         parts += [evidence(q, e, 0.0, "above", rs), evidence(q, e, 1.0, "below", rs)]
     if not parts:
