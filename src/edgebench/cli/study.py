@@ -8,9 +8,11 @@ on stdout) and, with ``--html``, as an offline report.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -105,11 +107,12 @@ def run_study(
     from edgebench.study.report import make_report, table
 
     results = list(run.results.values())
-    report = make_report(study, results, sweep_id=run.sweep_id, store=str(run.store) if run.store else None,
-                         device=facts.describe(), notes=planned_study.notes)  # fmt: skip
-    if html is not None:
-        _write_html(study, report, results, run.store, html)
-        say(f"report: {html}")
+    with _stored(run.store) as db:
+        report = make_report(study, results, sweep_id=run.sweep_id, store=str(run.store) if run.store else None,
+                             device=facts.describe(), notes=planned_study.notes, db=db)  # fmt: skip
+        if html is not None:
+            _write_html(study, report, results, db, html)
+            say(f"report: {html}")
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return 0
@@ -123,18 +126,24 @@ def run_study(
     return 0
 
 
-def _write_html(study, report, results, store_path, html: Path) -> None:  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def _stored(path: Path | None) -> Iterator[Any]:
+    """The store the plan ran on, read-only, for the checks and views that read series; None with --no-store."""
+    if path is None:
+        yield None
+        return
+    from edgebench.store import Store
+
+    with Store(path, read_only=True) as db:
+        yield db
+
+
+def _write_html(study, report, results, db, html: Path) -> None:  # type: ignore[no-untyped-def]
     from edgebench.report.html import render_html
     from edgebench.report.outputs import write_text_replacing
-    from edgebench.store import Store
     from edgebench.study.report import html_content
 
-    if store_path is None:
-        content = html_content(study, report, results, None)
-    else:
-        with Store(store_path, read_only=True) as db:
-            content = html_content(study, report, results, db)
-    write_text_replacing(html, render_html(content, f"edgebench study {study.name}"))
+    write_text_replacing(html, render_html(html_content(study, report, results, db), f"edgebench study {study.name}"))
 
 
 #: Each study's command and its help.

@@ -42,7 +42,7 @@ OBSERVATIONS = (
         "latency than CPUs, while low-end cannot.",
         "Observation 2",
         "GPU faster than CPU on high/mid-end",
-        "gpu",
+        "cuda",
     ),
     _obs(
         "D3",
@@ -50,7 +50,7 @@ OBSERVATIONS = (
         "Mobile GPUs are more energy-efficient than mobile CPUs.",
         "Observation 3",
         "GPU less energy per inference",
-        "gpu",
+        "cuda",
         "power",
     ),
     _obs(
@@ -68,6 +68,24 @@ OBSERVATIONS = (
         "Table 5",
         "quantized int8 much faster than fp32 on the CPU",
         "int8",
+    ),
+    _obs(
+        "D6",
+        "the best split point depends on the network",
+        "The best partition point depends on the network "
+        "(latency-first): traverse every point for 3G, 4G and Wi-Fi and choose the minimum.",
+        "Table 4",
+        "MobileNetV2 split at bottleneck_3_3 beats mobile-only on Wi-Fi",
+        "traced",
+    ),
+    _obs(
+        "D7",
+        "on 3G the device alone spends least energy",
+        "Energy-first on 3G: running the whole model on the device wins.",
+        "Table 4",
+        "mobile-only wins on 3G for energy",
+        "traced",
+        "power",
     ),
 )
 BY_ID = {o.id: o for o in OBSERVATIONS}
@@ -132,7 +150,7 @@ def d2(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D2"]
     gpu = [r for r in results if r.trial.device != "cpu"]
     if not gpu:
-        return lacks(ob, "gpu", "no trial ran on a GPU (torch saw no CUDA device here)")
+        return lacks(ob, "cuda", "no trial ran on a GPU")
     parts = []
     for r in gpu:
         cpu = [c for c in results if c.trial.device == "cpu" and (c.trial.model, c.trial.batch_size, c.trial.mode)
@@ -149,7 +167,7 @@ def d3(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D3"]
     gpu = [r for r in results if r.trial.device != "cpu"]
     if not gpu:
-        return lacks(ob, "gpu", "no trial ran on a GPU (torch saw no CUDA device here)")
+        return lacks(ob, "cuda", "no trial ran on a GPU")
     if not any(r.energy.source for r in results):
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
     return cannot(ob, "needs repeated measured-energy trials on the CPU and the GPU of one configuration")
@@ -192,12 +210,75 @@ def d5(results: Sequence[TrialResult]) -> Verdict:
     return verdict(ob, parts, how="any")
 
 
+def _partition(ob: Observation, results: Sequence[TrialResult], store: Any, objective: str) -> Verdict | Any:
+    from edgebench.study import partition
+
+    r = partition.traced(results)
+    if r is None:
+        return lacks(ob, "traced", "no layer-traced inference trial ran")
+    if store is None:
+        return cannot(ob, "the layer trace is read from the store; this run kept none (--no-store)")
+    if objective == "energy" and r.energy.source is None:
+        return lacks(ob, "power", "the device's per-layer energy needs measured power (an estimate never decides)")
+    found = partition.analyses(r, store, objective)
+    if not found:
+        return lacks(ob, "power", "the traced trial has no measured per-layer energy")
+    return r, found
+
+
+PARTITION_NOTE = (
+    "server: the device's layer times / 10 (the analyzer's default); links: the published profiles (Neurosurgeon's "
+    "uplinks, Huang et al.'s radio power); `edgebench partition` shows every point"
+)
+
+
+def d6(results: Sequence[TrialResult], store: Any = None) -> Verdict:
+    from edgebench.study import partition
+
+    ob = BY_ID["D6"]
+    got = _partition(ob, results, store, "latency")
+    if isinstance(got, Verdict):
+        return got
+    r, found = got
+    picks = "; ".join(f"{n}: {a.best.layer} ({a.best.kind}, {a.best.total_ms:.1f} ms)" for n, a in found.items())
+    cost = partition.switching_cost(found, r, "latency")
+    if cost is None:
+        steps = r.latency.step_ms or r.latency.infer_ms
+        same = stats.Interval(0.0, 0.0, 0.0, steps.n if steps else 0, "the same point is best on every network")
+        e = evidence("latency lost by using one network's best split on another (ms)", same, 0.0, "above", [r])
+    else:
+        interval, which = cost
+        e = evidence(f"latency lost by using {which} (ms)", interval, 0.0, "above", [r])
+    return verdict(ob, [e], notes=[f"best split, latency-first: {picks}", PARTITION_NOTE])
+
+
+def d7(results: Sequence[TrialResult], store: Any = None) -> Verdict:
+    ob = BY_ID["D7"]
+    got = _partition(ob, results, store, "energy")
+    if isinstance(got, Verdict):
+        return got
+    r, found = got
+    a = found["3g"]
+    rivals = [row for row in a.rows if row.point != a.mobile_only.point and row.total_energy_j is not None]
+    rival = min(rivals, key=lambda row: row.total_energy_j)
+    step = r.latency.step_ms or r.latency.infer_ms
+    rel = (step.ci95 / step.mean) if step and step.ci95 and step.mean else 0.0
+    d = rival.total_energy_j - (a.mobile_only.total_energy_j or 0.0)
+    half = rel * ((rival.mobile_energy_j or 0.0) + (a.mobile_only.mobile_energy_j or 0.0))
+    method = "energy difference of two split points, bounded by the traced steps' relative 95% interval of the mean"
+    i = stats.Interval(d, d - half, d + half, step.n if step else 0, method)
+    e = evidence(f"3G device energy of the best split ({rival.layer}) less mobile-only's (J)", i, 0.0, "above", [r])
+    return verdict(ob, [e], notes=[PARTITION_NOTE])
+
+
 CHECKS = {"D1": d1, "D2": d2, "D3": d3, "D4": d4, "D5": d5}
+STORED_CHECKS = {"D6": d6, "D7": d7}
 
 
-def check(results: Sequence[TrialResult]) -> list[Verdict]:
+def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
+    """Every observation's verdict; the partition ones read the layer trace from ``store``."""
     ok = [r for r in results if r.ok]
-    return [CHECKS[o.id](ok) for o in OBSERVATIONS]
+    return [CHECKS[o.id](ok) if o.id in CHECKS else STORED_CHECKS[o.id](ok, store) for o in OBSERVATIONS]
 
 
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
@@ -219,6 +300,7 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     else:
         notes.append("one core type: big against big+little (D4) is left out")
     notes.append("no GPU trial is planned unless torch sees a CUDA device (D2, D3)")
+    cells.append(Cell({"model": "mobilenet_v2", "mode": "infer", "batch_size": 1, "trace": "layers"}, 15.0))
     kept = trim(cells, budget_s, notes)
     common = {"steps": steps, "warmup": 2, "infer_steps": 0}
     trials = []
@@ -234,7 +316,7 @@ def _figures() -> dict[str, list[Any]]:
     from edgebench.study import figures as fig
 
     step = fig.sweep("step_time_ms")
-    return {"D1": [step], "D2": [], "D3": [], "D4": [step], "D5": [step]}
+    return {"D1": [step], "D2": [], "D3": [], "D4": [step], "D5": [step], "D6": [], "D7": []}
 
 
 FIGURES = _figures()

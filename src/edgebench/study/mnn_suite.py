@@ -157,7 +157,7 @@ def m5(results: Sequence[TrialResult]) -> Verdict:
 CHECKS = {"M1": m1, "M2": m2, "M3": m3, "M4": m4, "M5": m5}
 
 
-def check(results: Sequence[TrialResult]) -> list[Verdict]:
+def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
     ok = [r for r in results if r.ok]
     return [CHECKS[o.id](ok) for o in OBSERVATIONS]
 

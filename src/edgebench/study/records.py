@@ -19,6 +19,7 @@ Direction = Literal["above", "below", "within"]
 #: What an observation can need of a device, in the words a reason uses.
 NEEDS = {
     "gpu": "a GPU with a utilization sensor",
+    "cuda": "a GPU the framework can run on (torch with CUDA)",
     "power": "a power sensor",
     "rails": "per-component power rails (GPU and memory)",
     "cores": "two or more cores",

@@ -59,7 +59,7 @@ def table(report: StudyReport) -> Any:
 
 def make_report(
     study: Study, results: Sequence[TrialResult], *, sweep_id: str | None, store: str | None, device: str,
-    notes: Sequence[str] = (),
+    notes: Sequence[str] = (), db: Any = None,
 ) -> StudyReport:  # fmt: skip
     return StudyReport(
         study=study.name,
@@ -70,7 +70,7 @@ def make_report(
         device=device,
         trials=len(results),
         trials_ok=sum(1 for r in results if r.ok),
-        verdicts=study.check(results),
+        verdicts=study.check(results, store=db),
         notes=list(notes),
     )
 

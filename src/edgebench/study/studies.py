@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from edgebench.records.result import TrialResult
 from edgebench.study.plan import StudyPlan
 from edgebench.study.records import Observation, Verdict
 
@@ -17,7 +16,8 @@ class Study:
     title: str
     source: str
     observations: tuple[Observation, ...]
-    check: Callable[[Sequence[TrialResult]], list[Verdict]]
+    #: ``check(results, store=None)``: every observation's verdict (a check reading series uses the store).
+    check: Callable[..., list[Verdict]]
     plan: Callable[..., StudyPlan]
     #: Observation id -> the view of the report that is its counterpart (see :mod:`edgebench.study.figures`).
     figures: dict[str, Any]

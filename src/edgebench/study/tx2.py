@@ -472,7 +472,7 @@ CHECKS: dict[str, Callable[[Sequence[TrialResult]], Verdict]] = {
 }  # fmt: skip
 
 
-def check(results: Sequence[TrialResult]) -> list[Verdict]:
+def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
     """Every observation's verdict over the study's successful trials."""
     ok = [r for r in results if r.ok]
     return [CHECKS[o.id](ok) for o in OBSERVATIONS]
