@@ -25,12 +25,14 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
         assert v["outcome"] in DECIDED | {"cannot be checked here"} and v["reason"]
         for e in v["evidence"]:
             assert e["kind"] == "measured" and e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["trial_ids"]
-    # what a CPU-only machine can check is decided from its trials; periodicity needs cores not saturated by others
-    for oid in ("O4", "O9", "O10", "O11"):
+    # what a CPU-only machine can check is decided from its trials
+    for oid in ("O9", "O10", "O11"):
         assert verdicts[oid]["outcome"] in DECIDED, verdicts[oid]
     assert verdicts["O9"]["outcome"] == "holds"  # saved activations grow with the batch, parameters do not
-    o2 = verdicts["O2"]
-    assert o2["outcome"] in DECIDED or "did not vary" in o2["reason"], o2
+    # periodicity and per-core differences, unless other processes kept every core busy throughout (then said so)
+    for oid in ("O2", "O4"):
+        v = verdicts[oid]
+        assert v["outcome"] in DECIDED or "busy throughout every trial" in v["reason"], v
     # no GPU and no power sensor here: those are "cannot be checked", never decided from the utilization estimate
     for oid, word in (("O1", "GPU"), ("O3", "GPU"), ("O5", "GPU"), ("O6", "rails"), ("O7", "power"), ("O8", "power")):
         assert verdicts[oid]["outcome"] == "cannot be checked here" and word in verdicts[oid]["reason"]

@@ -8,6 +8,7 @@ not draw (whole-system energy per step, per-core utilization against batch size)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from edgebench.records.result import TrialResult
@@ -86,3 +87,17 @@ gross_energy = curve(
     gross_energy_per_step_j, "gross: the power sensor's readings times their interval, idle not subtracted (the "
     "paper's E)",
 )  # fmt: skip
+
+
+def with_published(make: ViewMaker, name: str, points: tuple[tuple[float, float], ...]) -> ViewMaker:
+    """``make``'s figure with the paper's own values beside the user's, as markers named after their source."""
+
+    def made(results: Sequence[TrialResult], store: Any) -> f.View:
+        view = make(results, store)
+        if not isinstance(view, f.Figure):
+            return view
+        trace = f.Trace(f"published: {name}", [p[0] for p in points], [p[1] for p in points], kind="markers")
+        note = f"published: {name}, read from the paper's text (another device and model: the shape is compared)"
+        return replace(view, traces=(*view.traces, trace), notes=(*view.notes, note))
+
+    return made

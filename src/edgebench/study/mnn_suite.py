@@ -192,7 +192,8 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
 def _figures() -> dict[str, list[Any]]:
     from edgebench.study import figures as fig
 
-    step = fig.sweep("step_time_ms")
+    step = fig.with_published(fig.sweep("step_time_ms"), "LeNet on the Meizu 16T (big cores, 1.7 GHz)",
+                              ((1, 8.8), (32, 28.7)))  # fmt: skip
     return {"M1": [fig.sweep_x("step_time_ms", "cores")], "M2": [fig.sweep_x("step_time_ms", "freq_khz")],
             "M3": [fig.trial_view("clocks")], "M4": [step], "M5": [fig.sweep("energy_per_sample_j")]}  # fmt: skip
 

@@ -24,7 +24,7 @@ def evidence_line(e: Evidence) -> str:
     side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
     lead = "" if e.decides else "(shown, not deciding) "
     return (f"{lead}{e.quantity}: {e.estimate:.3g}, {e.level * 100:.3g}% CI [{e.ci_low:.3g}, {e.ci_high:.3g}] "
-            f"{side} {e.threshold:g}? {e.outcome}; {e.test}, n={e.n}, "
+            f"{side} {e.threshold:.3g}? {e.outcome}; {e.test}, n={e.n}, "
             f"trials {', '.join(t[:17] for t in e.trial_ids[:4])}"
             f"{' ...' if len(e.trial_ids) > 4 else ''}")  # fmt: skip
 
@@ -34,7 +34,7 @@ def short_line(e: Evidence) -> str:
     side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
     lead = "(not deciding) " if not e.decides else ""
     return (
-        f"{lead}{e.quantity}: {e.estimate:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {side} {e.threshold:g}: "
+        f"{lead}{e.quantity}: {e.estimate:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}] {side} {e.threshold:.3g}: "
         f"{e.outcome} (n={e.n})"
     )
 
@@ -45,10 +45,11 @@ def table(report: StudyReport) -> Any:
 
     t = RichTable(title=f"{report.title}: {report.trials_ok} of {report.trials} trials ok on this device",
                   title_justify="left", show_lines=True)  # fmt: skip
-    t.add_column("obs.")
-    t.add_column("finding")
-    t.add_column("verdict")
-    t.add_column("evidence: estimate [95% interval] against the threshold (measured; --json has tests, trials)")
+    t.add_column("obs.", no_wrap=True)
+    t.add_column("finding", max_width=30)
+    t.add_column("verdict", max_width=14)
+    t.add_column("evidence: estimate [95% interval] against the threshold (measured; --json has tests, trials)",
+                 ratio=1)  # fmt: skip
     for v in report.verdicts:
         body = [v.reason] if not v.evidence else [short_line(e) for e in v.evidence]
         body += [f"note: {n}" for n in v.notes]
@@ -78,7 +79,7 @@ def make_report(
 def html_content(study: Study, report: StudyReport, results: list[TrialResult], db: Any) -> ReportContent:
     rows: list[list[str | float | None]] = []
     for v in report.verdicts:
-        shown = "; ".join(evidence_line(e) for e in v.evidence if e.decides) or v.reason
+        shown = "; ".join(short_line(e) for e in v.evidence if e.decides) or v.reason
         rows.append([v.observation.id, v.observation.title, v.outcome, shown])
     sections = [
         Section(
