@@ -15,18 +15,7 @@ from edgebench.report.content import ReportContent, Section, Table
 from edgebench.study.records import Evidence, StudyReport, Verdict
 from edgebench.study.studies import Study
 
-MARK = {"holds": "holds", "does not hold": "does not hold", "inconclusive": "inconclusive",
-        "cannot be checked here": "cannot be checked here"}  # fmt: skip
 STYLE = {"holds": "green", "does not hold": "red", "inconclusive": "yellow", "cannot be checked here": "dim"}
-
-
-def evidence_line(e: Evidence) -> str:
-    side = {"above": ">", "below": "<", "within": "within +/-"}[e.direction]
-    lead = "" if e.decides else "(shown, not deciding) "
-    return (f"{lead}{e.quantity}: {e.estimate:.3g}, {e.level * 100:.3g}% CI [{e.ci_low:.3g}, {e.ci_high:.3g}] "
-            f"{side} {e.threshold:.3g}? {e.outcome}; {e.test}, n={e.n}, "
-            f"trials {', '.join(t[:17] for t in e.trial_ids[:4])}"
-            f"{' ...' if len(e.trial_ids) > 4 else ''}")  # fmt: skip
 
 
 def short_line(e: Evidence) -> str:
@@ -109,26 +98,16 @@ def _observation_section(study: Study, v: Verdict, results: list[TrialResult], d
             + ("" if v.evidence else v.reason))  # fmt: skip
     views: list[Any] = [maker(results, db) for maker in study.figures.get(o.id, [])]
     if v.evidence:
-        views.append(
-            Table(
-                f"study-{o.id}-evidence",
-                f"{o.id}: evidence",
-                ["quantity", "estimate", "CI low", "CI high", "test", "n", "threshold", "outcome", "decides"],
-                [
-                    [
-                        e.quantity,
-                        e.estimate,
-                        e.ci_low,
-                        e.ci_high,
-                        e.test,
-                        float(e.n),
-                        f"{e.direction} {e.threshold:g}",
-                        e.outcome,
-                        "yes" if e.decides else "no",
-                    ]
-                    for e in v.evidence
-                ],
-                note="; ".join(v.notes),
-            )
-        )
+        views.append(_evidence_table(o.id, v))
     return Section(f"{o.id}: {o.title} — {v.outcome}", views, text=text)
+
+
+def _evidence_table(oid: str, v: Verdict) -> Table:
+    """Every interval behind a verdict, with its test, n, threshold and the trials it came from."""
+    columns = ["quantity", "estimate", "CI low", "CI high", "test", "n", "threshold", "outcome", "decides", "trials"]
+    rows: list[list[str | float | None]] = [
+        [e.quantity, e.estimate, e.ci_low, e.ci_high, e.test, float(e.n), f"{e.direction} {e.threshold:.3g}",
+         e.outcome, "yes" if e.decides else "no", ", ".join(e.trial_ids)]
+        for e in v.evidence
+    ]  # fmt: skip
+    return Table(f"study-{oid}-evidence", f"{oid}: evidence (measured)", columns, rows, note="; ".join(v.notes))
