@@ -14,15 +14,14 @@ from edgebench.records.result import Stats, TrialResult
 from edgebench.study import stats
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
-from edgebench.study.records import Observation, Verdict
+from edgebench.study.records import Observation, Verdict, observation_of
 
 STUDY = "dnntune"
 TITLE = "Deploying DNNs on mobile devices: DNNTune's observations"
 SOURCE = "DNNTune, layer-wise benchmarking and mobile-cloud partitioning (seed 002)"
 
 
-def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: str) -> Observation:
-    return Observation(study=STUDY, id=id, title=title, words=words, figure=figure, published=published, needs=needs)
+_obs = observation_of(STUDY)
 
 
 OBSERVATIONS = (
@@ -253,6 +252,8 @@ def d6(results: Sequence[TrialResult], store: Any = None) -> Verdict:
 
 
 def d7(results: Sequence[TrialResult], store: Any = None) -> Verdict:
+    from edgebench.study import partition
+
     ob = BY_ID["D7"]
     got = _partition(ob, results, store, "energy")
     if isinstance(got, Verdict):
@@ -261,12 +262,8 @@ def d7(results: Sequence[TrialResult], store: Any = None) -> Verdict:
     a = found["3g"]
     rivals = [row for row in a.rows if row.point != a.mobile_only.point and row.total_energy_j is not None]
     rival = min(rivals, key=lambda row: row.total_energy_j)
-    step = r.latency.step_ms or r.latency.infer_ms
-    rel = (step.ci95 / step.mean) if step and step.ci95 and step.mean else 0.0
-    d = rival.total_energy_j - (a.mobile_only.total_energy_j or 0.0)
-    half = rel * ((rival.mobile_energy_j or 0.0) + (a.mobile_only.mobile_energy_j or 0.0))
-    method = "energy difference of two split points, bounded by the traced steps' relative 95% interval of the mean"
-    i = stats.Interval(d, d - half, d + half, step.n if step else 0, method)
+    device = (rival.mobile_energy_j or 0.0) + (a.mobile_only.mobile_energy_j or 0.0)
+    i = partition.bounded(rival.total_energy_j - (a.mobile_only.total_energy_j or 0.0), device, r)
     e = evidence(f"3G device energy of the best split ({rival.layer}) less mobile-only's (J)", i, 0.0, "above", [r])
     return verdict(ob, [e], notes=[PARTITION_NOTE])
 

@@ -15,7 +15,7 @@ from edgebench.study import stats
 from edgebench.study.common import gross_energy_per_step_j, having
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
-from edgebench.study.records import Observation, Verdict
+from edgebench.study.records import Verdict, observation_of
 from edgebench.study.tx2 import energy_fits, step_time_fits
 
 STUDY = "mnn-suite"
@@ -23,8 +23,7 @@ TITLE = "On-device training with MNN: the suite's implied findings"
 SOURCE = "the MNN-based on-device training benchmark suite's README and result tables (seed 000)"
 
 
-def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: str) -> Observation:
-    return Observation(study=STUDY, id=id, title=title, words=words, figure=figure, published=published, needs=needs)
+_obs = observation_of(STUDY)
 
 
 OBSERVATIONS = (

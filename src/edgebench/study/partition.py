@@ -20,7 +20,7 @@ from edgebench.records.result import TrialResult
 from edgebench.study.stats import Interval
 
 NETWORKS = ("3g", "lte", "wifi")
-METHOD = "cost difference of two split points, bounded by the traced steps' relative 95% interval of the mean"
+METHOD = "difference of two split points' costs, bounded by the traced steps' relative 95% interval of the mean"
 CLOUD_SPEEDUP = 10.0
 
 
@@ -52,12 +52,25 @@ def analyses(result: TrialResult, store: Any, objective: str) -> dict[str, Any]:
     return {n: analyze(table, DEFAULT_NETWORKS[n], objective) for n in NETWORKS}  # type: ignore[arg-type]
 
 
+def step_noise(result: TrialResult) -> tuple[float, int]:
+    """The traced steps' 95% interval of the mean step time relative to the mean, and their count."""
+    step = result.latency.step_ms or result.latency.infer_ms
+    if step is None:
+        return 0.0, 0
+    return (step.ci95 / step.mean if step.ci95 and step.mean else 0.0), step.n
+
+
+def bounded(difference: float, device_part: float, result: TrialResult) -> Interval:
+    """``difference`` of two points' costs, uncertain by the device part of both at the steps' relative noise."""
+    rel, n = step_noise(result)
+    half = rel * device_part
+    return Interval(difference, difference - half, difference + half, n, METHOD)
+
+
 def switching_cost(found: dict[str, Any], result: TrialResult, objective: str) -> tuple[Interval, str] | None:
     """The largest cost, over pairs of networks, of using one network's best point on another, with its interval;
     None when every network picks the same point (then the interval of the nearest rival is not needed: the
     choice does not depend on the network)."""
-    step = result.latency.step_ms or result.latency.infer_ms
-    rel = (step.ci95 / step.mean) if step and step.ci95 and step.mean else 0.0
     best = None
     for a in NETWORKS:
         for b in NETWORKS:
@@ -68,12 +81,11 @@ def switching_cost(found: dict[str, Any], result: TrialResult, objective: str) -
             mine, theirs = pb.value(objective), row.value(objective)
             if mine is None or theirs is None:
                 continue
-            d = theirs - mine
             if objective == "latency":
-                half = rel * (row.mobile_ms + pb.mobile_ms)
+                device = row.mobile_ms + pb.mobile_ms
             else:
-                half = rel * ((row.mobile_energy_j or 0.0) + (pb.mobile_energy_j or 0.0))
-            interval = Interval(d, d - half, d + half, step.n if step else 0, METHOD)
+                device = (row.mobile_energy_j or 0.0) + (pb.mobile_energy_j or 0.0)
+            interval = bounded(theirs - mine, device, result)
             cand = (interval, f"{a}'s best ({pa.layer}) on {b} against {b}'s ({pb.layer})")
             if best is None or cand[0].estimate > best[0].estimate:
                 best = cand

@@ -6,6 +6,7 @@ quantity and its unit, the interval and the test that gave it, the trials it cam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -51,6 +52,16 @@ class Observation(BaseModel):
     published: str
     #: Keys of :data:`NEEDS`.
     needs: tuple[str, ...] = ()
+
+
+def observation_of(study: str) -> Callable[..., Observation]:
+    """``_obs(id, title, words, figure, published, *needs)``: a study's observations written as its table reads."""
+
+    def make(id: str, title: str, words: str, figure: str, published: str, *needs: str) -> Observation:
+        return Observation(study=study, id=id, title=title, words=words, figure=figure, published=published,
+                           needs=needs)  # fmt: skip
+
+    return make
 
 
 class Evidence(BaseModel):

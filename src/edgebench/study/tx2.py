@@ -29,15 +29,14 @@ from edgebench.study.common import (
 )
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
-from edgebench.study.records import Evidence, Observation, Verdict
+from edgebench.study.records import Evidence, Observation, Verdict, observation_of
 
 STUDY = "tx2"
 TITLE = "Training on a mobile device: the characterization paper's observations (Jetson TX2)"
 SOURCE = "the characterization paper of DNN training on the NVIDIA Jetson TX2 (seed 001)"
 
 
-def _obs(id: str, title: str, words: str, figure: str, published: str, *needs: str) -> Observation:
-    return Observation(study=STUDY, id=id, title=title, words=words, figure=figure, published=published, needs=needs)
+_obs = observation_of(STUDY)
 
 
 OBSERVATIONS: tuple[Observation, ...] = (
