@@ -181,3 +181,11 @@ def test_int8_and_core_comparisons_from_repeated_steps():
 def test_combining_parts():
     ev = outcome(tx2.check(_batches(lambda b, i: stored(batch=b, step_ms=5 * b**0.5, i=i))), "O10").evidence
     assert combine(ev, "all") == "holds"
+
+
+def test_big_and_little_against_big_only():
+    helps = [stored(batch=64, step_ms=6, cores=(0, 1, 2, 3)), stored(batch=64, step_ms=10, cores=(2, 3), threads=2)]
+    assert outcome(dnntune.check(helps), "D4").outcome == "does not hold"  # every core is faster: it benefits
+    no_gain = [stored(batch=64, step_ms=10, cores=(0, 1, 2, 3)), stored(batch=64, step_ms=10, cores=(2, 3))]
+    assert outcome(dnntune.check(no_gain), "D4").outcome == "holds"  # within the steps' noise of big only
+    assert outcome(dnntune.check(no_gain[:1]), "D4").outcome == "cannot be checked here"

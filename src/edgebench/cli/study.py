@@ -53,9 +53,8 @@ def run_study(
     no_store: bool, backend: str | None = None,
 ) -> int:  # fmt: skip
     from edgebench.cli import fail
-    from edgebench.cli.options import build, parse, sysfs_root
+    from edgebench.cli.options import parse, sysfs_root
     from edgebench.cli.plans import PlanFlags, interrupted_line, keyed, run_plan
-    from edgebench.config.trial import make_trial
     from edgebench.study.device import probe
     from edgebench.study.studies import get_study
     from edgebench.targets import open_target
@@ -76,8 +75,7 @@ def run_study(
     facts = probe(target)
     planned_study = study.plan(facts, quick=quick, budget_s=budget_s)
     flags = PlanFlags(target_spec, root, None, None, None, None, cooldown, resume, store, no_store)
-    given = {"backend": backend} if backend is not None else {}
-    trials = [build(make_trial, {**values, **given}, {"backend": "--backend"}) for values in planned_study.trials]
+    trials = _trials(planned_study, backend)
     planned = keyed(trials)
 
     def say(text: str) -> None:
@@ -124,6 +122,26 @@ def run_study(
     console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run.sweep_id}"
                   + (f" in {run.store}" if run.store else " (not stored)"), highlight=False)  # fmt: skip
     return 0
+
+
+def _trials(planned: Any, backend: str | None) -> list[Any]:
+    """The plan's Trials; with ``--backend``, a planned trial that backend cannot run (int8 on a backend without
+    it, a layer trace) is left out with a note, and the study goes on with the rest."""
+    from edgebench.cli.options import build
+    from edgebench.config.trial import make_trial
+    from edgebench.errors import UsageError
+
+    trials = []
+    for values in planned.trials:
+        try:
+            trials.append(build(make_trial, {**values, **({"backend": backend} if backend else {})}, {}))
+        except UsageError as exc:
+            if backend is None or exc.field == "--backend":
+                raise
+            planned.notes.append(f"{values['model']} ({exc.field.lstrip('-')}) left out: {exc.message}")
+    if not trials:
+        raise UsageError("--backend", f"{backend} can run none of this study's trials; leave --backend out")
+    return trials
 
 
 @contextlib.contextmanager

@@ -174,17 +174,20 @@ def d3(results: Sequence[TrialResult]) -> Verdict:
 
 def d4(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D4"]
-    pinned = {(r.trial.model, r.trial.batch_size): r for r in results if r.trial.cores is not None}
-    every = [r for r in results if r.trial.cores is None]
+    groups: dict[tuple[str, int, str], list[TrialResult]] = {}
+    for r in results:
+        groups.setdefault((r.trial.model, r.trial.batch_size, r.trial.mode), []).append(r)
     parts = []
-    for r in every:
-        b = pinned.get((r.trial.model, r.trial.batch_size))
-        if b is None:
+    for rs in groups.values():
+        sized = sorted(rs, key=lambda r: len(r.trial.cores) if r.trial.cores is not None else 1 << 16)
+        big, every = sized[0], sized[-1]
+        if big.trial.cores is None or big.trial.cores == every.trial.cores:
             continue
-        found = _ratio([r], [b])
+        found = _ratio([every], [big])
         if found is not None:
-            parts.append(evidence(f"{r.trial.model} b{r.trial.batch_size}: step time on big+little / on big only",
-                                  found, BENEFIT, "above", [r, b]))  # fmt: skip
+            parts.append(evidence(f"{big.trial.model} b{big.trial.batch_size}: step time on every core / on the big "
+                                  f"cluster (cpu{','.join(map(str, big.trial.cores))})", found, BENEFIT, "above",
+                                  [every, big]))  # fmt: skip
     if not parts:
         return lacks(ob, "clusters", "no trial on the big cluster beside one on every core")
     return verdict(ob, parts, how="any")
