@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from edgebench.records.result import TrialResult
     from edgebench.sweep.plan import PlannedTrial
 
-app = typer.Typer(help="Re-check a source study's observations on this device: holds, does not hold, or why not.")
+app = typer.Typer(
+    help="Re-check a source study's observations on this device: holds, does not hold, or why not.",
+    no_args_is_help=True,
+)
 
 QuickOption = Annotated[bool, typer.Option("--quick", help="A first look: small models, one repeat, a few steps.")]
 BudgetOption = Annotated[
