@@ -84,9 +84,14 @@ def run_study(
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    for note in planned_study.notes:
-        say(f"note: {note}")
+    def begin() -> None:  # once the store and the device's controls are checked: a refusal stays one line
+        for note in planned_study.notes:
+            say(f"note: {note}")
+        say(f"study {name}: {len(planned)} trials on {facts.describe()}")
+
     if dry_run:
+        for note in planned_study.notes:
+            say(f"note: {note}")
         from edgebench.sweep.plan import trial_label
 
         typer.echo(f"study {name}: {len(planned)} trials (about {planned_study.estimate_s / 60:.1f} min by the "
@@ -94,7 +99,6 @@ def run_study(
         for p in planned:
             typer.echo(f"  {p.position:>4}  {p.key}  {trial_label(p.trial)}")
         return 0
-    say(f"study {name}: {len(planned)} trials on {facts.describe()}")
 
     def on_result(p: PlannedTrial, r: TrialResult) -> None:
         from edgebench.sweep.plan import trial_label
@@ -102,7 +106,7 @@ def run_study(
         say(f"  {trial_label(p.trial)}: {r.status}" + (f" ({r.reason})" if r.reason and not r.ok else ""))
 
     run = run_plan(f"study-{name}", planned, flags, target, config={"study": name, "quick": quick,
-                   "budget_s": budget_s}, on_result=on_result)  # fmt: skip
+                   "budget_s": budget_s}, on_result=on_result, begin=begin)  # fmt: skip
     if run.interrupted:
         return fail(interrupted_line(run), 130)
     from edgebench.study.report import make_report, table
