@@ -189,3 +189,20 @@ def test_big_and_little_against_big_only():
     no_gain = [stored(batch=64, step_ms=10, cores=(0, 1, 2, 3)), stored(batch=64, step_ms=10, cores=(2, 3))]
     assert outcome(dnntune.check(no_gain), "D4").outcome == "holds"  # within the steps' noise of big only
     assert outcome(dnntune.check(no_gain[:1]), "D4").outcome == "cannot be checked here"
+
+
+def test_gpu_against_cpu_needs_a_gpu_trial_and_measured_energy():
+    def on(device, step_ms, watts):
+        r = stored(model="mobilenet_v2", batch=1, step_ms=step_ms, mode="infer", rails={"VDD_IN": watts})
+        return r.model_copy(update={"trial": r.trial.model_copy(update={"device": device})})
+
+    faster = [on("cpu", 40, 3.0), on("cuda", 10, 5.0)]
+    checks = dnntune.check(faster)
+    assert outcome(checks, "D2").outcome == "holds"  # 4x faster on the GPU
+    assert outcome(checks, "D3").outcome == "holds"  # 40 ms x 3 W against 10 ms x 5 W
+    slower = [on("cpu", 10, 3.0), on("cuda", 12, 6.0)]
+    checks = dnntune.check(slower)
+    assert outcome(checks, "D2").outcome == "does not hold" and outcome(checks, "D3").outcome == "does not hold"
+    checks = dnntune.check(faster[:1])
+    assert all(outcome(checks, o).outcome == "cannot be checked here" for o in ("D2", "D3"))
+    assert "GPU" in outcome(checks, "D2").reason

@@ -29,6 +29,8 @@ class DeviceFacts:
     thermal: bool
     memory_available_bytes: int | None
     runtimes: tuple[str, ...]
+    #: torch reaches a CUDA GPU on the target (a Jetson's or a discrete one): GPU trials can run.
+    cuda: bool = False
 
     @property
     def big_little(self) -> bool:
@@ -38,7 +40,7 @@ class DeviceFacts:
         parts = [f"{len(self.allowed)} usable cores (cpu {format_cpu_list(self.allowed)})"]
         if self.big_little:
             parts.append("clusters " + " | ".join(format_cpu_list(c) for c in self.clusters if c))
-        parts.append("GPU: " + (", ".join(self.gpu_sensors) or "none"))
+        parts.append("GPU: " + (", ".join(self.gpu_sensors) or "none") + (" (CUDA)" if self.cuda else ""))
         parts.append("power: " + (", ".join(self.power_sensors) or "none"))
         parts.append(f"{len(self.frequencies)} settable frequencies" if self.frequencies else "no cpufreq table")
         if self.memory_available_bytes:
@@ -58,8 +60,10 @@ def probe(target: Target) -> DeviceFacts:
     freqs = tuple(sorted({f for p in policies for f in (p.available_khz or ())}))
     sensors = {s.name: s for s in inventory(sysfs)}
     available = {n for n, s in sensors.items() if s.available}
-    runtimes = ["torch"] + [name for name, module in (("onnxruntime", "onnxruntime"), ("mnn", "MNN"))
-                            if importlib.util.find_spec(module) is not None]  # fmt: skip
+    runtimes = ["torch"]
+    if target.name == "local":  # another device's runtimes are its own: its worker says which when a trial runs
+        runtimes += [name for name, module in (("onnxruntime", "onnxruntime"), ("mnn", "MNN"))
+                     if importlib.util.find_spec(module) is not None]  # fmt: skip
     return DeviceFacts(
         allowed=allowed,
         clusters=clusters,
@@ -69,4 +73,5 @@ def probe(target: Target) -> DeviceFacts:
         thermal="thermal" in available,
         memory_available_bytes=available_memory_bytes(sysfs),
         runtimes=tuple(runtimes),
+        cuda=target.missing_device("torch", "cuda") is None,
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 from edgebench.records.result import Stats, TrialResult
 from edgebench.study import stats
+from edgebench.study.common import gross_energy_per_step_j, measured_energy
 from edgebench.study.decide import cannot, evidence, lacks, verdict
 from edgebench.study.plan import StudyPlan
 from edgebench.study.records import Observation, Verdict, observation_of
@@ -167,9 +168,29 @@ def d3(results: Sequence[TrialResult]) -> Verdict:
     gpu = [r for r in results if r.trial.device != "cpu"]
     if not gpu:
         return lacks(ob, "cuda", "no trial ran on a GPU")
-    if not any(r.energy.source for r in results):
+    if not any(measured_energy(r) for r in gpu):
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
-    return cannot(ob, "needs repeated measured-energy trials on the CPU and the GPU of one configuration")
+    parts = []
+    for r in gpu:
+        cpu = [c for c in results if c.trial.device == "cpu" and measured_energy(c) and (c.trial.model,
+               c.trial.batch_size, c.trial.mode) == (r.trial.model, r.trial.batch_size, r.trial.mode)]  # fmt: skip
+        found = _energy_ratio(cpu[-1], r) if cpu and measured_energy(r) else None
+        if found is not None:
+            parts.append(evidence(f"{r.trial.model}: CPU / GPU energy per step (gross)", found, 1.0, "above",
+                                  [r, cpu[-1]]))  # fmt: skip
+    if not parts:
+        return cannot(ob, "needs the same configuration on the CPU and the GPU, both with measured energy")
+    return verdict(ob, parts, how="any")
+
+
+def _energy_ratio(a: TrialResult, b: TrialResult) -> stats.Interval | None:
+    """a's energy per step over b's: each step's energy is its time times the trial's mean measured power, so the
+    steps' spread (cv) carries over (the same approximation as the energy fits)."""
+    ea, eb = gross_energy_per_step_j(a), gross_energy_per_step_j(b)
+    sa, sb = _steps(a), _steps(b)
+    if ea is None or eb is None or sa is None or sb is None:
+        return None
+    return stats.welch_ratio(ea, ea * (sa.cv or 0.0), sa.n, eb, eb * (sb.cv or 0.0), sb.n)
 
 
 def d4(results: Sequence[TrialResult]) -> Verdict:
@@ -299,7 +320,10 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
         cells.append(Cell({"model": "lenet", "batch_size": 64}, 5.0))
     else:
         notes.append("one core type: big against big+little (D4) is left out")
-    notes.append("no GPU trial is planned unless torch sees a CUDA device (D2, D3)")
+    if facts.cuda:  # the same batch-1 inference on the GPU beside the CPU's
+        cells += [Cell({"model": m, "mode": "infer", "batch_size": 1, "device": "cuda"}, 8.0) for m in (*SMALL, *large)]
+    else:
+        notes.append("torch reaches no CUDA GPU here: GPU against CPU (D2, D3) is left out")
     cells.append(Cell({"model": "mobilenet_v2", "mode": "infer", "batch_size": 1, "trace": "layers"}, 15.0))
     kept = trim(cells, budget_s, notes)
     common = {"steps": steps, "warmup": 2, "infer_steps": 0}

@@ -533,7 +533,8 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
                 values = {"model": model, "batch_size": b, "seed": seed, "preset": preset}
                 cells.append(Cell(values, cost_s(facts, flops, b, steps + warmup)))
     kept = trim(cells, budget_s, notes)
-    common = {"steps": steps, "warmup": warmup, "infer_steps": 0}
+    # the paper trained on the TX2's GPU: where torch reaches one, so do the trials (its load is sensed either way)
+    common = {"steps": steps, "warmup": warmup, "infer_steps": 0, **({"device": "cuda"} if facts.cuda else {})}
     trials = [{**common, **c.values} for c in kept]
     if not quick and (budget_s is None or budget_s >= ACCURACY_MIN_BUDGET_S):
         limit = 120.0 if budget_s is None else min(120.0, budget_s / 5)
