@@ -45,6 +45,11 @@ def test_the_full_plan_leaves_out_what_does_not_fit_and_trims_to_the_budget(monk
     assert len(trimmed.trials) < len(whole.trials) and trimmed.estimate_s <= 600
     assert any("left out to stay within the 10 min budget" in n for n in trimmed.notes)
     assert not any(t["model"] == "vgg16" and t["batch_size"] == 64 for t in trimmed.trials)  # dearest first
+    fitted = [t for t in trimmed.trials if not t.get("until_accuracy")]
+    for model in models(trimmed) - {"lenet"}:  # a model kept has the three trials over two batch sizes a fit needs
+        mine = [t for t in fitted if t["model"] == model]
+        assert len(mine) >= 3 and len({t["batch_size"] for t in mine}) >= 2, model
+    assert any(t.get("until_accuracy") for t in trimmed.trials)  # Observation 12's trial, its time set aside
 
 
 def _row(point, layer, mobile_ms, transfer_ms, cloud_ms):

@@ -71,16 +71,30 @@ def fits_memory(facts: DeviceFacts, params: int | None) -> bool:
     return params * TRAIN_BYTES_PER_PARAM <= MEMORY_SHARE * facts.memory_available_bytes
 
 
-def trim(cells: Sequence[Cell], budget_s: float | None, notes: list[str]) -> list[Cell]:
-    """The cells within ``budget_s`` (None: all), the dearest dropped first (a check left with too few trials says
-    so in its verdict)."""
+def trim(
+    cells: Sequence[Cell], budget_s: float | None, notes: list[str], *, fit_points: int = 1, reserved_s: float = 0.0
+) -> list[Cell]:
+    """The cells within ``budget_s`` less ``reserved_s`` (kept for a trial of fixed length; None: all), the dearest
+    dropped first; then a model left with fewer than ``fit_points`` cells over two batch sizes is dropped whole (its
+    fits need them; its budget stays unspent)."""
     kept = list(cells)
-    if budget_s is not None:
-        dropped = 0
-        while kept and sum(c.cost_s for c in kept) > budget_s:
-            kept.remove(max(kept, key=lambda c: c.cost_s))
-            dropped += 1
-        if dropped:
-            notes.append(f"{dropped} planned trials left out to stay within the {budget_s / 60:g} min budget "
-                         "(the dearest first; --budget raises it)")  # fmt: skip
+    if budget_s is None:
+        return kept
+    dropped = 0
+    while kept and sum(c.cost_s for c in kept) > budget_s - reserved_s:
+        kept.remove(max(kept, key=lambda c: c.cost_s))
+        dropped += 1
+    if dropped:
+        notes.append(f"{dropped} planned trials left out to stay within the {budget_s / 60:g} min budget "
+                     "(the dearest first; --budget raises it)")  # fmt: skip
+    short = sorted({c.model for c in kept} - {m for m in {c.model for c in kept} if _fits(kept, m, fit_points)})
+    if short and fit_points > 1:
+        kept = [c for c in kept if c.model not in short]
+        notes.append(f"{', '.join(short)} left out: the budget leaves fewer than {fit_points} of their trials over "
+                     "two batch sizes")  # fmt: skip
     return kept
+
+
+def _fits(cells: Sequence[Cell], model: str, points: int) -> bool:
+    mine = [c for c in cells if c.model == model]
+    return len(mine) >= points and len({c.values.get("batch_size") for c in mine}) >= 2

@@ -532,18 +532,20 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
             for b in sizes:
                 values = {"model": model, "batch_size": b, "seed": seed, "preset": preset}
                 cells.append(Cell(values, cost_s(facts, flops, b, steps + warmup)))
-    kept = trim(cells, budget_s, notes)
+    accuracy = not quick and (budget_s is None or budget_s >= ACCURACY_MIN_BUDGET_S)
+    limit = 120.0 if budget_s is None else min(120.0, budget_s / 5)
+    kept = trim(cells, budget_s, notes, fit_points=3, reserved_s=limit if accuracy else 0.0)
     # the paper trained on the TX2's GPU: where torch reaches one, so do the trials (its load is sensed either way)
     common = {"steps": steps, "warmup": warmup, "infer_steps": 0, **({"device": "cuda"} if facts.cuda else {})}
     trials = [{**common, **c.values} for c in kept]
-    if not quick and (budget_s is None or budget_s >= ACCURACY_MIN_BUDGET_S):
-        limit = 120.0 if budget_s is None else min(120.0, budget_s / 5)
-        trials.append({"model": "lenet", "batch_size": 32, "until_accuracy": 0.95, "eval_every": 25,
+    if accuracy:
+        trials.append({"model": "lenet", "batch_size": 32, "until_accuracy": 0.95, "eval_every": 25, "data": "mnist",
                        "max_time_s": limit, "warmup": 0, "infer_steps": 0})  # fmt: skip
     else:
         notes.append("accuracy during training (Observation 12) is evaluated only outside --quick with a budget of "
                      f"{ACCURACY_MIN_BUDGET_S / 60:g} min or more")  # fmt: skip
-    return StudyPlan(trials=trials, notes=notes, estimate_s=sum(c.cost_s for c in kept))
+    estimate = sum(c.cost_s for c in kept) + (limit if accuracy else 0.0)
+    return StudyPlan(trials=trials, notes=notes, estimate_s=estimate)
 
 
 def _figures() -> dict[str, list[Any]]:
