@@ -206,3 +206,19 @@ def test_gpu_against_cpu_needs_a_gpu_trial_and_measured_energy():
     checks = dnntune.check(faster[:1])
     assert all(outcome(checks, o).outcome == "cannot be checked here" for o in ("D2", "D3"))
     assert "GPU" in outcome(checks, "D2").reason
+
+
+def test_accuracy_during_training():
+    from edgebench.records.result import Accuracy, AccuracyPoint
+
+    def trained(curve):
+        points = [AccuracyPoint(step=s, accuracy=a, elapsed_s=s / 10) for s, a in curve]
+        return stored(batch=32, step_ms=10).model_copy(update={"accuracy": Accuracy(reached=False, curve=points)})
+
+    rising = trained([(25, 0.58), (50, 0.78), (75, 0.89), (100, 0.93)])
+    assert outcome(tx2.check([rising]), "O12").outcome == "holds"
+    flat = trained([(25, 0.11), (50, 0.09), (75, 0.12), (100, 0.10), (125, 0.11)])
+    assert outcome(tx2.check([flat]), "O12").outcome == "inconclusive"  # no trend either way
+    falling = trained([(25, 0.5), (50, 0.41), (75, 0.3), (100, 0.22)])
+    assert outcome(tx2.check([falling]), "O12").outcome == "does not hold"
+    assert outcome(tx2.check([stored(step_ms=10)]), "O12").outcome == "cannot be checked here"
