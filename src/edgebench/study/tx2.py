@@ -227,6 +227,9 @@ def o2(results: Sequence[TrialResult]) -> Verdict:
     elif any(gpu_util(r) is not None for r in results):
         gnotes = [r.series_periodicity.note for r in results if r.series_periodicity]
         notes.append("GPU not checked: " + (most_common(gnotes) or "fewer than two series with a pattern"))
+    if not parts and not any(r.cpu.util_pct and r.cpu.util_pct.mean is not None for r in results):
+        return cannot(ob, "the per-core counters of /proc/stat did not advance during the trials (a copied tree)"
+                      + ("; " + notes[0] if notes else ""))  # fmt: skip
     if not parts:
         return cannot(ob, "no trial's utilization could be correlated at its step period: "
                       + (most_common(why) or "no samples") + saturated(results))  # fmt: skip
@@ -551,7 +554,10 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
 def _figures() -> dict[str, list[Any]]:
     from edgebench.study import figures as fig
 
-    gpu, cpu = fig.sweep("gpu_util_pct"), fig.sweep("cpu_util_pct")
+    gpu = fig.sweep("gpu_util_pct")
+    cpu = fig.curve("study-cpu-util", "CPU utilization against batch size (measured)", "CPU utilization (%)",
+                    cpu_util, "the cores' mean from /proc/stat; where its counters did not advance (a copied tree), "
+                    "the worker's CPU time over its cores")  # fmt: skip
     # Figure 4's and Figure 8's values as the paper's text gives them (batch 4 and 64)
     gpu_published = fig.with_published(gpu, "ResNet50 GPU utilization on the TX2", ((4, 85.6), (64, 95.6)))
     throughput = fig.with_published(fig.sweep("throughput_sps"), "ResNet50 throughput on the TX2", ((4, 9), (64, 55)))
