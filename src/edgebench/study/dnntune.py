@@ -303,17 +303,20 @@ def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
 
 
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
-    """Batch-1 CPU inference of small and large models; LeNet int8 beside fp32; LeNet training on the big cluster
-    beside every core where the device has two clusters."""
+    """Batch-1 CPU inference of small and large models; LeNet int8 beside fp32 on torch (``quick``) or on every
+    runtime installed (DNNTune's Table 5 compares frameworks); LeNet training on the big cluster beside every core
+    where the device has two clusters; a layer-traced MobileNetV2 for the partition findings."""
     from edgebench.study.plan import Cell, trim
 
     notes: list[str] = []
     steps = 10 if quick else 30
     large = ("resnet50",) if quick else ("resnet50", "deepspeech")
     cells = [Cell({"model": m, "mode": "infer", "batch_size": 1}, 5.0) for m in (*SMALL, *large)]
-    cells += [
-        Cell({"model": "lenet", "mode": "infer", "batch_size": 32, "precision": p}, 8.0) for p in ("fp32", "int8")
-    ]
+    runtimes = ("torch",) if quick else facts.runtimes
+    cells += [Cell({"model": "lenet", "mode": "infer", "batch_size": 32, "precision": p, "backend": b}, 8.0)
+              for b in runtimes for p in ("fp32", "int8")]  # fmt: skip
+    if quick and len(facts.runtimes) > 1:
+        notes.append(f"--quick compares int8 with fp32 on torch only; without it, on {', '.join(facts.runtimes)}")
     if facts.big_little:
         big = facts.clusters[-1]
         cells.append(Cell({"model": "lenet", "batch_size": 64, "cores": big, "threads": len(big)}, 5.0))
