@@ -226,7 +226,7 @@ def d5(results: Sequence[TrialResult]) -> Verdict:
               c.trial.mode, c.trial.backend)]  # fmt: skip
         found = _ratio(fp, [r]) if fp else None
         if found is not None:
-            parts.append(evidence(f"{r.trial.model} b{r.trial.batch_size}: fp32 / int8 step time", found, MUCH_FASTER,
+            parts.append(evidence(f"{r.trial.model} b{r.trial.batch_size} {r.trial.backend}: fp32 / int8 step time", found, MUCH_FASTER,
                                   "above", [r, *fp]))  # fmt: skip
     if not parts:
         return cannot(ob, "needs an fp32 trial beside each int8 one")
