@@ -226,8 +226,8 @@ def d5(results: Sequence[TrialResult]) -> Verdict:
               c.trial.mode, c.trial.backend)]  # fmt: skip
         found = _ratio(fp, [r]) if fp else None
         if found is not None:
-            parts.append(evidence(f"{r.trial.model} b{r.trial.batch_size} {r.trial.backend}: fp32 / int8 step time", found, MUCH_FASTER,
-                                  "above", [r, *fp]))  # fmt: skip
+            name = f"{r.trial.model} b{r.trial.batch_size} {r.trial.backend}"
+            parts.append(evidence(f"{name}: fp32 / int8 step time", found, MUCH_FASTER, "above", [r, *fp]))
     if not parts:
         return cannot(ob, "needs an fp32 trial beside each int8 one")
     return verdict(ob, parts, how="any")
