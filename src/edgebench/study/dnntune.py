@@ -332,7 +332,7 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     common = {"steps": steps, "warmup": 2, "infer_steps": 0}
     trials = []
     for c in kept:
-        values = {**common, **c.values}
+        values = c.trial_values(common)
         if values.get("mode") == "infer":
             values.update(infer_steps=steps)
         trials.append(values)

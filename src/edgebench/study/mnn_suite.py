@@ -185,7 +185,7 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
         notes.append("no cpufreq frequency table: the frequency comparison (M2) is left out")
     kept = trim(cells, budget_s, notes)
     common = {"steps": steps, "warmup": warmup, "infer_steps": 0}
-    return StudyPlan([{**common, **c.values} for c in kept], notes, sum(c.cost_s for c in kept))
+    return StudyPlan([c.trial_values(common) for c in kept], notes, sum(c.cost_s for c in kept))
 
 
 def _figures() -> dict[str, list[Any]]:

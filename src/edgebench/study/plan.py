@@ -19,6 +19,7 @@ from typing import Any
 from edgebench.study.device import DeviceFacts
 
 START_S = 4.0
+MIN_TIMEOUT_S = 120.0
 GFLOPS_PER_CORE = 1.5
 #: Bytes per parameter a training step holds at least (weights, gradients, momentum, a copy in flight).
 TRAIN_BYTES_PER_PARAM = 16
@@ -44,6 +45,11 @@ class Cell:
     @property
     def model(self) -> str:
         return str(self.values["model"])
+
+    def trial_values(self, common: dict[str, Any]) -> dict[str, Any]:
+        """The trial's values with ``common`` and a timeout of ten times its estimate (two minutes at least), so one
+        trial that hangs costs minutes of the budget, not the default half hour."""
+        return {"timeout_s": max(MIN_TIMEOUT_S, 10 * self.cost_s), **common, **self.values}
 
 
 def model_counts(model: str) -> tuple[int | None, int | None]:

@@ -540,10 +540,10 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     kept = trim(cells, budget_s, notes, fit_points=3, reserved_s=limit if accuracy else 0.0)
     # the paper trained on the TX2's GPU: where torch reaches one, so do the trials (its load is sensed either way)
     common = {"steps": steps, "warmup": warmup, "infer_steps": 0, **({"device": "cuda"} if facts.cuda else {})}
-    trials = [{**common, **c.values} for c in kept]
+    trials = [c.trial_values(common) for c in kept]
     if accuracy:
         trials.append({"model": "lenet", "batch_size": 32, "until_accuracy": 0.95, "eval_every": 25, "data": "mnist",
-                       "max_time_s": limit, "warmup": 0, "infer_steps": 0})  # fmt: skip
+                       "max_time_s": limit, "warmup": 0, "infer_steps": 0, "timeout_s": limit + 120})  # fmt: skip
     else:
         notes.append("accuracy during training (Observation 12) is evaluated only outside --quick with a budget of "
                      f"{ACCURACY_MIN_BUDGET_S / 60:g} min or more")  # fmt: skip
