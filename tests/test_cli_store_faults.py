@@ -24,6 +24,7 @@ COMMANDS = {
     "compare": ["compare", "20260101", "20260102"],
     "layers": ["layers", "20260101"],
     "feasibility": ["feasibility", "--model", "lenet", "--memory-budget", "1GiB", "--batch-sizes", "1"],
+    "study": ["study", "mnn-suite", "--quick"],
 }
 
 

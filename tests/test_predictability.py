@@ -115,3 +115,10 @@ def test_gpu_utilization_periodic_with_the_step_is_detected_and_a_flat_one_says_
     assert gpu == {"gpu0": None} and "did not vary" in note
     _, _, note = series_periodicity(tick_samples(np.ones(50)), 0, 500 * MS, 60 * MS)
     assert note == "no GPU utilization or power rail sampled"
+
+
+def test_a_series_that_differs_only_by_rounding_is_flat():
+    """Power computed from still readings (mW x mV / mA arithmetic) differs in its last bits; that is no pattern."""
+    x = np.array([2.981, 2.9810000000000003] * 20)
+    assert autocorrelation_at(x, 2) is None
+    assert autocorrelation_at(x + np.tile([0.0, 0.5], 20), 2) == pytest.approx(1.0)

@@ -32,6 +32,7 @@ from edgebench.cli import report as report_cmd
 from edgebench.cli import run as run_cmd
 from edgebench.cli import sensors as sensors_cmd
 from edgebench.cli import snapshot as snapshot_cmd
+from edgebench.cli import study as study_cmd
 from edgebench.cli import sweep as sweep_cmd
 from edgebench.cli import system as system_cmd
 from edgebench.cli import trace as trace_cmd
@@ -102,6 +103,11 @@ system_cmd.app.command("show")(interruptible(system_cmd.show))
 system_cmd.app.command("tune")(interruptible(system_cmd.tune))
 system_cmd.app.command("reset")(interruptible(system_cmd.reset))
 app.add_typer(system_cmd.app, name="system")
+for _study in study_cmd.HELP:
+    study_cmd.app.command(_study)(
+        interruptible(study_cmd.command_for(_study), "interrupted; the trials that finished are stored")
+    )
+app.add_typer(study_cmd.app, name="study")
 
 
 @app.callback(invoke_without_command=True)

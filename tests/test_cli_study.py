@@ -1,0 +1,62 @@
+"""``edgebench study`` through the real command line: the TX2 paper's quick study on this machine (every observation
+gets a verdict or a reason; the CPU-only ones from measured trials), and on the Jetson TX2 fixture tree (the GPU and
+power observations decided from its sensors, never from an estimate)."""
+
+import json
+
+from tests.conftest import json_out
+
+TX2_IDS = [f"O{i}" for i in range(1, 13)]
+DECIDED = {"holds", "does not hold", "inconclusive"}
+
+
+def by_id(report):
+    return {v["observation"]["id"]: v for v in report["verdicts"]}
+
+
+def test_study_tx2_quick_on_this_machine(cli, tmp_path):
+    html = tmp_path / "study.html"
+    proc = cli("study", "tx2", "--quick", "--json", "--html", str(html), timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    report = json_out(proc)  # --json: nothing but the object on stdout
+    verdicts = by_id(report)
+    assert list(verdicts) == TX2_IDS and report["trials_ok"] == report["trials"] == 8
+    for v in verdicts.values():
+        assert v["outcome"] in DECIDED | {"cannot be checked here"} and v["reason"]
+        for e in v["evidence"]:
+            assert e["kind"] == "measured" and e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["trial_ids"]
+    # what a CPU-only machine can check is decided from its trials
+    for oid in ("O9", "O10", "O11"):
+        assert verdicts[oid]["outcome"] in DECIDED, verdicts[oid]
+    assert verdicts["O9"]["outcome"] == "holds"  # saved activations grow with the batch, parameters do not
+    # periodicity and per-core differences, unless other processes kept every core busy throughout (then said so)
+    for oid in ("O2", "O4"):
+        v = verdicts[oid]
+        assert v["outcome"] in DECIDED or "busy throughout every trial" in v["reason"], v
+    # no GPU and no power sensor here: those are "cannot be checked", never decided from the utilization estimate
+    for oid, word in (("O1", "GPU"), ("O3", "GPU"), ("O5", "GPU"), ("O6", "rails"), ("O7", "power"), ("O8", "power")):
+        assert verdicts[oid]["outcome"] == "cannot be checked here" and word in verdicts[oid]["reason"]
+    page = html.read_text()
+    assert "study-verdicts" in page and "Figure 9" in page and "http://" not in page.split("<script>")[0]
+    figures = json.loads(page.split('id="figures">')[1].split("</script>")[0])
+    assert figures  # the counterparts drawn (memory by category, throughput, per-core utilization...)
+    # the same study again resumes its stored trials (none rerun) and prints the table
+    again = cli("study", "tx2", "--quick", "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "O12" in again.stdout and "holds" in again.stdout and "trials already stored" in again.stderr
+
+
+def test_study_tx2_on_the_jetson_fixture_decides_gpu_and_power(cli, sysfs_tree, monkeypatch):
+    monkeypatch.setenv("EDGEBENCH_FAKE_STEP_MS", "60")  # 10 steps: the 0.4 s CPU accounting needs
+    proc = cli("study", "tx2", "--quick", "--json", "--backend", "fake", "--no-store",
+               "--sysfs-root", str(sysfs_tree("jetson_tx2")), timeout=400)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    verdicts = by_id(json_out(proc))
+    # the copied tree's GPU load stands at 31.2% whatever the batch or the model: not sensitive, no domain gap
+    assert verdicts["O3"]["outcome"] == "does not hold" and verdicts["O5"]["outcome"] == "does not hold"
+    assert verdicts["O6"]["outcome"] == "holds"  # VDD_SYS_DDR reads above VDD_SYS_GPU in the capture
+    assert verdicts["O1"]["outcome"] in DECIDED and verdicts["O8"]["outcome"] in DECIDED
+    o8 = verdicts["O8"]["evidence"][0]
+    assert "measured power" in o8["test"] and o8["kind"] == "measured"
+    # still readings have no step pattern to find: said, not decided
+    assert verdicts["O7"]["outcome"] == "cannot be checked here" and "did not vary" in verdicts["O7"]["reason"]

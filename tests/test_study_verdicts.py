@@ -1,0 +1,224 @@
+"""The study's verdict logic on synthetic devices: trial records built as a device would store them (per-core
+utilization, GPU load, power rails, memory by category, step statistics), one device where an observation holds,
+one where it does not, one where it cannot be checked.  The records carry the raw figures; the verdicts and their
+intervals are computed by the checks."""
+
+import math
+
+import numpy as np
+import pytest
+
+from edgebench.records.memory import MemoryByCategory
+from edgebench.records.result import (
+    CpuUtil,
+    EstimatedEnergy,
+    GpuUtil,
+    Latency,
+    MeasuredEnergy,
+    Memory,
+    Predictability,
+    RailEnergy,
+    Stats,
+    TrialResult,
+)
+from edgebench.records.trial import Trial
+from edgebench.study import dnntune, mnn_suite, stats, tx2
+from edgebench.study.decide import combine, compare
+
+RNG = np.random.default_rng(7)
+
+
+def stored(model="lenet", batch=8, *, step_ms=None, steps=20, per_core=None, gpu=None, rails=None, act=None,
+           periodicity=None, cores=None, threads=None, precision="fp32", mode="train", i=0):  # fmt: skip
+    """A trial as the store returns it: step times drawn around ``step_ms``, the rest as given."""
+    trial = Trial.model_construct(**{**Trial().model_dump(), "model": model, "batch_size": batch, "cores": cores,
+                                     "threads": threads, "precision": precision, "mode": mode})  # fmt: skip
+    draws = RNG.normal(step_ms, 0.02 * step_ms, steps) if step_ms else None
+    latency = Latency()
+    if draws is not None:
+        latency = Latency(step_ms=Stats(mean=float(draws.mean()), std=float(draws.std(ddof=1)), n=steps,
+                                        cv=float(draws.std(ddof=1) / draws.mean())),
+                          throughput_sps=batch * 1000 / float(draws.mean()), measured_steps=steps)  # fmt: skip
+    fields = {}
+    if per_core is not None:
+        fields["cpu"] = {"util_pct": CpuUtil(per_core=per_core, mean=sum(per_core) / len(per_core))}
+    if gpu is not None:
+        fields["gpu_util_pct"] = GpuUtil(per_gpu=[gpu], mean=gpu)
+    if rails is not None:
+        window = steps * (step_ms or 10) / 1000
+        by_rail = {n: RailEnergy(energy_j=w * window, gross_energy_j=w * window, avg_power_w=w, idle_power_w=None)
+                   for n, w in rails.items()}  # fmt: skip
+        total = sum(rails.values()) * window
+        fields["energy"] = MeasuredEnergy(energy_j=total, gross_j=total, window_s=window, source="jetson_power: VDD_IN",
+                                          by_rail=by_rail)  # fmt: skip
+    if act is not None:
+        fields["memory"] = Memory(by_category=MemoryByCategory(batch_size=batch, params_bytes=1 << 20,
+                                  gradients_bytes=1 << 20, optimizer_bytes=1 << 20, activations_bytes=act))  # fmt: skip
+    if periodicity is not None:
+        fields["predictability"] = Predictability(step_time_cv=0.02, step_period_ms=step_ms or 10,
+                                                  utilization_periodicity=periodicity)  # fmt: skip
+    r = TrialResult(trial_id=f"t-{model}-{batch}-{i}-{RNG.integers(1e9)}", status="ok", trial=trial, latency=latency,
+                    **fields)  # fmt: skip
+    return r
+
+
+def outcome(verdicts, oid):
+    return next(v for v in verdicts if v.observation.id == oid)
+
+
+def test_interval_rule():
+    assert compare(1.2, 2.0, 1.0, "above") == "holds"
+    assert compare(0.1, 0.9, 1.0, "above") == "does not hold"
+    assert compare(0.5, 1.5, 1.0, "above") == "inconclusive"
+    assert compare(-0.5, 0.5, 1.0, "within") == "holds" and compare(1.5, 2, 1.0, "within") == "does not hold"
+    assert compare(0.5, 1.5, 1.0, "within") == "inconclusive"
+
+
+def test_grouped_fit_equals_fitting_every_step():
+    x = [1.0, 2.0, 3.0]
+    groups = [RNG.normal(2 * v, 0.3, 12) for v in x]
+    fit = stats.grouped_fit(x, [12] * 3, [g.mean() for g in groups], [g.var(ddof=1) for g in groups])
+    every = stats.linear_fit(np.repeat(x, 12), np.concatenate(groups))
+    assert fit.slope == pytest.approx(every.slope) and fit.se == pytest.approx(every.se) and fit.df == every.df
+
+
+def _batches(make, sizes=(16, 32, 64, 128), repeats=2):
+    return [make(b, i) for b in sizes for i in range(repeats)]
+
+
+def test_throughput_holds_when_steps_grow_slower_than_the_batch_and_not_when_they_grow_with_it():
+    sub = _batches(lambda b, i: stored(batch=b, step_ms=5 * b**0.5, i=i))
+    assert outcome(tx2.check(sub), "O10").outcome == "holds"
+    assert outcome(mnn_suite.check(sub), "M4").outcome == "holds"
+    fixed = _batches(lambda b, i: stored(batch=b, step_ms=0.5 * b**1.0, i=i))  # throughput constant in the batch
+    o10 = outcome(tx2.check(fixed), "O10")
+    assert o10.outcome == "inconclusive"  # an exponent of 0 cannot be told from a small positive one
+    assert abs(o10.evidence[0].estimate) < 0.05 and o10.evidence[0].ci_low < 0 < o10.evidence[0].ci_high
+    slower = _batches(lambda b, i: stored(batch=b, step_ms=0.2 * b**1.3, i=i))  # steps grow faster than the batch
+    assert outcome(tx2.check(slower), "O10").outcome == "does not hold"
+    assert outcome(mnn_suite.check(slower), "M4").outcome == "does not hold"
+    assert outcome(tx2.check([stored(step_ms=5)]), "O10").outcome == "cannot be checked here"
+
+
+def test_memory_intermediate_part_grows_with_the_batch():
+    grows = _batches(lambda b, i: stored(batch=b, step_ms=5, act=40_000 * b + 1000), repeats=1)
+    v = outcome(tx2.check(grows), "O9")
+    assert v.outcome == "holds"
+    assert v.evidence[0].estimate == pytest.approx(40_000 / 2**20)
+    flat = _batches(lambda b, i: stored(batch=b, step_ms=5, act=1_000_000), repeats=1)
+    assert outcome(tx2.check(flat), "O9").outcome == "does not hold"
+    assert "memory by category" in outcome(tx2.check([stored(step_ms=5)]), "O9").reason
+
+
+def test_per_core_differences():
+    differ = [stored(per_core=[80 + RNG.normal(0, 2), 30 + RNG.normal(0, 2)], i=i) for i in range(6)]
+    v = outcome(tx2.check(differ), "O4")
+    assert v.outcome == "holds" and v.evidence[0].estimate == pytest.approx(50, abs=5)
+    same = [stored(per_core=[60 + (d := RNG.normal(0, 1)), 60 - d + RNG.normal(0, 0.5)], i=i) for i in range(8)]
+    assert outcome(tx2.check(same), "O4").outcome == "does not hold"
+    one = [stored(per_core=[70.0], i=i) for i in range(3)]
+    assert outcome(tx2.check(one), "O4").outcome == "cannot be checked here"
+
+
+def test_periodicity_from_each_series_autocorrelation():
+    periodic = [stored(step_ms=50, periodicity=[0.8 + RNG.normal(0, 0.05), 0.7 + RNG.normal(0, 0.05)], i=i)
+                for i in range(4)]  # fmt: skip
+    assert outcome(tx2.check(periodic), "O2").outcome == "holds"
+    noise = [stored(step_ms=50, periodicity=[RNG.normal(0, 0.03), RNG.normal(0, 0.03)], i=i) for i in range(4)]
+    assert outcome(tx2.check(noise), "O2").outcome == "does not hold"
+    short = [stored(step_ms=5, periodicity=[None, None], i=i) for i in range(2)]
+    assert outcome(tx2.check(short), "O2").outcome == "cannot be checked here"
+
+
+def test_gpu_observations_need_a_gpu_and_are_decided_with_one():
+    cpu_only = _batches(lambda b, i: stored(batch=b, step_ms=10, per_core=[50.0, 40.0], i=i))
+    checks = tx2.check(cpu_only)
+    for oid in ("O1", "O3", "O5"):
+        assert outcome(checks, oid).outcome == "cannot be checked here" and "GPU" in outcome(checks, oid).reason
+    high = _batches(lambda b, i: stored(batch=b, step_ms=10, per_core=[20 + RNG.normal(0, 0.3)] * 2,
+                                        gpu=70 + 3 * math.log2(b) + RNG.normal(0, 1), i=i))  # fmt: skip
+    checks = tx2.check(high)
+    assert outcome(checks, "O1").outcome == "holds" and outcome(checks, "O3").outcome == "holds"
+    low = _batches(lambda b, i: stored(batch=b, step_ms=10, per_core=[60.0, 60.0], gpu=31.2, i=i))
+    checks = tx2.check(low)  # a GPU that stays at 31% under busy cores: neither holds
+    assert outcome(checks, "O1").outcome == "does not hold" and outcome(checks, "O3").outcome == "does not hold"
+
+
+def test_energy_needs_a_power_sensor_never_the_estimate():
+    sizes = (4, 16, 64)
+    estimate = EstimatedEnergy(power_model="linear-utilization", energy_j=1.0, per_step_j=0.1)
+    no_sensor = [stored(batch=b, step_ms=10 * b**0.5, i=i).model_copy(update={"estimated_energy": estimate})
+                 for b in sizes for i in range(2)]  # fmt: skip
+    assert all(outcome(tx2.check(no_sensor), o).outcome == "cannot be checked here" for o in ("O6", "O7", "O8"))
+    assert "power sensor" in outcome(tx2.check(no_sensor), "O8").reason
+    rails = {"VDD_SYS_GPU": 1.0, "VDD_SYS_DDR": 1.6, "VDD_SYS_CPU": 0.5}
+    sensed = [stored(batch=b, step_ms=10 * b**0.5, rails={k: v + RNG.normal(0, 0.02) for k, v in rails.items()}, i=i)
+              for b in sizes for i in range(2)]  # fmt: skip
+    checks = tx2.check(sensed)
+    assert outcome(checks, "O8").outcome == "holds"  # energy per step ~ b^0.5: grows, not proportionally
+    assert outcome(checks, "O6").outcome == "holds"  # memory rail above the GPU's
+    assert outcome(mnn_suite.check(sensed), "M5").outcome == "holds"
+    gpu_heavy = [
+        stored(batch=b, step_ms=10 * b**1.3, rails={"VDD_SYS_GPU": 3.0 + RNG.normal(0, 0.02), "VDD_SYS_DDR": 1.0}, i=i)
+        for b in sizes
+        for i in range(2)
+    ]
+    checks = tx2.check(gpu_heavy)
+    assert outcome(checks, "O6").outcome == "does not hold" and outcome(checks, "O8").outcome == "does not hold"
+
+
+def test_int8_and_core_comparisons_from_repeated_steps():
+    fast = [stored(batch=32, step_ms=20, mode="infer"), stored(batch=32, step_ms=8, mode="infer", precision="int8")]
+    assert outcome(dnntune.check(fast), "D5").outcome == "holds"
+    close = [stored(batch=32, step_ms=20, mode="infer"), stored(batch=32, step_ms=19, mode="infer", precision="int8")]
+    assert outcome(dnntune.check(close), "D5").outcome == "does not hold"
+    assert outcome(dnntune.check(close[:1]), "D5").outcome == "cannot be checked here"
+    cores = [stored(batch=16, step_ms=10), stored(batch=16, step_ms=18, cores=(1,), threads=1)]
+    assert outcome(mnn_suite.check(cores), "M1").outcome == "holds"
+    assert outcome(mnn_suite.check(cores[:1]), "M1").outcome == "cannot be checked here"
+
+
+def test_combining_parts():
+    ev = outcome(tx2.check(_batches(lambda b, i: stored(batch=b, step_ms=5 * b**0.5, i=i))), "O10").evidence
+    assert combine(ev, "all") == "holds"
+
+
+def test_big_and_little_against_big_only():
+    helps = [stored(batch=64, step_ms=6, cores=(0, 1, 2, 3)), stored(batch=64, step_ms=10, cores=(2, 3), threads=2)]
+    assert outcome(dnntune.check(helps), "D4").outcome == "does not hold"  # every core is faster: it benefits
+    no_gain = [stored(batch=64, step_ms=10, cores=(0, 1, 2, 3)), stored(batch=64, step_ms=10, cores=(2, 3))]
+    assert outcome(dnntune.check(no_gain), "D4").outcome == "holds"  # within the steps' noise of big only
+    assert outcome(dnntune.check(no_gain[:1]), "D4").outcome == "cannot be checked here"
+
+
+def test_gpu_against_cpu_needs_a_gpu_trial_and_measured_energy():
+    def on(device, step_ms, watts):
+        r = stored(model="mobilenet_v2", batch=1, step_ms=step_ms, mode="infer", rails={"VDD_IN": watts})
+        return r.model_copy(update={"trial": r.trial.model_copy(update={"device": device})})
+
+    faster = [on("cpu", 40, 3.0), on("cuda", 10, 5.0)]
+    checks = dnntune.check(faster)
+    assert outcome(checks, "D2").outcome == "holds"  # 4x faster on the GPU
+    assert outcome(checks, "D3").outcome == "holds"  # 40 ms x 3 W against 10 ms x 5 W
+    slower = [on("cpu", 10, 3.0), on("cuda", 12, 6.0)]
+    checks = dnntune.check(slower)
+    assert outcome(checks, "D2").outcome == "does not hold" and outcome(checks, "D3").outcome == "does not hold"
+    checks = dnntune.check(faster[:1])
+    assert all(outcome(checks, o).outcome == "cannot be checked here" for o in ("D2", "D3"))
+    assert "GPU" in outcome(checks, "D2").reason
+
+
+def test_accuracy_during_training():
+    from edgebench.records.result import Accuracy, AccuracyPoint
+
+    def trained(curve):
+        points = [AccuracyPoint(step=s, accuracy=a, elapsed_s=s / 10) for s, a in curve]
+        return stored(batch=32, step_ms=10).model_copy(update={"accuracy": Accuracy(reached=False, curve=points)})
+
+    rising = trained([(25, 0.58), (50, 0.78), (75, 0.89), (100, 0.93)])
+    assert outcome(tx2.check([rising]), "O12").outcome == "holds"
+    flat = trained([(25, 0.11), (50, 0.09), (75, 0.12), (100, 0.10), (125, 0.11)])
+    assert outcome(tx2.check([flat]), "O12").outcome == "inconclusive"  # no trend either way
+    falling = trained([(25, 0.5), (50, 0.41), (75, 0.3), (100, 0.22)])
+    assert outcome(tx2.check([falling]), "O12").outcome == "does not hold"
+    assert outcome(tx2.check([stored(step_ms=10)]), "O12").outcome == "cannot be checked here"
