@@ -8,7 +8,9 @@ baseline, memory watchdog); a ``--command`` trial, the user's own binary, runs u
 
 from __future__ import annotations
 
+from edgebench.command.counting import CounterTool, parse_stat, probe_script, read_probe
 from edgebench.command.run import run_command_trial
+from edgebench.errors import UsageError
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
 from edgebench.sensors import android_thermal
@@ -30,9 +32,49 @@ def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> Trial
     else:
         with target.command_shell() as (shell, root):
             env = target.environment()
-            bundle = run_command_trial(trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample)
+            counting = command_counter_tool(target, trial.counters) if trial.counters else None
+            bundle = run_command_trial(
+                trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample, counting=counting
+            )
     end = thermal() if thermal else None
     if start is None and end is None:
         return bundle
     readings = {android_thermal.ENV_START: start, android_thermal.ENV_END: end}
     return bundle.model_copy(update={"env": {**bundle.env, **readings}})
+
+
+def command_counter_tool(target: Target, names: tuple[str, ...]) -> CounterTool:
+    """What counts ``--counters`` over a ``--command`` trial's process tree on ``target``, or a one-line refusal
+    (:class:`UsageError`) naming what is missing.
+
+    This machine (a target that answers ``missing_counters`` itself) counts with edgebench's own launcher over
+    ``perf_event_open``; a remote device needs ``simpleperf`` or ``perf`` on its PATH, and counts ``true`` with it
+    once here so that an event its kernel will not count is refused before the trial, not found missing after."""
+    local_check = getattr(target, "missing_counters", None)
+    if local_check is not None:
+        why = local_check(names)
+        if why is not None:
+            raise UsageError("--counters", why)
+        return "launcher"
+    with target.command_shell() as (shell, _):
+        scratch = f"{shell.workdir().rstrip('/')}/edgebench-counters-probe"
+        done = shell.run(probe_script(names, scratch), timeout_s=60)
+    tool, status, said, stat = read_probe(done.stdout.decode(errors="replace"))
+    name = getattr(target, "name", "the device")
+    if tool is None:
+        raise UsageError(
+            "--counters",
+            f"a --command trial on {name} counts perf events with the device's `simpleperf stat` or `perf stat`, "
+            "and neither is on its PATH (command -v found none): install linux-perf on the board (Android has "
+            "/system/bin/simpleperf since 9), or drop --counters",
+        )
+    _, missing = parse_stat(tool, stat, names)
+    if status != 0 or missing:
+        last = said.splitlines()[-1] if said else f"exit status {status}"
+        what = f"cannot count {', '.join(missing)}" if missing and status == 0 else f"failed: {last}"
+        raise UsageError(
+            "--counters",
+            f"`{tool} stat` on {name} {what} (a hardware event needs a PMU the device's kernel exposes; "
+            "a permission refusal needs --root or a lower /proc/sys/kernel/perf_event_paranoid)",
+        )
+    return tool

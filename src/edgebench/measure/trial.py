@@ -15,6 +15,7 @@ from edgebench.measure.budget import budget_outcome
 from edgebench.measure.cold_start import cold_start
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
+from edgebench.measure.notes import command_counters_note
 from edgebench.measure.predictability import predictability, step_series_periodicity
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
@@ -256,6 +257,9 @@ def build_result(
     counted = [s.counters for s in train if s.counters]
     if counted and len(counted) == len(train):
         cpu["perf_counters_per_step"] = {n: sum(c[n] for c in counted) / len(counted) for n in counted[0]}
+    if done.counters:
+        cpu["perf_counters_run"] = {n: float(v) for n, v in done.counters.items()}
+        notes.append(command_counters_note(env.get("perf_counters_tool"), per_step="perf_counters_per_step" in cpu))
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
     gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
     cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None

@@ -274,6 +274,9 @@ class Cpu(_Group):
     freq_applied_khz: dict[str, int] | None = None
     #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
     perf_counters_per_step: dict[str, float] | None = None
+    #: ``--counters`` on a ``--command`` trial: each perf event's count over the command's whole run, exec to exit
+    #: (its start-up and everything after the last step included), by perf's name.
+    perf_counters_run: dict[str, float] | None = None
 
 
 class MeasuredEnergy(_Group):
