@@ -321,3 +321,28 @@ def test_a_full_agent_trial_on_an_old_phone_ends_cleanly_without_the_shell_proto
     left = subprocess.run(["pgrep", "-f", str(phone.workdir / "session-")], capture_output=True, text=True)
     assert not left.stdout.strip(), "the session's watcher or agent still runs on the phone"
     assert adbd_sim.phone("rooted", "--rooted").adb("features").stdout.count("shell_v2") == 1  # a modern one has it
+
+
+def test_a_frequency_trial_on_an_old_phone_releases_its_restore_watcher(adbd_sim, tmp_path):  # noqa: F811
+    """Pre-Android-7 adbd: the restore watcher's stdin is a pty, which sees no end of file when edgebench closes its
+    side, so the watcher waited for the connection to end and edgebench killed its client after 30 s.  The release
+    line ends it at once: its client exits by itself, the governor is back, nothing is left on the phone."""
+    from edgebench.launch.session import Launcher
+
+    phone = adbd_sim.phone("oldpinned", "--rooted", "--no-shell-v2", "--sys-tree", str(PHONE_TREE))
+    policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
+    governor = (policy / "scaling_governor").read_text().strip()
+    target = _open(phone, "oldpinned", root=True)
+    try:
+        assert target.shell.stdin_can_end() is False
+        trial = _command_trial(_bench(tmp_path, 6), cores=(1,), freq_khz=FREQ_KHZ)
+        with Launcher(target, pins_frequency=True) as launcher:
+            launched = _finishing(lambda: launcher.launch(trial), "a frequency trial on an old phone")
+            assert (policy / "scaling_governor").read_text().strip() == "userspace"
+        sysfs = target.sysfs()
+    finally:
+        target.close()
+    assert launched.finished.result.ok, launched.finished.result.reason
+    assert sysfs.holder_returncode is not None and sysfs.holder_returncode >= 0, sysfs.holder_returncode
+    assert (policy / "scaling_governor").read_text().strip() == governor
+    assert _left_on(phone) == ["bench.sh"], _left_on(phone)

@@ -105,10 +105,3 @@ def test_counters_per_step_and_per_layer_span(cli, tmp_path):
     assert {"perf task-clock per step", "perf page-faults per step"} <= tracks
     conv_slices = [e for e in doc if e.get("name") == "features.0"]
     assert conv_slices and set(conv_slices[0]["args"]["perf"]) == set(events.split(","))
-
-
-def test_a_command_trial_cannot_count():
-    from edgebench.records.trial import Trial
-
-    with pytest.raises(ValueError, match="counters: a --command trial runs through the device's sh agent"):
-        Trial(command="true", step_pattern="x", counters=("task-clock",))

@@ -228,3 +228,29 @@ def test_a_session_whose_stdin_cannot_end_is_hung_up_after_its_end_line():
     ends = subprocess.Popen(["sh", "-c", f"read -r line; echo {ENDED_LINE} 0; cat > /dev/null"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     assert _exchange(ends, "x\n", 60)[2] == 0 and ends.returncode == 0  # stdin closed: it ended by itself
+
+
+def test_a_model_file_is_copied_to_the_device_and_run_there(board, tmp_path):
+    """``--model m.onnx --target ssh://...``: the file travels to the target's work folder (once per digest) and the
+    device's agent runs that copy; the trial keeps this machine's path and digest."""
+    from edgebench.backends import model_file as mf
+    from edgebench.config.trial import make_trial
+    from tests.conftest import require_onnxruntime
+
+    require_onnxruntime()
+    here = tmp_path / "mine"
+    here.mkdir()
+    model = here / "two_inputs.onnx"
+    shutil.copy(Path(__file__).parent / "fixtures" / "models" / "two_inputs.onnx", model)
+    trial = make_trial(model=str(model), batch_size=2, steps=2, warmup=1, idle_s=0)
+    target = board()
+    run = run_trial(trial, target=target)
+    assert run.result.ok, run.result.reason
+    assert run.result.trial.model_file == str(model) and run.result.trial.model_sha256 == mf.file_digest(model)
+    on_device = Path(run.run.env["model_file_on_device"])
+    assert on_device.parent.parent == tmp_path / "work" / "models" and on_device.read_bytes() == model.read_bytes()
+    stamp = on_device.stat().st_mtime_ns
+    assert run_trial(trial, target=target).result.ok and on_device.stat().st_mtime_ns == stamp  # not sent again
+    model.write_bytes(model.read_bytes() + b"\x00")  # changed since the trial was made: refused, not run stale
+    stale = run_trial(trial, target=target).result
+    assert stale.status == "crashed" and "changed since the trial was made" in (stale.reason or "")

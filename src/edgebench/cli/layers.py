@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from edgebench.cli.options import JsonOption, StoreOption
 from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.store.trials import StoredTrial
 
 
 def layers(
@@ -43,6 +46,8 @@ def layers(
 
     stored = load_trial(store, trial)
     result = stored.result
+    if stored.spans is None and (result.cpu.perf_counters_run or result.cpu.perf_counters_per_step):
+        return _step_counters(stored, as_json)  # a --command trial: counted per step and over its run, no layers
     if stored.spans is None:
         raise UsageError(
             "TRIAL",
@@ -76,4 +81,26 @@ def layers(
         from edgebench.report.layers import print_layers
 
         print_layers(report, roofline=roofline, sort=sort, top=top)
+    return 0
+
+
+def _step_counters(stored: StoredTrial, as_json: bool) -> int:
+    """``--counters`` of a trial without layer spans: its steps' counts and the whole run's."""
+    import json
+
+    from edgebench.records.events import Step
+    from edgebench.report.layers import print_step_counters, step_counter_rows
+
+    result = stored.result
+    rows = step_counter_rows([e for e in stored.events if isinstance(e, Step)])
+    if as_json:
+        doc = {"trial_id": result.trial_id, "granularity": "steps", "steps": rows, "run": result.cpu.perf_counters_run}
+        typer.echo(json.dumps(doc, indent=2))
+        return 0
+    what = result.trial.command or result.trial.model
+    title = f"{what}  [{result.trial_id}]  perf counters per step (no layer spans: the command is one process tree)"
+    print_step_counters(title, rows, result.cpu.perf_counters_run)
+    for note in result.measurement_notes or []:
+        if note.startswith("perf counters"):
+            typer.echo(note)
     return 0

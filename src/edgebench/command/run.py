@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
+from edgebench.command.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
 from edgebench.records.events import Done, Event, FirstStep, Ready, Step
@@ -292,12 +293,14 @@ def _read_all(proc: Any, chunks: list[bytes]) -> threading.Thread:
 
 def run_command_trial(
     trial: Trial, shell: AgentShell, *, sysfs: SysFS, root: str = "", env: dict[str, Any] | None = None,
-    sample: bool = True, clock: str = "auto",
+    sample: bool = True, clock: str = "auto", counting: CounterTool | None = None,
 ) -> TrialBundle:  # fmt: skip
     """Push the trial's files, run its command with the device-side sampler, and bundle what was measured.
 
     ``sysfs`` is the device's ``/proc`` and ``/sys`` as the workstation sees it (to plan the sensors); ``root``
-    prefixes every sampled path on the device (a fixture tree under ``--sysfs-root``).
+    prefixes every sampled path on the device (a fixture tree under ``--sysfs-root``).  ``counting``: the tool that
+    counts the trial's ``--counters`` over the command's process tree (the target chose it; see
+    :mod:`edgebench.command.counting`).
     """
     assert trial.command is not None and trial.step_pattern is not None
     pattern = step_pattern(trial.step_pattern)
@@ -308,8 +311,12 @@ def run_command_trial(
     sampler = plan_sampler(sysfs, trial.sample_interval_ms)
     sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(sampler.sources, sampler._files, strict=True)]
     run_dir = f"{workdir.rstrip('/')}/run-{time.time_ns()}"
+    command = trial.command
+    counts_path = f"{run_dir}.counters"  # beside the run folder, which the script removes when it ends
+    if trial.counters and counting is not None:
+        command = counted_command(counting, trial.command, trial.counters, counts_path)
     script = script_for(
-        command=trial.command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
+        command=command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
         workdir=run_dir, root=root, clock=clock, sample=sample,
         stamp_file=f"{workdir.rstrip('/')}/{pattern.stamp_file}" if pattern.stamp_file else None,
     )  # fmt: skip
@@ -342,6 +349,9 @@ def run_command_trial(
             run = parse_device_output(text.rstrip("\n") + "\n@samples\n" + kept)
         drop = "the connection dropped" if kept is not None else "the device did not come back"
     steps, extra, why = steps_from_output(trial, pattern, run)
+    readings = fetch_counts(shell, counts_path, counting, trial.counters) if trial.counters and counting else None
+    if readings is not None and readings.at_line and pattern.regex is not None:
+        steps = steps_with_counts(steps, pattern, run, readings)
     if failure is None:
         if run.status is None:
             # Debian's adb client exits 0 with nothing on stderr when the device goes away: the missing exit line
@@ -361,16 +371,47 @@ def run_command_trial(
         events.append(FirstStep(mode=trial.mode, start_ns=steps[0].start_ns, end_ns=steps[0].end_ns,
                                 counted_as=steps[0].phase))  # fmt: skip
     if failure is None:
-        events.append(Done(stopped_by=None))
+        events.append(Done(stopped_by=None, counters=readings.window() if readings else None))
     meta = _meta(sampler, run, anchor_wall_ns) if sample and run.records else None
     return TrialBundle(
         trial=trial,
         events=events,
         samples_csv=decode_samples(sampler, run) if meta else None,
         sampler_meta=meta,
-        env={**(env or {}), "command_clock": run.clock, "command_clock_drift_ms": run.clock_drift_ms()},
+        env={
+            **(env or {}),
+            "command_clock": run.clock,
+            "command_clock_drift_ms": run.clock_drift_ms(),
+            **({"perf_counters_tool": counting} if trial.counters and counting else {}),
+        },
         failure=failure,
     )
+
+
+def fetch_counts(shell: AgentShell, path: str, tool: CounterTool, names: tuple[str, ...]) -> Readings | None:
+    """The counting tool's file, read and deleted on the device; None where it wrote none (the run was cut)."""
+    try:
+        done = shell.run(f"cat {shlex.quote(path)} 2>/dev/null; rm -f {shlex.quote(path)}", timeout_s=30)
+    except subprocess.SubprocessError:
+        return None
+    text = done.stdout.decode(errors="replace")
+    if tool == "launcher":
+        return parse_launcher(text)
+    readings, missing = parse_stat(tool, text, names)
+    return None if missing else readings
+
+
+def steps_with_counts(steps: list[Step], pattern: StepPattern, run: DeviceRun, readings: Readings) -> list[Step]:
+    """Each step with the counts between the reading at the previous step line (the command's exec for the first)
+    and the reading at its own line: the lines are numbered in the order both the launcher and the agent saw them."""
+    matched = [i for i, (_, body) in enumerate(run.lines) if pattern.step_fields(body) is not None]
+    out: list[Step] = []
+    previous: int | None = None
+    for step, i in zip(steps, matched, strict=False):
+        counts = readings.between(previous, i + 1, last=i == len(run.lines) - 1)
+        out.append(step.model_copy(update={"counters": counts}))
+        previous = i + 1
+    return out + steps[len(out) :]
 
 
 def recover_samples(shell: AgentShell, run_dir: str, wait_s: float = RECOVER_S) -> str | None:
@@ -379,7 +420,8 @@ def recover_samples(shell: AgentShell, run_dir: str, wait_s: float = RECOVER_S) 
     did not answer within ``wait_s`` (the files then stay)."""
     kept = shlex.quote(f"{run_dir}.samples")
     script = (
-        f"cat {kept} 2>/dev/null; rm -f {kept} {shlex.quote(run_dir + '.sh')}; rm -rf {shlex.quote(run_dir)}; "
+        f"cat {kept} 2>/dev/null; rm -f {kept} {shlex.quote(run_dir + '.sh')} {shlex.quote(run_dir + '.counters')}; "
+        f"rm -rf {shlex.quote(run_dir)}; "
         f"echo {_RECOVERED}"
     )
     deadline = time.monotonic() + wait_s

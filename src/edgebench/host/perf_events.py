@@ -43,7 +43,10 @@ NANOSECOND_EVENTS = ("task-clock", "cpu-clock")
 #: ``__NR_perf_event_open`` by machine (``uname -m``).
 _SYSCALL = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "armv8l": 364, "i686": 336, "riscv64": 241}
 _ATTR_SIZE = 128  # PERF_ATTR_SIZE_VER7; the kernel accepts any known size
-_FLAG_INHERIT, _FLAG_EXCLUDE_KERNEL, _FLAG_EXCLUDE_HV = 1 << 1, 1 << 5, 1 << 6
+_FLAG_DISABLED, _FLAG_INHERIT, _FLAG_EXCLUDE_KERNEL, _FLAG_EXCLUDE_HV = 1 << 0, 1 << 1, 1 << 5, 1 << 6
+#: Counting starts when the process execs (``perf stat``'s way): a launcher's own code between fork and exec
+#: is not counted.
+_FLAG_ENABLE_ON_EXEC = 1 << 12
 _READ_FORMAT = 1 | 2  # PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
 
 
@@ -83,7 +86,7 @@ def _read_paranoid() -> str:
         return "unreadable"
 
 
-def _open(name: str, pid: int) -> int:
+def _open(name: str, pid: int, on_exec: bool = False) -> int:
     number = _SYSCALL.get(platform.machine())
     if number is None:
         raise CounterError(f"{name}: perf_event_open's syscall number is not known for {platform.machine()}")
@@ -91,6 +94,8 @@ def _open(name: str, pid: int) -> int:
     attr = bytearray(_ATTR_SIZE)
     # type u32, size u32, config u64, sample_period u64, sample_type u64, read_format u64, flags u64.
     flags = _FLAG_INHERIT | _FLAG_EXCLUDE_HV | (_FLAG_EXCLUDE_KERNEL if kind == 0 else 0)
+    if on_exec:
+        flags |= _FLAG_DISABLED | _FLAG_ENABLE_ON_EXEC
     struct.pack_into("=IIQQQQQ", attr, 0, kind, _ATTR_SIZE, config, 0, 0, _READ_FORMAT, flags)
     libc = ctypes.CDLL(None, use_errno=True)
     buf = ctypes.create_string_buffer(bytes(attr), _ATTR_SIZE)
@@ -121,15 +126,16 @@ class Counters:
         self.fds = ()
 
 
-def open_counters(names: tuple[str, ...], pid: int = 0) -> Counters:
-    """Open ``names`` for ``pid`` (0: this process) on any CPU, counting its future threads too.
+def open_counters(names: tuple[str, ...], pid: int = 0, *, on_exec: bool = False) -> Counters:
+    """Open ``names`` for ``pid`` (0: this process) on any CPU, counting its future threads and children too;
+    ``on_exec``: disabled until ``pid`` next calls ``execve`` (a forked child waiting to exec the user's command).
 
     Raises :class:`CounterError` naming the first event refused and why; the others opened are closed again.
     """
     fds: list[int] = []
     try:
         for name in names:
-            fds.append(_open(name, pid))
+            fds.append(_open(name, pid, on_exec))
     except CounterError:
         for fd in fds:
             os.close(fd)

@@ -8,10 +8,14 @@ baseline, memory watchdog); a ``--command`` trial, the user's own binary, runs u
 
 from __future__ import annotations
 
+from typing import Any
+
+from edgebench.command.counting import CounterTool, parse_stat, probe_script, read_probe
 from edgebench.command.run import run_command_trial
+from edgebench.errors import UsageError
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
-from edgebench.sensors import android_thermal
+from edgebench.sensors import android_thermal, thermal_trips
 from edgebench.targets import Target
 
 #: The Python agent, by module: the local target calls its ``run_agent``, a remote one runs ``python -m`` on it.
@@ -22,17 +26,73 @@ def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> Trial
     """Run ``trial`` (placement resolved) on ``target`` under the agent it needs; failures come back in the bundle.
 
     A target whose device reports a thermal status of its own (a phone: ``AdbTarget.thermal_status``) is asked
-    before and after, outside the trial's window; the two readings travel in the bundle's environment."""
+    before and after, outside the trial's window; any other device's thermal zones are read against their passive
+    trip points instead (a board has no thermal service).  The two readings travel in the bundle's environment."""
     thermal = getattr(target, "thermal_status", None)
-    start = thermal() if thermal else None
+    if thermal is None:
+        start_trips = thermal_trips.zone_trips(target.sysfs())
+        bundle = _run(target, trial, sample)
+        sysfs = target.sysfs()
+        refresh = getattr(sysfs, "refresh", None)  # a remote device's mirror: read the zones now, not a copy
+        if refresh is not None:
+            refresh()
+        end_trips = thermal_trips.zone_trips(sysfs)
+        return _with_readings(bundle, {thermal_trips.ENV_START: start_trips, thermal_trips.ENV_END: end_trips})
+    start = thermal()
+    bundle = _run(target, trial, sample)
+    end = thermal()
+    return _with_readings(bundle, {android_thermal.ENV_START: start, android_thermal.ENV_END: end})
+
+
+def _run(target: Target, trial: Trial, sample: bool) -> TrialBundle:
     if trial.command is None:
-        bundle = target.run_python_agent(PYTHON_AGENT, trial, sample=sample)
-    else:
-        with target.command_shell() as (shell, root):
-            env = target.environment()
-            bundle = run_command_trial(trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample)
-    end = thermal() if thermal else None
-    if start is None and end is None:
+        return target.run_python_agent(PYTHON_AGENT, trial, sample=sample)
+    with target.command_shell() as (shell, root):
+        env = target.environment()
+        counting = command_counter_tool(target, trial.counters) if trial.counters else None
+        return run_command_trial(
+            trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample, counting=counting
+        )
+
+
+def _with_readings(bundle: TrialBundle, readings: dict[str, Any]) -> TrialBundle:
+    if all(v is None for v in readings.values()):
         return bundle
-    readings = {android_thermal.ENV_START: start, android_thermal.ENV_END: end}
     return bundle.model_copy(update={"env": {**bundle.env, **readings}})
+
+
+def command_counter_tool(target: Target, names: tuple[str, ...]) -> CounterTool:
+    """What counts ``--counters`` over a ``--command`` trial's process tree on ``target``, or a one-line refusal
+    (:class:`UsageError`) naming what is missing.
+
+    This machine (a target that answers ``missing_counters`` itself) counts with edgebench's own launcher over
+    ``perf_event_open``; a remote device needs ``simpleperf`` or ``perf`` on its PATH, and counts ``true`` with it
+    once here so that an event its kernel will not count is refused before the trial, not found missing after."""
+    local_check = getattr(target, "missing_counters", None)
+    if local_check is not None:
+        why = local_check(names)
+        if why is not None:
+            raise UsageError("--counters", why)
+        return "launcher"
+    with target.command_shell() as (shell, _):
+        scratch = f"{shell.workdir().rstrip('/')}/edgebench-counters-probe"
+        done = shell.run(probe_script(names, scratch), timeout_s=60)
+    tool, status, said, stat = read_probe(done.stdout.decode(errors="replace"))
+    name = getattr(target, "name", "the device")
+    if tool is None:
+        raise UsageError(
+            "--counters",
+            f"a --command trial on {name} counts perf events with the device's `simpleperf stat` or `perf stat`, "
+            "and neither is on its PATH (command -v found none): install linux-perf on the board (Android has "
+            "/system/bin/simpleperf since 9), or drop --counters",
+        )
+    _, missing = parse_stat(tool, stat, names)
+    if status != 0 or missing:
+        last = said.splitlines()[-1] if said else f"exit status {status}"
+        what = f"cannot count {', '.join(missing)}" if missing and status == 0 else f"failed: {last}"
+        raise UsageError(
+            "--counters",
+            f"`{tool} stat` on {name} {what} (a hardware event needs a PMU the device's kernel exposes; "
+            "a permission refusal needs --root or a lower /proc/sys/kernel/perf_event_paranoid)",
+        )
+    return tool

@@ -14,7 +14,7 @@ import time
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
-from edgebench.launch.agents import run_on_target
+from edgebench.launch.agents import command_counter_tool, run_on_target
 from edgebench.measure.notes import thread_oversubscription
 from edgebench.measure.trial import measure
 from edgebench.records.finished import FinishedTrial
@@ -56,6 +56,9 @@ def check_device_present(trial: Trial, target: Target | None = None, field: str 
         raise UsageError(field.replace("device", "backend"), f"{trial.backend}: {reason}")
     if reason is not None:
         raise UsageError(field, f"{trial.device}: {reason}")
+    if trial.counters and trial.command is not None:  # the user's command: counted by a tool the target has
+        command_counter_tool(target or open_target(), trial.counters)
+        return
     missing_counters = getattr(target or open_target(), "missing_counters", None)
     why = missing_counters(trial.counters) if missing_counters and trial.counters else None
     if why is not None:

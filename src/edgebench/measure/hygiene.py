@@ -10,7 +10,8 @@ Three facts every result carries (:class:`~edgebench.records.result.Hygiene`):
   hides bimodal steps: 13.4 ms mean over steps of 0.22 ms and 33 ms describes neither).
 - **clock**: whether the trial's cores changed frequency during the window (a governor scaling, or throttling).
 - **thermal status** (phones): the status Android reported before and after the trial; moderate (2) or worse means
-  the platform throttles, whatever the clocks sampled show.
+  the platform throttles, whatever the clocks sampled show.  A board has no such service: its thermal zones'
+  temperatures against their first passive trip point, before and after, say the same (at or above: throttling).
 
 A trial that fails any check gets one warning line (:func:`warning_line`), which every table showing it prints.
 """
@@ -19,11 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from edgebench.measure.utilization import delta, min_cpu_share_window_s, window_values
-from edgebench.records.result import Hygiene
+from edgebench.records.result import Hygiene, ZoneTrip
 from edgebench.sensors.android_thermal import THROTTLING_STATUS, status_name
 from edgebench.sensors.samples import Samples
 
@@ -104,6 +106,7 @@ def hygiene(
     mean_only: bool = False,
     own_cpu_s: float | None = None,
     thermal_status: tuple[int | None, int | None] = (None, None),
+    zone_trips: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None),
 ) -> Hygiene:
     """The three checks over the measured window; each None where the trial's records cannot tell."""
     cv = None
@@ -124,6 +127,8 @@ def hygiene(
         clock_range_khz=list(clock) if clock else None,
         thermal_status_start=thermal_status[0],
         thermal_status_end=thermal_status[1],
+        zone_trip_start=ZoneTrip(**zone_trips[0]) if zone_trips[0] else None,
+        zone_trip_end=ZoneTrip(**zone_trips[1]) if zone_trips[1] else None,
     )
     return result.model_copy(update={"warning": warning_line(result, cores)})
 
@@ -150,5 +155,13 @@ def warning_line(h: Hygiene, cores: Sequence[int]) -> str | None:
         when, status = max(hot, key=lambda r: r[1])
         parts.append(
             f"the phone reported thermal status {status} ({status_name(status)}) at the trial's {when}: it throttles"
+        )
+    trips = [(when, z) for when, z in (("start", h.zone_trip_start), ("end", h.zone_trip_end)) if z is not None]
+    over = [(when, z) for when, z in trips if z.temp_c >= z.passive_trip_c]
+    if over:
+        when, z = max(over, key=lambda r: r[1].temp_c - r[1].passive_trip_c)
+        parts.append(
+            f"thermal zone {z.zone} was at {z.temp_c:.1f} °C at the trial's {when}, at or above its first passive trip "
+            f"point ({z.passive_trip_c:.1f} °C): the kernel throttles"
         )
     return "; ".join(parts) or None

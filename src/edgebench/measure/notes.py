@@ -26,3 +26,23 @@ def thread_oversubscription(threads: int, cores: int) -> str | None:
             "moment, so step times include their queueing"
         )
     return None
+
+
+def command_counters_note(tool: str | None, *, per_step: bool) -> str:
+    """What a ``--command`` trial's perf counts cover: the command's whole process tree, and per step only where
+    edgebench's own launcher read them at each step line (this machine)."""
+    how = (
+        "opened by edgebench's launcher on the command's process before it ran, inherited by every child and thread"
+        if tool == "launcher"
+        else f"`{tool} stat` on the device ran the command"
+    )
+    if per_step:
+        return (
+            f"perf counters cover the command's whole process tree ({how}); per step: between the readings at two "
+            "step lines as the launcher passed them on; the whole run's total also holds start-up and exit"
+        )
+    return (
+        f"perf counters cover the command's whole process tree ({how}), over its whole run only (start-up and "
+        "the time after the last step included): no per-step counts "
+        + ("(its output has no step lines)" if tool == "launcher" else "(the device's tool reads at exit only)")
+    )

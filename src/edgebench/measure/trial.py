@@ -15,6 +15,7 @@ from edgebench.measure.budget import budget_outcome
 from edgebench.measure.cold_start import cold_start
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
+from edgebench.measure.notes import command_counters_note
 from edgebench.measure.predictability import predictability, step_series_periodicity
 from edgebench.measure.stats import summarize
 from edgebench.measure.throttling import covered_ns, episodes_between
@@ -60,8 +61,9 @@ from edgebench.records.result import (
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
-from edgebench.sensors import android_thermal
+from edgebench.sensors import android_thermal, thermal_trips
 from edgebench.sensors.samples import Samples, parse_samples
+from edgebench.sensors.thermal_trips import nearest_trip
 
 
 def durations_ms(steps: Sequence[Step]) -> np.ndarray:
@@ -256,6 +258,9 @@ def build_result(
     counted = [s.counters for s in train if s.counters]
     if counted and len(counted) == len(train):
         cpu["perf_counters_per_step"] = {n: sum(c[n] for c in counted) / len(counted) for n in counted[0]}
+    if done.counters:
+        cpu["perf_counters_run"] = {n: float(v) for n, v in done.counters.items()}
+        notes.append(command_counters_note(env.get("perf_counters_tool"), per_step="perf_counters_per_step" in cpu))
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
     gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
     cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None
@@ -282,7 +287,8 @@ def build_result(
     thermal = (env.get(android_thermal.ENV_START), env.get(android_thermal.ENV_END))
     fields["hygiene"] = hygiene(
         step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s,
-        thermal_status=thermal,
+        thermal_status=thermal, zone_trips=(nearest_trip(env.get(thermal_trips.ENV_START)),
+                                            nearest_trip(env.get(thermal_trips.ENV_END))),
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(

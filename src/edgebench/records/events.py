@@ -128,6 +128,9 @@ class Done(_Event):
     infer_cpu_window_s: float | None = None
     #: Memory by category of the measured phase (the backend's own measurement); None where it measures none.
     memory_by_category: MemoryByCategory | None = None
+    #: ``--counters`` on a ``--command`` trial: each perf event's count over the command's whole run (exec to the
+    #: exit of its process tree), by perf's name; per-step counts, where taken, are on the steps.
+    counters: dict[str, int] | None = None
 
 
 class Error(_Event):

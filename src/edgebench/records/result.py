@@ -175,6 +175,14 @@ class _Group(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ZoneTrip(_Group):
+    """One thermal zone's temperature against its first (lowest) ``passive`` trip point, both in degrees C."""
+
+    zone: str
+    temp_c: float
+    passive_trip_c: float
+
+
 class Hygiene(_Group):
     """Whether the device was quiet and the steps steady over the measured window (``measure.hygiene``).
 
@@ -195,6 +203,10 @@ class Hygiene(_Group):
     #: 4 critical, 5 emergency, 6 shutdown) before and after the trial; None where the device reports none.
     thermal_status_start: int | None = None
     thermal_status_end: int | None = None
+    #: A board's thermal zones (no Android thermal service): the zone nearest its first (lowest) passive trip point
+    #: before and after the trial; at or above it the kernel throttles.  None where no zone has a passive trip.
+    zone_trip_start: ZoneTrip | None = None
+    zone_trip_end: ZoneTrip | None = None
     warning: str | None = None
 
 
@@ -274,6 +286,9 @@ class Cpu(_Group):
     freq_applied_khz: dict[str, int] | None = None
     #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
     perf_counters_per_step: dict[str, float] | None = None
+    #: ``--counters`` on a ``--command`` trial: each perf event's count over the command's whole run, exec to exit
+    #: (its start-up and everything after the last step included), by perf's name.
+    perf_counters_run: dict[str, float] | None = None
 
 
 class MeasuredEnergy(_Group):

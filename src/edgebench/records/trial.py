@@ -153,11 +153,6 @@ class Trial(BaseModel):
                 "trace: cannot be combined with --until-accuracy: its held-out evaluations run between the steps and "
                 "would be traced as training; trace a fixed-step or --target-ci run"
             )
-        if self.counters and self.backend == "command":
-            raise ValueError(
-                "counters: a --command trial runs through the device's sh agent, which counts no perf events; "
-                "drop --counters (or run `perf stat` inside your command)"
-            )
         if self.precision == "int8" and self.mode != "infer":
             raise ValueError(
                 "precision: 'int8' is post-training quantization, which only inference runs: add --mode infer"

@@ -417,6 +417,29 @@ def layer_counters(stored: StoredTrial, top: int = 20) -> View | None:
     return Figure(key, title, "layer", "count per step", tuple(traces), y2_label=y2, notes=notes)
 
 
+def step_counters(stored: StoredTrial) -> View | None:
+    """``--counters`` on a trial without layer spans (a ``--command`` trial): each perf event per measured step
+    (counts as bars, CPU clocks in ms on the right).  None where no step carries counts."""
+    from edgebench.host.perf_events import NANOSECOND_EVENTS
+    from edgebench.records.events import Step
+
+    r = stored.result
+    steps = [e for e in stored.events if isinstance(e, Step) and e.counters]
+    if not steps:
+        return None
+    labels = [f"{s.phase} {s.index}" for s in steps]
+    traces = []
+    for name in steps[0].counters or {}:
+        ns = name in NANOSECOND_EVENTS
+        values = [(s.counters or {}).get(name, float("nan")) / (1e6 if ns else 1.0) for s in steps]
+        traces.append(Trace(f"{name} (ms)" if ns else name, labels, values, kind="markers" if ns else "bar",
+                            axis="y2" if ns else "y"))  # fmt: skip
+    notes = tuple(n for n in r.measurement_notes or [] if n.startswith("perf counters"))
+    y2 = "ms" if any(t.axis == "y2" for t in traces) else None
+    return Figure(f"step-counters-{r.trial_id}", f"Per-step perf counters: {_label(r)}", "step", "count per step",
+                  tuple(traces), y2_label=y2, notes=notes)  # fmt: skip
+
+
 def memory_categories(results: Sequence[TrialResult]) -> View:
     """The paper's Figure 9: memory by category per model and batch size, stacked bars in MiB (measured)."""
     from edgebench.records.memory import CATEGORIES
@@ -450,7 +473,7 @@ def drawable(view: View) -> View:
 def trial_views(stored: StoredTrial) -> list[View]:
     views = [step_times(stored), utilization(stored), gpu_utilization(stored), memory(stored), power(stored),
              power_rails(stored), clocks(stored), layers(stored)]  # fmt: skip
-    counted = layer_counters(stored)
+    counted = layer_counters(stored) if stored.spans is not None else step_counters(stored)
     return [drawable(v) for v in (*views, *([counted] if counted is not None else []))]
 
 

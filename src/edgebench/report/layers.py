@@ -10,6 +10,7 @@ from rich.table import Table
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.measure.layers import LayerReport, LayerRow
+from edgebench.records.events import Step
 
 
 def _fmt(value: float | None, spec: str, scale: float = 1.0) -> str:
@@ -173,3 +174,29 @@ def _narrowed(table: Table, keep: tuple[str, ...]) -> Table:
     for cells in zip(*(list(c.cells) for c in kept), strict=True):
         narrow.add_row(*cells)
     return keep_whole(narrow, *(str(c.header) for c in kept if str(c.header) != "layer"))
+
+
+def step_counter_rows(steps: list[Step]) -> list[dict[str, object]]:
+    """A trial without layer spans (a ``--command`` trial): one row per step that carries perf counts."""
+    return [
+        {"phase": s.phase, "index": s.index, "ms": (s.end_ns - s.start_ns) / 1e6, "counters": s.counters}
+        for s in steps
+        if s.counters
+    ]
+
+
+def print_step_counters(title: str, rows: list[dict[str, object]], run: dict[str, float] | None) -> None:
+    """The per-step perf counts of a trial that has no layers to split them over, and the whole run's."""
+    names = list(next((r["counters"] for r in rows), None) or run or {})  # type: ignore[call-overload]
+    table = Table(title=title, title_justify="left")
+    for head in ("step", "ms", *(f"{n} ms" if n in NANOSECOND_EVENTS else n for n in names)):
+        table.add_column(head, justify="left" if head == "step" else "right")
+
+    def cells(counts: dict[str, float]) -> list[str]:
+        return [f"{counts[n] / 1e6:.2f}" if n in NANOSECOND_EVENTS else f"{counts[n]:,.0f}" for n in names]
+
+    for r in rows:
+        table.add_row(f"{r['phase']} {r['index']}", f"{r['ms']:.2f}", *cells(r["counters"]))  # type: ignore[arg-type]
+    if run:
+        table.add_row("whole run", "", *cells(run))
+    Console().print(table)

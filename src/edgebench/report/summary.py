@@ -186,6 +186,8 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
     if r.cpu.perf_counters_per_step:
         table.add_row("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
+    if r.cpu.perf_counters_run:
+        table.add_row("perf counters, whole run", counters_text(r.cpu.perf_counters_run))
     if r.cpu.freq_khz:
         table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:

@@ -10,7 +10,8 @@ watcher reads stdin to its end:
   and prints :data:`ENDED_LINE`, and the watcher only tidies up once the workstation closes stdin; when stdin
   ends first (connection lost, workstation killed) the watcher kills
   the whole process group on the device (the agent, its sampler, and its worker through ``PR_SET_PDEATHSIG``).
-* :func:`restore_holder` is held open while frequencies are pinned: when its stdin ends it runs the restore file
+* :func:`restore_holder` is held open while frequencies are pinned: when its stdin ends (or the workstation sends
+  :data:`RELEASE_LINE`, which an old phone's pty needs) it runs the restore file
   the workstation keeps up to date before each write (:class:`~edgebench.targets.remote_sysfs.RemoteSysFS`), so
   the governor and limits come back on the device itself.  A clean end deletes the file first.
 """
@@ -26,6 +27,8 @@ STARTED_LINE = "edgebench-session-started"
 #: holds stdout open too and the end of stdout never comes first.  Its absence is also how a dropped connection is
 #: told from an end (Debian's adb client exits 0 with nothing on stderr when the device goes away).
 ENDED_LINE = "edgebench-session-ended"
+#: Sent to a restore watcher to end it cleanly: the stdin of an old phone's shell (a pty) never reaches its end.
+RELEASE_LINE = "edgebench-release"
 
 
 def guarded(body: str, session_dir: str, *, payload: bool) -> str:
@@ -44,7 +47,15 @@ def guarded(body: str, session_dir: str, *, payload: bool) -> str:
 
 
 def restore_holder(restore_file: str) -> str:
-    """A session that prints :data:`STARTED_LINE`, waits for stdin to end, then runs ``restore_file`` if it is
-    still there (it is deleted by a clean restore from the workstation)."""
+    """A session that prints :data:`STARTED_LINE`, waits for stdin to end or for the :data:`RELEASE_LINE`, then
+    runs ``restore_file`` if it is still there (it is deleted by a clean restore from the workstation).
+
+    The line is how a clean end reaches an old phone (no shell protocol): its shell's stdin is a pty, which sees no
+    end of file when the workstation closes its side, so a watcher waiting for one ended only with the connection.
+    A dropped connection still ends the wait (the pty hangs up: ``read`` fails), and the restore runs."""
     r = shlex.quote(restore_file)
-    return f"trap '' HUP; echo {STARTED_LINE}; cat >/dev/null; if [ -f {r} ]; then sh {r}; rm -f {r}; fi"
+    return (
+        f"trap '' HUP; echo {STARTED_LINE}; "
+        f'while IFS= read -r _l; do case "$_l" in {RELEASE_LINE}*) break ;; esac; done; '
+        f"if [ -f {r} ]; then sh {r}; rm -f {r}; fi"
+    )

@@ -241,17 +241,29 @@ class RemoteTarget:
         its stdin, the bundle comes back on its stdout.  A lost connection is a ``crashed`` bundle."""
         self.edgebench_info()
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
+        sent, marks = trial, self._marks()
+        if trial.model_file is not None:  # the file travels; the trial keeps the workstation's path and digest
+            try:
+                on_device = self.push_model_file(trial)
+            except OSError as exc:
+                return TrialBundle(
+                    trial=trial, events=[], env=marks, failure=Failure(status="crashed", reason=str(exc))
+                )
+            sent, marks = (
+                trial.model_copy(update={"model_file": on_device}),
+                {**marks, "model_file_on_device": on_device},
+            )
         tmp = f"{session}/tmp"
         agent_args = f"-m {module} - {shlex.quote(self.config.sysfs_root)}" + ("" if sample else " --no-sample")
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
         limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)
-        stdout, stderr, status = _exchange(proc, trial.model_dump_json() + "\n", limit_s, self._stdin_can_end())
+        stdout, stderr, status = _exchange(proc, sent.model_dump_json() + "\n", limit_s, self._stdin_can_end())
         last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
         if status == 0 and last and last[0].startswith("{"):
             self._remove(session)
             bundle = TrialBundle.model_validate_json(last[0])
-            return bundle.model_copy(update={"env": {**bundle.env, **self._marks()}})
+            return bundle.model_copy(update={"trial": trial, "env": {**bundle.env, **marks}})
         reason = self.connection_failure(proc.returncode or 0, stderr)
         if reason is None and status is None:
             reason = self.dropped(proc.returncode)
@@ -261,6 +273,28 @@ class RemoteTarget:
         else:
             reason = f"connection lost mid-trial: {reason}"
         return self._lost(trial, session, reason)
+
+    def push_model_file(self, trial: Trial) -> str:
+        """Copy the trial's model file into the target's work folder (``models/<sha256>/<name>``) unless a copy
+        with the same digest is already there (a sweep pushes it once), and return its path on the device.
+
+        Keyed by the digest the trial recorded, so a file changed here since is a new copy, never a stale one; the
+        local file is checked against that digest first (``OSError`` if it changed or is gone)."""
+        from edgebench.backends.model_file import file_digest
+
+        assert trial.model_file is not None
+        local = Path(trial.model_file)
+        if not local.is_file():
+            raise OSError(f"model file {local} is not on this machine any more: it cannot be copied to {self.name}")
+        if trial.model_sha256 is not None and file_digest(local) != trial.model_sha256:
+            raise OSError(f"model file {local} changed since the trial was made: make it again (run --model again)")
+        remote = f"{self.workdir}/models/{trial.model_sha256 or 'unhashed'}/{local.name}"
+        size = local.stat().st_size
+        q = shlex.quote(remote)
+        have = sh_text(self.shell, f"[ -f {q} ] && wc -c < {q} || echo none", 60, None)
+        if trial.model_sha256 is None or have.stdout.strip() != str(size):
+            self.shell.push(local, remote)
+        return remote
 
     def run_edgebench(self, args: list[str], limit_s: float) -> subprocess.CompletedProcess[str]:
         """Run the device's ``edgebench ARGS`` in a guarded session (killed on the device if the connection

@@ -13,6 +13,7 @@ is appended to a restore script on the device, which a held session runs if the 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob as _glob
 import shlex
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from edgebench.host.capture import Dump, covered, dump_script, parse_dump, write_tree
 from edgebench.host.sysfs import PseudoFile, SysFS, natural_key
-from edgebench.targets.guard import STARTED_LINE, restore_holder
+from edgebench.targets.guard import RELEASE_LINE, STARTED_LINE, restore_holder
 from edgebench.targets.shell import Shell
 
 #: Order in which a restore script writes a policy's controls back: governor first, then limits in both orders
@@ -67,6 +68,8 @@ class RemoteSysFS(SysFS):
         self._denied: set[str] = set()
         self._originals: dict[str, str] = {}
         self._holder: subprocess.Popen[bytes] | None = None
+        #: How the last restore watcher's client ended (negative: killed after waiting); None before any ended.
+        self.holder_returncode: int | None = None
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -182,8 +185,16 @@ class RemoteSysFS(SysFS):
         """Write the restore script on the device, and start the session that runs it if the connection drops."""
         path = self._restore_file()
         quoted = shlex.quote(path)
-        script = f"mkdir -p {shlex.quote(self.shell.workdir())} && cat > {quoted}.tmp && mv {quoted}.tmp {quoted}"
-        done = sh_text(self.shell, self._as_root(script), 30, self.restore_script())
+        # The script travels as a file (adb sync, ssh's cat), not on the shell's stdin: an old phone's shell (no
+        # shell protocol) reads its stdin from a pty that never ends, so a `cat > FILE` there never finished.
+        with tempfile.TemporaryDirectory(prefix="edgebench-restore-") as tmp:
+            local = Path(tmp) / "restore.sh"
+            local.write_text(self.restore_script())
+            try:
+                self.shell.push(local, f"{path}.tmp")
+            except OSError as exc:
+                raise OSError(errno.EIO, f"cannot write the restore script: {exc}", path) from None
+        done = sh_text(self.shell, self._as_root(f"mv {quoted}.tmp {quoted}"), 30, None)
         if done.returncode != 0:
             raise OSError(errno.EIO, f"cannot write the restore script: {done.stderr.strip()}", path)
         if self._holder is None or self._holder.poll() is not None:
@@ -203,17 +214,25 @@ class RemoteSysFS(SysFS):
         self.drop_holder()
 
     def drop_holder(self) -> None:
-        """End the watcher session (closing its stdin): it runs the restore script if one is left."""
+        """End the watcher session (its release line, then closing its stdin): it runs the restore script if one is
+        left.  ``holder_returncode`` keeps how its client ended (negative: it had to be killed)."""
         holder, self._holder = self._holder, None
         if holder is None:
             return
         if holder.stdin is not None:
-            holder.stdin.close()
+            try:  # the line ends it on an old phone, whose pty never sees the end of stdin
+                holder.stdin.write(f"{RELEASE_LINE}\n".encode())
+                holder.stdin.flush()
+            except OSError:  # the connection is gone: the watcher has ended, or ends, by itself
+                pass
+            with contextlib.suppress(OSError):
+                holder.stdin.close()
         try:
             holder.wait(30)
         except subprocess.TimeoutExpired:
             holder.kill()
             holder.wait()
+        self.holder_returncode = holder.returncode
 
     def close(self) -> None:
         self.drop_holder()

@@ -11,8 +11,10 @@ Layout, names, columns, meanings and formatting are the suite's own (what its ``
     OUT/batchsize_energy_<Folder>.csv, singleBatch_energy_<Folder>.csv, singleSample_energy_<Folder>.csv
     OUT/freq_temperature.result, OUT/freq_temperature.csv
 
-``<Folder>`` is ``<Device>_Core_<mask>`` (the mask as the user typed it), ``<Device>_Freq_<kHz>`` for a pinned
-frequency, or ``<Device>`` for a trial that controlled neither (the suite's unrooted layout).  Where two groups of
+``<Folder>`` is ``<Device>_Core_<mask>`` for a trial given ``--cores`` (the mask as the user typed it),
+``<Device>_Freq_<kHz>`` for a pinned frequency, or ``<Device>`` for a trial that controlled neither: the suite
+writes ``_Core_<mask>`` only where it applied the mask with ``taskset``, and ``<Device>`` on its unrooted phones,
+where placement was left to the device (:func:`placed`).  Where two groups of
 trials would share a folder name (two thread counts on one mask, say), the name gains what tells them apart
 (``_Threads_2``, ``_Core_f0``, ``_bf16``).  The power columns are written where the folder's trials sampled a
 power rail, as the suite writes them only in its rooted layout.
@@ -50,7 +52,7 @@ from edgebench.formats.mnn_suite.series import (
     train_bench_text,
     usage_monitor_text,
 )
-from edgebench.host.cpuset import format_mask
+from edgebench.host.cpuset import format_mask, parse_cpu_list
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.records.result import TrialResult
 from edgebench.report.outputs import write_text_replacing
@@ -94,13 +96,35 @@ class Setting:
     @classmethod
     def of(cls, r: TrialResult) -> Setting:
         return cls(
-            mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else "all",
+            mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if placed(r) and r.trial.cores else "all",
             freq_khz=r.trial.freq_khz or 0,
             threads=r.trial.threads or 0,
             precision=r.trial.precision,
             backend=r.trial.backend,
             device=r.trial.device,
         )
+
+
+def placed(r: TrialResult) -> bool:
+    """Whether the trial's core set was asked for (the suite's ``taskset`` with a mask, its ``_Core_<mask>``
+    folders) rather than left to the device (its unrooted phones, the ``<Device>`` folder).
+
+    A mask typed on the command line is always asked.  Otherwise the trial's cores were resolved to the device's
+    allowed set when none were given, so cores equal to the allowed set recorded with the result mean no placement
+    was controlled; a list naming every allowed core constrained nothing either and reads the same.  Where the
+    device recorded no allowed set (a trial on a fixture tree), its online cores stand in; with neither, a trial
+    with cores counts as placed (its mask is all that can be said)."""
+    if r.trial.cores_mask:
+        return True
+    if not r.trial.cores:
+        return False
+    allowed = r.device.cores_allowed or r.device.cores_online
+    if not allowed:
+        return True
+    try:
+        return parse_cpu_list(allowed) != r.trial.cores
+    except ValueError:
+        return True
 
 
 def folder_names(device: str, settings: Iterable[Setting]) -> dict[Setting, str]:
