@@ -21,6 +21,7 @@ NOT_RUN = {
     "edgebench run --target ssh://pi@raspberrypi --model mobilenet_v2 --steps 20": "needs a board named raspberrypi",
     "edgebench run --target adb://8A2X0KDLN --root --command './runTrainDemo.out MnistBenchmark data 32 Lenet' "
     "--push build/runTrainDemo.out,data --step-pattern mnn-train-demo": "needs that phone and MNN's demo binary",
+    "edgebench study tx2 --quick --html tx2.html": "run with --json and --html by tests/test_cli_study.py",
 }
 
 #: The trial id the README's pasted output shows; its examples that name it are run with the id of the trial this

@@ -230,3 +230,12 @@ def test_the_ready_event_carries_a_typed_quantization():
         trial_id="t", status="ok", trial=stored_trial({"precision": "int8"}), quantization=ready.quantization
     )
     assert load_result(json.loads(result.model_dump_json())).quantization == ready.quantization
+
+
+def test_a_diverged_loss_is_stored_as_none_and_reads_back():
+    """JSON has no NaN: a trial whose loss diverged was written with ``null`` and then refused on reading, which
+    made every trial of its store unreadable (``Store.trials``)."""
+    from edgebench.records.result import LossSummary
+
+    loss = LossSummary(first=6.9, last=float("nan"), finite=False)
+    assert loss.last is None and LossSummary.model_validate_json(loss.model_dump_json()) == loss
