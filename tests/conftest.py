@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.paths import FIXTURES
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+from tests.paths import ROOT
+
 INSTALL = "pip install -e '.[docs]' (mkdocs and mkdocs-material)"
 
 

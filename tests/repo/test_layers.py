@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 PACKAGE = ROOT / "src" / "edgebench"
 DOC = ROOT / "docs" / "architecture.md"
 

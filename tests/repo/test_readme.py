@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+from tests.paths import ROOT
+
 README = (ROOT / "README.md").read_text()
 
 #: The README's examples this file does not run, and why.  The SSH and adb forms are run against a real sshd on
-#: 127.0.0.1 and Debian's adb by tests/test_targets_ssh.py and tests/test_targets_adb.py, not with these hosts.
+#: 127.0.0.1 and Debian's adb by tests/e2e/targets/test_ssh.py and tests/e2e/targets/test_adb.py, not with these hosts.
 NOT_RUN = {
     "edgebench run --target ssh://pi@raspberrypi --model mobilenet_v2 --steps 20": "needs a board named raspberrypi",
     "edgebench run --target adb://8A2X0KDLN --root --command './runTrainDemo.out MnistBenchmark data 32 Lenet' "

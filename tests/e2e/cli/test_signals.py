@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from edgebench.store import Store
-from tests.test_cli_sweep import start, stored_keys, wait_for
+from tests.e2e.cli.test_sweep import start, stored_keys, wait_for
 
 
 def launch(cli, *args: str) -> subprocess.Popen[str]:

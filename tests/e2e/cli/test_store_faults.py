@@ -15,6 +15,7 @@ import pytest
 from edgebench.store import Store
 from edgebench.store.sqlite import SCHEMA_VERSION
 from tests import factories
+from tests.paths import FIXTURES
 
 #: Every command that opens the store, with the arguments that get it that far (the store is refused first).
 COMMANDS = {
@@ -215,7 +216,7 @@ def test_import_refuses_a_file_it_did_not_write(cli, tmp_path):
     )
 
 
-GOLDEN_V3 = Path(__file__).parent / "fixtures" / "golden" / "store_v3" / "store_v3.db"
+GOLDEN_V3 = FIXTURES / "golden" / "store_v3" / "store_v3.db"
 
 
 def test_a_reading_command_upgrades_an_older_store_or_reads_it_as_it_is(cli, tmp_path, read_only):

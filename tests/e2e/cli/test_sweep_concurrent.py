@@ -10,7 +10,7 @@ import sys
 
 from edgebench.store import Store
 from edgebench.store.sqlite import Claimant
-from tests.test_cli_sweep import start
+from tests.e2e.cli.test_sweep import start
 
 CONFIG = """
 name: twice

@@ -8,9 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-GOLDEN_STORE = Path(__file__).parent / "fixtures" / "golden" / "store_v3" / "store_v3.db"
+from tests.paths import FIXTURES
+
+GOLDEN_STORE = FIXTURES / "golden" / "store_v3" / "store_v3.db"
 TRACED = "20261123-174053-438acf01"
 
 

@@ -13,8 +13,8 @@ import pytest
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.store import Store
 from tests.browser import Browser
+from tests.paths import FIXTURES, TESTS
 
-FIXTURES = Path(__file__).parent / "fixtures"
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF", ".svg": b"<?xml"}
 
 
@@ -117,7 +117,7 @@ def report_page(world):
         errors, urls = browser.console_errors(), browser.requested_urls()
     finally:
         browser.close()
-    artifacts = Path(__file__).parent / "artifacts"
+    artifacts = TESTS / "artifacts"
     artifacts.mkdir(exist_ok=True)
     shutil.copy(shot, artifacts / "report.png")
     print(f"report screenshot: {artifacts / 'report.png'} (and {shot})")

@@ -18,10 +18,10 @@ from edgebench.errors import UsageError
 from edgebench.host.frequency import FrequencyControl
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
+from tests.paths import FIXTURES, SRC
 
-HERE = Path(__file__).parent
-STAND_IN = HERE / "fixtures" / "adb"
-PHONE = HERE / "fixtures" / "sysfs" / "android_phone"
+STAND_IN = FIXTURES / "adb"
+PHONE = FIXTURES / "sysfs" / "android_phone"
 BATTERY_VOLTAGE = "/sys/class/power_supply/battery/voltage_now"
 INSTALL = "apt-get install -y openssh-server mksh busybox adb"
 
@@ -123,7 +123,7 @@ def test_edgebench_trial_runs_on_the_phone_through_its_agent(phones):
     from edgebench.launch.trial import run_trial
     from edgebench.records.trial import Trial
 
-    src = str(HERE.parent / "src")
+    src = str(SRC)
     phone = phones("R1", root=True, python=sys.executable, env={"PYTHONPATH": src})
     trial = Trial(model="lenet", batch_size=4, steps=2, warmup=1, infer_steps=0, idle_s=0)
     run = run_trial(trial, target=phone)

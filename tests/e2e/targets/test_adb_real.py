@@ -14,8 +14,9 @@ from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
 from tests.adbd import AdbdSim, Phone, adbd_sim  # noqa: F401  (the session fixture)
+from tests.paths import FIXTURES
 
-PHONE_TREE = Path(__file__).parent / "fixtures" / "sysfs" / "android_phone"
+PHONE_TREE = FIXTURES / "sysfs" / "android_phone"
 #: A frequency of policy0 (cpu0-3) in the android_phone tree: the emulated phone's /proc is this machine's.
 FREQ_KHZ = 1_017_600
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import json_out
+from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import sshd  # noqa: F401  (the session fixture)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"
+FIXTURES = TEST_FIXTURES / "sysfs"
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +16,10 @@ from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
+from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import sshd  # noqa: F401  (the session fixture)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"
+FIXTURES = TEST_FIXTURES / "sysfs"
 
 
 @pytest.fixture

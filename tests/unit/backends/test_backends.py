@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -17,8 +16,7 @@ from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS, MODELS
 from edgebench.workloads import get_workload
 from edgebench.workloads.tasks import TASKS
-
-EXAMPLES = Path(__file__).parent.parent / "examples" / "sweeps"
+from tests.paths import EXAMPLES
 
 #: A backend that trains on the CPU in fp32 and nothing else, registered only by the tests below.
 LIMITED = Backend(
@@ -90,7 +88,7 @@ def test_torch_capabilities_cover_what_trials_may_ask():
 
 @pytest.fixture
 def limited(monkeypatch):
-    monkeypatch.setitem(BACKENDS._entries, "limited", "tests.test_backends:LIMITED")
+    monkeypatch.setitem(BACKENDS._entries, "limited", "tests.unit.backends.test_backends:LIMITED")
     return "limited"
 
 

@@ -6,8 +6,7 @@ import pytest
 
 from edgebench.config.sweep_file import load_config, parse_override
 from edgebench.errors import UsageError
-
-EXAMPLES = Path(__file__).parent.parent / "examples" / "sweeps"
+from tests.paths import EXAMPLES
 
 
 def write(tmp_path, text: str) -> Path:

@@ -1,7 +1,6 @@
 """Each Trial setting, declared once, is a `run` flag, a sweep constant and a sweep axis, refused in the same words."""
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -12,10 +11,11 @@ from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.sweep.plan import plan
+from tests.paths import FIXTURES, ROOT
 
 #: Two values per setting as a user types them (the second None: the field has one valid value here), and the
 #: settings it needs beside it. A Trial field added without a declaration, or a declaration without a sample, fails.
-PUSHED = Path(__file__).parent / "fixtures" / "command" / "train_stamp.result"
+PUSHED = FIXTURES / "command" / "train_stamp.result"
 SAMPLES = {
     "model": ("alexnet", "squeezenet", {}),
     "mode": ("infer", None, {}),
@@ -160,7 +160,7 @@ def test_a_bad_value_reads_the_same_from_run_and_from_a_sweep_file(field, bad, t
 
 def guide_page(name: str) -> str:
     """A guide page of the docs site (the user guide moved there from the README)."""
-    return (Path(__file__).parent.parent / "docs" / "guide" / name).read_text()
+    return (ROOT / "docs" / "guide" / name).read_text()
 
 
 def test_the_guides_document_every_flag_and_sweep_key():

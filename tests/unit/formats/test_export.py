@@ -11,8 +11,9 @@ import pytest
 from edgebench.formats.mnn_suite.export import Setting, build_files, folder_names
 from edgebench.store import Store
 from tests.factories import MS, result, save
+from tests.paths import FIXTURES
 
-GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "mnn_suite"
+GOLDEN = FIXTURES / "golden" / "mnn_suite"
 F0 = (4, 5, 6, 7)
 T0 = 10**12
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from edgebench.host.capture import CAPTURE_FILES, CAPTURE_GLOBS, covered, dump_script, parse_dump, write_tree
+from tests.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SHELLS = {"mksh": ["mksh"], "dash": ["dash"], "busybox sh": ["busybox", "sh"]}
 
 

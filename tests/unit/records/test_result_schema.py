@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -15,9 +14,9 @@ from edgebench.records.events import Ready
 from edgebench.records.quantization import Quantization
 from edgebench.records.result import EstimatedEnergy, MeasuredEnergy, TrialResult, stored_trial
 from edgebench.records.result_schema import MOVES, flat_record, load_result, mapping_table, migrate
+from tests.paths import FIXTURES, ROOT
 
-ROOT = Path(__file__).parent.parent
-GOLDEN_DB = ROOT / "tests" / "fixtures" / "golden" / "store_v3" / "store_v3.db"
+GOLDEN_DB = FIXTURES / "golden" / "store_v3" / "store_v3.db"
 STATS = {"mean": 10.0, "median": 9.5, "p5": 9.0, "p95": 12.0, "std": 1.0, "ci95": 0.9, "n": 5, "cv": 0.1}
 ENV = {"hostname": "board-a", "cpu_model": "Cortex-A57", "cpu_count": 4, "cores_online": "0-3", "cores_allowed": None,
        "governors": {"policy0": "schedutil"}, "freq_max_khz": {"policy0": 2035200}, "mem_total_bytes": 8 * 2**30,

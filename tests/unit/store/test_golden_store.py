@@ -21,8 +21,9 @@ from rich.console import Console
 
 from edgebench.report.summary import summary_table
 from edgebench.store import Store
+from tests.paths import FIXTURES
 
-GOLDEN = Path(__file__).parent / "fixtures" / "golden" / "store_v3"
+GOLDEN = FIXTURES / "golden" / "store_v3"
 TRACED = "20261123-174053-438acf01"
 
 

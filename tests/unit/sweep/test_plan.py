@@ -1,7 +1,5 @@
 """Grid expansion: order, stable keys, core roles and `all` frequencies resolved against a device tree."""
 
-from pathlib import Path
-
 import pytest
 
 from edgebench.config.sweep_file import load_config
@@ -9,8 +7,8 @@ from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.sweep.plan import plan, trial_key
+from tests.paths import EXAMPLES
 
-EXAMPLES = Path(__file__).parent.parent / "examples" / "sweeps"
 EIGHT = tuple(range(8))
 
 

@@ -21,8 +21,8 @@ from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import Sampler, SamplerConfig
 from edgebench.targets.shell import LocalShell
+from tests.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SHELLS = {"mksh": ("mksh",), "dash": ("dash",), "busybox": ("busybox", "sh")}
 TREES = ("android_phone", "jetson_orin", "intel_laptop")
 

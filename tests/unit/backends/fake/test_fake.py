@@ -14,7 +14,7 @@ from edgebench.errors import UsageError
 from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS
 from edgebench.store import Store
-from tests.test_cli_sweep import start, stored_keys, wait_for
+from tests.e2e.cli.test_sweep import start, stored_keys, wait_for
 
 #: A 2 x 3 grid of fake trials: 4 measured steps of 30 ms after 1 warm-up, no idle baseline, no inference passes.
 GRID = """\

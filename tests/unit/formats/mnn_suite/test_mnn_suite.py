@@ -24,8 +24,9 @@ from edgebench.formats.mnn_suite.series import load_series, mib_text, nan_or
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.power import above_idle
 from edgebench.store import Store
+from tests.paths import FIXTURES as TEST_FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "mnn_suite"
+FIXTURES = TEST_FIXTURES / "mnn_suite"
 SUITE = FIXTURES / "suite_outputs"
 REPO = FIXTURES / "suite_repo"
 FOLDER = "PHONE_Core_03"
