@@ -105,9 +105,14 @@ def require_onnxruntime():
 
 
 # --- markers by what a test needs ------------------------------------------------------------------------------------
-#: Registered in pyproject.toml: ``pytest -m "not e2e and not ray and not browser"`` is the quick subset.  The marks
-#: are read off what each test uses rather than written on it, so a test is marked by what it really starts.
-NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "cli": "e2e"}
+#: Registered in pyproject.toml.  The marks are read off what each test uses rather than written on it, so a test is
+#: marked by what it really starts; every test under ``tests/e2e/`` is ``e2e`` as well, and ``tests/unit/`` holds
+#: none that needs a subprocess, a server, a cluster or a browser (``tests/unit/test_layout.py``), so the quick
+#: subset is ``pytest tests/unit``, the same tests as ``pytest -m "not e2e"``.
+NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "adbd_sim": "adb", "cli": "e2e"}
+#: The marks a test in ``tests/unit/`` may not carry: each starts a process or a server.
+END_TO_END = ("e2e", "ssh", "adb", "ray", "browser")
+E2E_FOLDER = Path(__file__).resolve().parent / "e2e"
 #: Names whose use means the real component: the Ray cluster, headless Chromium, a CLI harness of a test module.
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Cli": "e2e"}
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime"}
@@ -187,7 +192,15 @@ def needs_of(item: pytest.Item) -> set[str]:
     return needs
 
 
+def marks_of(item: pytest.Item) -> set[str]:
+    """The marks ``item`` gets: what it needs, and ``e2e`` for every test under ``tests/e2e/``."""
+    marks = needs_of(item)
+    if E2E_FOLDER in Path(str(item.path)).resolve().parents:
+        marks.add("e2e")
+    return marks
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        for mark in sorted(needs_of(item)):
+        for mark in sorted(marks_of(item)):
             item.add_marker(mark)

@@ -19,8 +19,6 @@ import pytest
 from edgebench.config.sweep_file import CooldownConfig, load_config
 from edgebench.errors import UsageError
 from edgebench.fleet import SweepJob
-from edgebench.fleet.devices import Device, devices_of_nodes, local_device, resources_of
-from edgebench.fleet.placement import placement_of
 from edgebench.fleet.raycluster import connect
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
@@ -32,17 +30,6 @@ from tests.ray_cluster import LocalCluster
 #: Short real trials: a command workload of two sleeping steps (the agent, its sampler and the store all real).
 TINY = ["models=[lenet]", "backend=command", "command=sleep 0.1; echo step; sleep 0.1; echo step",
         "step_pattern=^step$", "steps=2", "warmup=0", "infer_steps=0", "idle=0"]  # fmt: skip
-
-
-def test_resources_name_each_device_its_class_and_host():
-    devices = [local_device("h1"), Device("pixel-a", "pixel7", "h1", "adb://A")]
-    node = {"Alive": True, "NodeID": "n1", "Resources": {"CPU": 1.0, **resources_of(devices, "h1")}}
-    found = devices_of_nodes([node, {"Alive": False, "Resources": resources_of([local_device("h9")], "h9")}])
-    assert [(d.name, d.device_class, d.host) for d in found] == [("local@h1", "local", "h1"),
-                                                                 ("pixel-a", "pixel7", "h1")]  # fmt: skip
-    assert placement_of("local").accepts(found[0]) and not placement_of("local").accepts(found[1])
-    assert placement_of("class:pixel7").accepts(found[1]) and placement_of("pixel-a").accepts(found[1])
-    assert not placement_of("pixel-b").accepts(found[1])
 
 
 def test_ray_executor_without_ray_says_what_to_install(tmp_path):

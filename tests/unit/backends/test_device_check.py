@@ -9,22 +9,6 @@ import pytest
 
 from edgebench.backends.torch import devices
 from edgebench.host.sysfs import SysFS
-from edgebench.store import Store
-
-
-def test_run_on_a_missing_gpu_is_one_line_and_runs_nothing(cli):
-    proc = cli("run", "--device", "cuda:99", "--steps", "1")
-    assert proc.returncode == 2, proc.stderr
-    line = proc.stderr.strip()
-    assert line.startswith("edgebench: error: --device: cuda:99: ") and "\n" not in line
-    assert proc.stdout == ""
-    assert not cli.store_path.exists() or Store(cli.store_path, read_only=True).trials() == []
-
-
-def test_a_sweep_with_a_missing_gpu_names_its_key(cli):
-    proc = cli("sweep", "--set", "device=cuda:99", "--set", "batch_sizes=[1]")
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip().startswith("edgebench: error: --set device: cuda:99: ")
 
 
 def driver_tree(tmp_path, gpus: int) -> SysFS:

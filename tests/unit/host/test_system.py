@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.host.tuning import checks, reset, tune
+from tests.paths import FIXTURES
 
 POLICIES = "sys/devices/system/cpu/cpufreq"
 
 
-@pytest.fixture
-def laptop(tmp_path, sysfs_tree):
-    """The Intel laptop tree with acpi-cpufreq's boost switch on and a busy load average."""
-    root = tmp_path / "laptop"
-    shutil.copytree(sysfs_tree("intel_laptop"), root)
+def laptop_tree(folder: Path) -> Path:
+    """A writable copy of the Intel laptop tree with acpi-cpufreq's boost switch on and a busy load average."""
+    root = folder / "laptop"
+    shutil.copytree(FIXTURES / "sysfs" / "intel_laptop", root)
     (root / POLICIES / "boost").write_text("1\n")
     (root / "proc").mkdir(exist_ok=True)
     (root / "proc" / "loadavg").write_text("6.50 5.00 4.00 3/400 1234\n")
     return root
+
+
+@pytest.fixture
+def laptop(tmp_path):
+    return laptop_tree(tmp_path)
 
 
 def governors(root):
@@ -64,15 +67,3 @@ def test_tune_and_reset_refuse_without_root_or_state(laptop, tmp_path):
         reset(SysFS(laptop), tmp_path / "s.json", is_root=lambda: True)
     with pytest.raises(UsageError, match="nothing to tune"):
         tune(SysFS(tmp_path), tmp_path / "s.json", is_root=lambda: True)  # an empty tree: no cpufreq, no boost
-
-
-def test_system_show_cli_on_a_fixture_tree(laptop):
-    env = dict(os.environ)
-    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "show", "--sysfs-root", str(laptop)],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert "turbo/boost: on" in proc.stdout and "thing(s) make benchmarks noisy here" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "reset", "--sysfs-root", str(laptop),
-                           "--state", str(laptop / "none.json")], capture_output=True, text=True, env=env,
-                          timeout=120)  # fmt: skip
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--state" in proc.stderr

@@ -16,7 +16,6 @@ from edgebench.report.compare import (
     resolve,
 )
 from edgebench.store import Store
-from tests.conftest import json_out
 from tests.factories import result, save
 
 
@@ -92,35 +91,3 @@ def test_references_that_resolve_to_nothing_or_to_several(store):
     with pytest.raises(UsageError, match="no sweep, trial id or hostname"):
         resolve(store, "nothing")
     assert resolve(store, "20260101-000002").kind == "trial"
-
-
-def test_cli_table_and_json(tmp_path, cli):
-    with Store(cli.store_path) as db:
-        add(db, "20260101-000001-aaaa", steps(10.0, 1))
-        add(db, "20260101-000002-bbbb", steps(12.0, 2))
-    proc = cli("compare", "20260101-000001", "20260101-000002")
-    assert proc.returncode == 0, proc.stderr
-    assert "train step mean (ms)" in proc.stdout and "slower" in proc.stdout
-    r = json_out(cli("compare", "20260101-000001", "20260101-000002", "--json"))
-    assert r["rows"][0]["significant"] is True and r["rows"][0]["ratio"] > 1.1
-    proc = cli("compare", "board-a", "board-a", "--match", "model,colour")
-    assert proc.returncode == 2 and "--match" in proc.stderr
-
-
-def test_trials_that_ran_different_work_are_marked(tmp_path, cli):
-    """Seen: an ORT inference trial against a torch training trial printed a ratio with no warning."""
-    with Store(cli.store_path) as db:
-        add(db, "20260103-000001-aaaa", steps(10.0, 1))
-        ort = result("20260103-000002-bbbb", steps(2.0, 2), backend="onnxruntime", mode="infer", infer_ms=steps(2.0, 2))
-        save(db, ort, steps(2.0, 2), steps(2.0, 2))
-        a, b = db.get("20260103-000001"), db.get("20260103-000002")
-        assert b.trial.mode == "infer" and b.trial.backend == "onnxruntime"
-        step = {r.label: r for r in compare_trials(db, a, b)}["train step mean (ms)"]
-        assert step.verdict.p_value is not None  # B's measured steps are its inference passes
-    proc = cli("compare", "20260103-000001", "20260103-000002")
-    assert proc.returncode == 0, proc.stderr
-    assert "warning: A and B ran different work (mode: train vs infer; backend: torch vs onnxruntime)" in proc.stdout
-    r = json_out(cli("compare", "20260103-000001", "20260103-000002", "--json"))
-    assert r["unlike"] == ["mode: train vs infer", "backend: torch vs onnxruntime"]
-    like = json_out(cli("compare", "20260103-000001", "20260103-000001", "--json"))
-    assert like["unlike"] == []

@@ -4,10 +4,8 @@ real tool output, and ``edgebench run --command`` end to end on the local target
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -234,41 +232,3 @@ def test_mnn_train_demo_pattern_reads_latency_and_stamp_window():
 def test_a_bad_step_pattern_is_one_usage_line():
     with pytest.raises(UsageError, match="--step-pattern: '\\(' is not a regular expression"):
         step_pattern("(")
-
-
-def test_run_command_end_to_end_stores_a_result(cli, tmp_path: Path):
-    out = FIXTURES / "command" / "tflite_benchmark_model.out"
-    proc = cli(
-        "run", "--command", "cat bench.out", "--push", f"{out}:bench.out", "--step-pattern", "tflite-benchmark-model",
-        "--model", "mobilenet_v1_tflite", "--batch-size", "1", "--idle", "0", "--json",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
-    assert (
-        result["status"] == "ok"
-        and result["trial"]["backend"] == "command"
-        and result["trial"]["model"] == "mobilenet_v1_tflite"
-    )
-    assert result["latency"]["step_ms"]["mean"] == pytest.approx(65.3612) and result["latency"]["step_ms"]["n"] == 50
-    assert result["device"]["extra"]["step_times"] == "mean only"
-    # one printed mean is not 50 steps: no spread and no predictability are made up from it
-    assert result["latency"]["step_ms"]["std"] is None and result["latency"]["step_ms"]["cv"] is None
-    assert result["predictability"] is None and result["latency"]["throughput_sps"] is not None  # --batch-size 1
-    with sqlite3.connect(cli.store_path) as db:
-        ids = [row[0] for row in db.execute("select trial_id from trials")]
-    assert result["trial_id"] in ids
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("--command", "true", "--backend", "torch", "--step-pattern", "x"), "--backend: --command runs your own"),
-        (("--command", "true"), "--step-pattern: a command trial needs --step-pattern"),
-        (("--step-pattern", "x"), "--step-pattern: only a --command trial uses it"),
-        (("--command", "true", "--step-pattern", "x", "--push", "/no/such/file"), "--push"),
-    ],
-)
-def test_command_nonsense_is_refused_in_one_line(cli, args: tuple[str, ...], message: str):
-    proc = cli("run", *args)
-    assert proc.returncode == 2
-    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

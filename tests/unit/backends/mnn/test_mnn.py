@@ -348,32 +348,6 @@ def test_training_trace_says_what_mnn_cannot_measure(lenet_train, tmp_path):
     assert len(table) == 2 and "no per-op callback" in table.notes["spans"]
 
 
-def test_run_json_is_not_corrupted_by_mnn_prints(cli):
-    """MNN printf()s to fd 1 (``The device supports...``, converter progress); stdout must stay one JSON document."""
-    require_mnn()
-    run = cli(
-        "run",
-        "--backend",
-        "mnn",
-        "--model",
-        "lenet",
-        "--steps",
-        "2",
-        "--warmup",
-        "1",
-        "--batch-size",
-        "4",
-        "--infer-steps",
-        "2",
-        "--json",
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    result = json.loads(run.stdout)
-    assert result["status"] == "ok" and result["trial"]["backend"] == "mnn" and result["workload"]["params"] == 349_980
-    assert result["device"]["mnn"] == "3.6.1" and result["loss"]["finite"]
-    assert not any(line.startswith("The device supports") for line in run.stdout.splitlines())
-
-
 def test_mnn_prints_never_reach_stdout(tmp_path):
     """Importing MNN and converting print to fd 1 from C++; inside the backend only our own line reaches stdout."""
     require_mnn()
@@ -400,35 +374,6 @@ def test_mnn_prints_never_reach_stdout(tmp_path):
         [sys.executable, "-c", "import MNN"], capture_output=True, text=True, timeout=60
     )  # the trap itself: MNN's own import prints on stdout
     assert "device supports" in unguarded.stdout
-
-
-def test_infer_mode_run_json(cli):
-    require_mnn()
-    run = cli(
-        "run",
-        "--backend",
-        "mnn",
-        "--model",
-        "lenet",
-        "--mode",
-        "infer",
-        "--steps",
-        "2",
-        "--warmup",
-        "1",
-        "--batch-size",
-        "2",
-        "--json",
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    result = json.loads(run.stdout)
-    assert result["status"] == "ok" and result["trial"]["mode"] == "infer" and result["latency"]["step_ms"]["n"] == 2
-
-
-def test_a_model_mnn_cannot_run_is_a_usage_error(cli):
-    run = cli("run", "--backend", "mnn", "--model", "char_cnn", "--json")
-    assert run.returncode == 2
-    assert "classification" in run.stderr and run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
 
 
 def test_int8_is_full_int8_with_the_accuracy_check():

@@ -4,7 +4,6 @@ probed again agree with it, and ``edgebench models`` and trial validation read i
 from __future__ import annotations
 
 import importlib.metadata
-import json
 
 import pytest
 
@@ -45,15 +44,6 @@ def test_refusal_reads_the_task_and_the_record():
     support = mnn_support(["lenet", "dcgan"])
     assert support["lenet"] == {"infer": None, "train": None}
     assert "gan" in support["dcgan"]["train"]
-
-
-def test_models_lists_mnn_refusals(cli):
-    run = cli("models", "--no-measure", "lenet", "char_cnn")
-    assert run.returncode == 0, run.stderr
-    assert "MNN backend" in run.stdout and "char_cnn (train, infer)" in run.stdout
-    assert "lenet (" not in run.stdout
-    listed = json.loads(cli("models", "--no-measure", "--json", "lenet").stdout)
-    assert listed[0]["mnn"] == {"infer": None, "train": None}
 
 
 def test_a_timed_out_probe_is_not_a_refusal(monkeypatch):

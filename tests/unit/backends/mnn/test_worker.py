@@ -69,14 +69,6 @@ def test_the_measuring_worker_never_imports_torch(tmp_path):
     assert all(np.isfinite(seen["losses"])) and 0.0 <= seen["accuracy"] <= 1.0 and seen["int8"] == "full"
 
 
-def test_a_run_records_that_its_worker_had_no_torch(cli):
-    require_mnn()
-    run = cli("run", "--backend", "mnn", "--model", "lenet", "--steps", "2", "--warmup", "1", "-b", "4", "--json")
-    assert run.returncode == 0, run.stderr[-2000:]
-    env = json.loads(run.stdout)["device"]["extra"]
-    assert env["mnn_worker_imported_torch"] is False and "child process" in env["mnn_prepared_in"]
-
-
 def test_each_step_draws_the_torch_trials_batch():
     """The replayed sampler gives the torch task's indices step by step, across an epoch boundary (the MNIST
     training digits (4,000) at batch 256 are 15 steps an epoch), and the arrays are the torch task's."""
