@@ -108,3 +108,15 @@ def test_every_result_field_is_in_the_reference_by_its_schema_4_path(site):
 def test_the_guides_and_the_developer_pages_are_built(site):
     for page in ("install", "guide/first-trial", "guide/targets", "developer/testing", "developer/performance"):
         assert (site / page / "index.html").is_file(), page
+
+
+def test_the_guides_tables_are_generated_in_the_built_site(site):
+    """The markers of ``first-trial.md`` and ``sweeps.md`` became tables of every flag and key (docs/hooks)."""
+    from edgebench.config.settings import SETTINGS
+
+    run_rows = table_rows(site, "guide/first-trial")
+    sweep_rows = table_rows(site, "guide/sweeps")
+    assert [s.flag for s in SETTINGS if not any(row.startswith(s.flag) for row in run_rows)] == []
+    assert [s.key for s in SETTINGS if not any(row.startswith(s.key) for row in sweep_rows)] == []
+    for page in ("guide/first-trial", "guide/sweeps"):
+        assert "<!-- generated:" not in (site / page / "index.html").read_text(), page

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from edgebench.store import Store
@@ -16,15 +11,11 @@ require_onnxruntime()
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory, onnx_cache):
-    store = tmp_path_factory.mktemp("frameworks") / "store.sqlite"
-    env = dict(os.environ, EDGEBENCH_STORE=str(store))
+def table(cli_factory, onnx_cache):
+    cli = cli_factory("frameworks")
     args = ["frameworks", "--models", "lenet", "--backends", "torch,onnxruntime,tflite", "--precisions", "fp32,int8",
             "-b", "2", "--steps", "2", "--warmup", "1", "--json"]  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                          timeout=900)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return store, json.loads(proc.stdout)
+    return cli.store_path, cli.json(*args, timeout=900)
 
 
 def test_every_measured_cell_is_a_stored_trial(table):
@@ -55,14 +46,10 @@ def test_every_measured_cell_is_a_stored_trial(table):
     assert any("latency_ms" in c["best"] for c in measured) and any("peak_memory_bytes" in c["best"] for c in measured)
 
 
-def test_a_combination_that_cannot_run_is_a_reason_not_a_crash(tmp_path):
-    env = dict(os.environ, EDGEBENCH_STORE=str(tmp_path / "store.sqlite"))
+def test_a_combination_that_cannot_run_is_a_reason_not_a_crash(cli):
     args = ["frameworks", "--models", "lenet", "--mode", "train", "--backends", "torch,onnxruntime,tflite",
             "--precisions", "int8", "--json"]  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                          timeout=300)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    reasons = {(c["backend"], c["precision"]): c["reason"] for c in json.loads(proc.stdout)["cells"]}
+    reasons = {(c["backend"], c["precision"]): c["reason"] for c in cli.json(*args)["cells"]}
     assert reasons == {
         ("torch", "int8"): "'int8' is post-training quantization, which only inference runs: add --mode infer",
         ("onnxruntime", "int8"): "the onnxruntime backend cannot run mode 'train'; it offers: infer",

@@ -3,8 +3,6 @@
 import json
 import os
 import stat
-import subprocess
-import sys
 
 import pytest
 
@@ -13,21 +11,9 @@ from edgebench.report.trace_check import check_trace
 from edgebench.store import Store
 
 
-class Cli:
-    def __init__(self, store, path_extra=None):
-        self.store = store
-        self.path_extra = path_extra
-
-    def __call__(self, *args, timeout=300, **env_extra):
-        env = dict(os.environ, EDGEBENCH_STORE=str(self.store), COLUMNS="200", **env_extra)
-        env.pop("EDGEBENCH_TRACE_PROCESSOR", None)
-        return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                              timeout=timeout, cwd=self.store.parent)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory):
-    return Cli(tmp_path_factory.mktemp("store") / "store.sqlite")
+def cli(cli_factory):
+    return cli_factory("layers-trace", columns=200)
 
 
 def run_json(cli, *args):
@@ -116,7 +102,8 @@ def test_trace_check_runs_perfettos_trace_processor_when_present(cli, traced, tm
     fake.write_text(f'#!/bin/sh\necho \'"slices","counters","errors"\'\necho \'{n},100,0\'\n')
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     out = tmp_path / "t.json"
-    proc = cli("trace", traced["trial_id"], "-o", str(out), "--check", PATH=f"{fake.parent}:{os.environ['PATH']}")
+    proc = cli("trace", traced["trial_id"], "-o", str(out), "--check",
+               env={"PATH": f"{fake.parent}:{os.environ['PATH']}", "EDGEBENCH_TRACE_PROCESSOR": None})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"Perfetto check: ok: Perfetto imported {n} slices" in proc.stderr
 

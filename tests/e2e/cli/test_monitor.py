@@ -1,24 +1,17 @@
 """``edgebench monitor``: files in the MNN-based suite's format, every sample on disk after Ctrl-C, throttling."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 
-def start_cli(*args):
-    env = dict(os.environ, COLUMNS="120")
-    return subprocess.Popen([sys.executable, "-m", "edgebench", "monitor", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
-
-
-def test_ctrl_c_leaves_every_sample_on_disk(sysfs_tree, tmp_path):
+def test_ctrl_c_leaves_every_sample_on_disk(cli, sysfs_tree, tmp_path):
     out = tmp_path / "m"
-    proc = start_cli("--out", str(out), "--interval", "5ms", "--sysfs-root", str(sysfs_tree("rpi4")), "--json")
+    proc = cli.start(
+        "monitor", "--out", str(out), "--interval", "5ms", "--sysfs-root", str(sysfs_tree("rpi4")), "--json"
+    )
     assert proc.stderr.readline().startswith("monitoring ")  # the loop is running
     time.sleep(0.6)
     proc.send_signal(signal.SIGINT)
@@ -33,11 +26,11 @@ def test_ctrl_c_leaves_every_sample_on_disk(sysfs_tree, tmp_path):
 
 
 @pytest.mark.parametrize("stop", [None, signal.SIGTERM, signal.SIGHUP], ids=["duration", "SIGTERM", "SIGHUP"])
-def test_a_long_period_ends_on_time_with_every_sample_on_disk(sysfs_tree, tmp_path, stop):
+def test_a_long_period_ends_on_time_with_every_sample_on_disk(cli, sysfs_tree, tmp_path, stop):
     """``--interval 1h --duration 2s`` ended after an hour, and SIGTERM/SIGHUP were not heard meanwhile."""
     out = tmp_path / "m"
     args = ["--out", str(out), "--interval", "1h", "--sysfs-root", str(sysfs_tree("rpi4")), "--json"]
-    proc = start_cli(*args, *(["--duration", "1s"] if stop is None else []))
+    proc = cli.start("monitor", *args, *(["--duration", "1s"] if stop is None else []))
     assert proc.stderr.readline().startswith("monitoring ")
     if stop is not None:
         time.sleep(0.5)
@@ -51,8 +44,10 @@ def test_a_long_period_ends_on_time_with_every_sample_on_disk(sysfs_tree, tmp_pa
     assert summary["samples"] == 2 and len((out / "samples.csv").read_text().splitlines()) == 3
 
 
-def test_throttling_is_unknown_not_absent_without_a_clock_or_temperature(sysfs_tree, tmp_path):
-    proc = start_cli("--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("container")))
+def test_throttling_is_unknown_not_absent_without_a_clock_or_temperature(cli, sysfs_tree, tmp_path):
+    proc = cli.start(
+        "monitor", "--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("container"))
+    )
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     assert "no thermal throttling" not in stdout
@@ -61,8 +56,10 @@ def test_throttling_is_unknown_not_absent_without_a_clock_or_temperature(sysfs_t
     assert summary["throttling"] is None and summary["throttling_unknown"].startswith("this device exposes no")
 
 
-def test_duration_ends_the_run_with_a_summary(sysfs_tree, tmp_path):
-    proc = start_cli("--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("jetson_tx2")))
+def test_duration_ends_the_run_with_a_summary(cli, sysfs_tree, tmp_path):
+    proc = cli.start(
+        "monitor", "--out", str(tmp_path / "m"), "--duration", "300ms", "--sysfs-root", str(sysfs_tree("jetson_tx2"))
+    )
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     assert "stopped by end of --duration" in stdout
@@ -80,9 +77,9 @@ def test_duration_ends_the_run_with_a_summary(sysfs_tree, tmp_path):
         (["--sysfs-root", "/no/such/tree"], "--sysfs-root"),
     ],
 )
-def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, flag):
+def test_bad_input_is_one_line_and_writes_nothing(cli, tmp_path, args, flag):
     out = tmp_path / "m"
-    proc = start_cli("--out", str(out), *args)
+    proc = cli.start("monitor", "--out", str(out), *args)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2
     lines = stderr.strip().splitlines()
@@ -90,11 +87,11 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, flag):
     assert not out.exists()
 
 
-def test_an_earlier_run_is_not_overwritten(tmp_path):
+def test_an_earlier_run_is_not_overwritten(cli, tmp_path):
     out = tmp_path / "m"
     out.mkdir()
     (out / "samples.csv").write_text("t_ns\n1\n")
-    proc = start_cli("--out", str(out), "--duration", "50ms")
+    proc = cli.start("monitor", "--out", str(out), "--duration", "50ms")
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "--out" in stderr and "already holds" in stderr
     assert (out / "samples.csv").read_text() == "t_ns\n1\n"

@@ -1,32 +1,18 @@
 """``edgebench partition`` and ``edgebench import`` end to end on lenet: real trials, the real store."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from edgebench.store import Store
+from tests.conftest import pythonpath_first
 
 TINY = ("--model", "lenet", "--steps", "2", "--warmup", "1")
 
 
-class Cli:
-    def __init__(self, store):
-        self.store = store
-
-    def __call__(self, *args, pythonpath_first=None, store=None):
-        env = dict(os.environ, EDGEBENCH_STORE=str(store or self.store), COLUMNS="200")
-        if pythonpath_first:
-            env["PYTHONPATH"] = os.pathsep.join([str(pythonpath_first), env.get("PYTHONPATH", "")])
-        return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                              timeout=300, cwd=self.store.parent)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory):
-    return Cli(tmp_path_factory.mktemp("partition") / "store.sqlite")
+def cli(cli_factory):
+    return cli_factory("partition", columns=200)
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +113,7 @@ def test_plot_is_a_png_and_needs_matplotlib(cli, first, tmp_path):
     blocker = tmp_path / "block" / "matplotlib"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('matplotlib is not installed')\n")
-    proc = cli("partition", *TINY, "--plot", str(tmp_path / "q.png"), pythonpath_first=blocker.parent)
+    proc = cli("partition", *TINY, "--plot", str(tmp_path / "q.png"), env=pythonpath_first(blocker.parent))
     assert proc.returncode == 2
     assert proc.stderr.strip() == "edgebench: error: --plot: the plot needs matplotlib: pip install 'edgebench[report]'"
 

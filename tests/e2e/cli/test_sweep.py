@@ -3,13 +3,10 @@
 import os
 import shutil
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
 
 from edgebench.store import Store
 from tests.conftest import json_out
+from tests.sweeping import start_sweep, stored_keys, wait_for
 
 # 2 models x 2 batch sizes x 2 core masks, as small as a trial gets: SqueezeNet at 32x32 steps in ~10 ms here.
 CONFIG = """
@@ -22,37 +19,13 @@ infer_steps: 2
 """
 
 
-def stored_keys(path) -> list[str]:
-    if not path.exists():
-        return []
-    try:
-        db = sqlite3.connect(path, timeout=30)
-        return [r[0] for r in db.execute("SELECT trial_key FROM sweep_trials ORDER BY rowid")]
-    except sqlite3.OperationalError:  # schema not created yet
-        return []
-
-
-def start(args, tmp_path):
-    env = dict(os.environ, EDGEBENCH_STORE=str(tmp_path / "store.sqlite"), COLUMNS="160")
-    return subprocess.Popen([sys.executable, "-m", "edgebench", "sweep", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
-
-
-def wait_for(path, n: int, proc, timeout_s: float = 240) -> None:
-    deadline = time.monotonic() + timeout_s
-    while len(stored_keys(path)) < n:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the sweep stored too few trials in time"
-        time.sleep(0.2)
-
-
 def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cli):
     config = tmp_path / "grid.yaml"
     config.write_text(CONFIG)
     store = cli.store_path
 
     # Ctrl-C after two trials: a clean stop, exit 130, the finished trials kept
-    proc = start([str(config)], tmp_path)
+    proc = start_sweep(cli, str(config))
     wait_for(store, 2, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -66,7 +39,7 @@ def test_sweep_interrupted_killed_and_resumed_runs_every_trial_once(tmp_path, cl
     assert proc.returncode == 2 and "add --resume" in proc.stderr
 
     # resumed, then SIGKILLed (no cleanup at all) after one more trial
-    proc = start([str(config), "--resume"], tmp_path)
+    proc = start_sweep(cli, str(config), "--resume")
     wait_for(store, len(first) + 1, proc)
     proc.kill()
     proc.communicate(timeout=60)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from tests.e2e.cli.test_sweep import start
+from tests.sweeping import start_sweep
 
 CONFIG = """
 name: twice
@@ -16,10 +16,10 @@ infer_steps: 0
 """
 
 
-def test_two_identical_sweeps_at_once_run_each_trial_once(tmp_path):
+def test_two_identical_sweeps_at_once_run_each_trial_once(cli, tmp_path):
     config = tmp_path / "grid.yaml"
     config.write_text(CONFIG)
-    first, second = start([str(config)], tmp_path), start([str(config)], tmp_path)
+    first, second = start_sweep(cli, str(config)), start_sweep(cli, str(config))
     outputs = [first.communicate(timeout=300), second.communicate(timeout=300)]
     for proc, (_, err) in zip((first, second), outputs, strict=True):
         assert proc.returncode in (0, 2), err  # 2: it started after the other stored a trial, and says --resume

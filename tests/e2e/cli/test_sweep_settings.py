@@ -2,8 +2,6 @@
 as constants and as an axis: planned, run end to end with real workers, stored, and resumed by the same keys."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -29,24 +27,18 @@ idle: [0, 200ms]
 POWER_MODEL = "idle=2W,max=6W"
 
 
-def edgebench(store, *args):
-    env = dict(os.environ, EDGEBENCH_STORE=str(store), COLUMNS="160")
-    return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                          timeout=300)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
-    """The sweep run once for this module: its config file, store, plan and stored results."""
-    folder = tmp_path_factory.mktemp("sweep_settings")
-    config, store = folder / "settings.yaml", folder / "store.sqlite"
+def swept(cli_factory):
+    """The sweep run once for this module: its config file, the harness on its store, plan and stored results."""
+    cli = cli_factory("sweep_settings", columns=160)
+    config, store = cli.store_path.parent / "settings.yaml", cli.store_path
     config.write_text(CONFIG)
-    proc = edgebench(store, "sweep", str(config))
+    proc = cli("sweep", str(config))
     assert proc.returncode == 0, proc.stderr
     planned = plan(load_config(config).config, source=config, sysfs=SysFS("/"), allowed=tuple(os.sched_getaffinity(0)))
     with Store(store) as db:
         results = db.query(sweep_id=planned.sweep_id)
-    return config, store, planned, results
+    return config, cli, planned, results
 
 
 def test_the_plan_carries_every_new_key(swept):
@@ -74,7 +66,7 @@ def test_the_stored_trials_carry_them(swept):
 
 
 def test_resume_finds_every_trial_stored(swept):
-    config, store, _, _ = swept
-    proc = edgebench(store, "sweep", str(config), "--resume")
+    config, cli, _, _ = swept
+    proc = cli("sweep", str(config), "--resume")
     assert proc.returncode == 0, proc.stderr
     assert "0 trials run, 2 already stored" in proc.stdout

@@ -3,10 +3,7 @@ whole: nothing is cut to ``squeezen…`` and no column is squeezed to nothing.""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 
 from tests.paths import FIXTURES
 
@@ -14,10 +11,8 @@ GOLDEN_STORE = FIXTURES / "golden" / "store_v3" / "store_v3.db"
 TRACED = "20261123-174053-438acf01"
 
 
-def at_80(tmp_path, *args: str) -> str:
-    env = dict(os.environ, COLUMNS="80", EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
-               EDGEBENCH_CACHE=str(tmp_path / "counts.json"))  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env)
+def at_80(cli, *args: str) -> str:
+    proc = cli(*args, env={"COLUMNS": "80"})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -29,20 +24,20 @@ def readable(text: str, *whole: str) -> None:
         assert word in text, word
 
 
-def test_models_at_80_columns(tmp_path):
-    out = at_80(tmp_path, "models", "lenet", "squeezenet", "shufflenet_v2_0.5x", "dqn", "bert_base", "--no-flops")
+def test_models_at_80_columns(cli):
+    out = at_80(cli, "models", "lenet", "squeezenet", "shufflenet_v2_0.5x", "dqn", "bert_base", "--no-flops")
     readable(out, "shufflenet_v2_0.5x", "squeezenet", "reinforcement", "atari 4x84x84", "DNNTune")
 
 
-def test_layers_at_80_columns(tmp_path):
-    shutil.copy(GOLDEN_STORE, tmp_path / "store.sqlite")
-    out = at_80(tmp_path, "layers", TRACED, "--no-measure")
+def test_layers_at_80_columns(cli):
+    shutil.copy(GOLDEN_STORE, cli.store_path)
+    out = at_80(cli, "layers", TRACED, "--no-measure")
     readable(out, "classifier.1", "MaxPool2d", "Sequential", "fwd ms", "share %")
-    readable(at_80(tmp_path, "layers", TRACED, "--no-measure", "--roofline"), "classifier.1", "FLOP/B")
+    readable(at_80(cli, "layers", TRACED, "--no-measure", "--roofline"), "classifier.1", "FLOP/B")
 
 
-def test_sweep_summary_at_80_columns(tmp_path):
+def test_sweep_summary_at_80_columns(cli):
     settings = ["models=[squeezenet_1_1, lenet]", "batch_sizes=[1, 2]", "steps=1", "warmup=0", "infer_steps=0"]
-    out = at_80(tmp_path, "sweep", *(arg for setting in settings for arg in ("--set", setting)))
+    out = at_80(cli, "sweep", *(arg for setting in settings for arg in ("--set", setting)))
     table = out[out.rindex("sweep sweep-") : out.index("best for")]  # the table, not the log lines above it
     readable(table, "squeezenet_1_1", "samples/s", "step ms")

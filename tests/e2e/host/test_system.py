@@ -5,21 +5,13 @@ tests/unit/host/test_system.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from tests.unit.host.test_system import laptop_tree
 
 
-def test_system_show_cli_on_a_fixture_tree(tmp_path):
+def test_system_show_cli_on_a_fixture_tree(cli, tmp_path):
     laptop = laptop_tree(tmp_path)
-    env = dict(os.environ)
-    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "show", "--sysfs-root", str(laptop)],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    proc = cli("system", "show", "--sysfs-root", str(laptop), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "turbo/boost: on" in proc.stdout and "thing(s) make benchmarks noisy here" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "edgebench", "system", "reset", "--sysfs-root", str(laptop),
-                           "--state", str(laptop / "none.json")], capture_output=True, text=True, env=env,
-                          timeout=120)  # fmt: skip
+    proc = cli("system", "reset", "--sysfs-root", str(laptop), "--state", str(laptop / "none.json"), timeout=120)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--state" in proc.stderr

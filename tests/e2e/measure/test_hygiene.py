@@ -5,7 +5,6 @@ tests/unit/measure/test_hygiene.py.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,23 +18,18 @@ def hog(core: int) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
 
 
-def run_trial(core: int) -> dict:
+def run_trial(cli, core: int) -> dict:
     """200 steps: a window long enough (>= 0.2 s on one core) for tick accounting even on a fast, quiet machine."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "edgebench", "run", "-m", "lenet", "-b", "64", "--steps", "200", "--warmup", "2",
-         "--infer-steps", "0", "--cores", hex(1 << core), "--threads", "1", "--no-store", "--json"],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return cli.json("run", "-m", "lenet", "-b", "64", "--steps", "200", "--warmup", "2", "--infer-steps", "0",
+                    "--cores", hex(1 << core), "--threads", "1", "--no-store", "--json")  # fmt: skip
 
 
-def test_a_trial_next_to_a_cpu_hog_is_flagged_and_the_same_trial_without_it_is_less_loaded():
+def test_a_trial_next_to_a_cpu_hog_is_flagged_and_the_same_trial_without_it_is_less_loaded(cli):
     core = sorted(os.sched_getaffinity(0))[0]
-    quiet = run_trial(core)
+    quiet = run_trial(cli, core)
     children = [hog(core) for _ in range(4)]
     try:
-        busy = run_trial(core)
+        busy = run_trial(cli, core)
     finally:
         for child in children:
             child.kill()

@@ -2,7 +2,6 @@
 real CLI, a report opened in a real headless Chromium with networking off, and every plot kind in every format."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,26 +12,17 @@ import pytest
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.store import Store
 from tests.browser import Browser
+from tests.conftest import pythonpath_first
 from tests.paths import FIXTURES, TESTS
 
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF", ".svg": b"<?xml"}
 
 
-class Cli:
-    def __init__(self, store: Path) -> None:
-        self.store = store
-
-    def __call__(self, *args: str, env_extra: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-        env = dict(os.environ, EDGEBENCH_STORE=str(self.store), COLUMNS="120", **(env_extra or {}))
-        return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                              timeout=timeout, cwd=self.store.parent)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(cli_factory):
     """One store holding a two-trial sweep and a traced trial (whose printed summary is kept), and a monitor folder."""
-    root = tmp_path_factory.mktemp("report")
-    cli = Cli(root / "store.sqlite")
+    cli = cli_factory("report")
+    root = cli.store_path.parent
     proc = cli("sweep", "--set", "models=[lenet]", "--set", "batch_sizes=[2, 4]", "--set", "steps=3",
                "--set", "warmup=0", "--set", "infer_steps=0")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -287,7 +277,7 @@ def test_plot_of_a_missing_sensor_is_a_sentence_not_a_chart(world):
     assert proc.returncode == 2 and "no power sensor" in proc.stderr and not out.exists()
 
 
-def test_plots_and_report_from_an_old_store(tmp_path):
+def test_plots_and_report_from_an_old_store(cli, tmp_path):
     """The golden schema-3 store: records without ``target``, ``mode`` and later fields still draw, in every format."""
     from edgebench.report.figures import Figure
     from edgebench.report.plot import save_figure
@@ -301,10 +291,9 @@ def test_plots_and_report_from_an_old_store(tmp_path):
         suffix = (".png", ".pdf", ".svg")[i % 3]
         save_figure(view, tmp_path / f"{view.key}{suffix}", suffix[1:])
         _check_file(tmp_path / f"{view.key}{suffix}", suffix, view.key)
-    cli = Cli(old)
-    proc = cli("plot", "layers", traced, "-o", str(tmp_path / "layers.pdf"))
+    proc = cli("plot", "layers", traced, "-o", str(tmp_path / "layers.pdf"), store=old)
     assert proc.returncode == 0, proc.stderr
-    proc = cli("report", "--sweep", "golden", traced, "-o", str(tmp_path / "old.html"))
+    proc = cli("report", "--sweep", "golden", traced, "-o", str(tmp_path / "old.html"), store=old)
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "old.html").read_text()
     with Store(old, read_only=True) as store:
@@ -320,9 +309,8 @@ def test_without_the_extra_report_and_plot_say_what_to_install(world, tmp_path):
         "        if name.split('.')[0] in ('plotly', 'matplotlib'):\n            raise ImportError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
     )
-    env = {"PYTHONPATH": os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])}
     for args in (["report", "-o", str(tmp_path / "r.html")], ["plot", "sweep", "-o", str(tmp_path / "s.png")]):
-        proc = world["cli"](*args, env_extra=env)
+        proc = world["cli"](*args, env=pythonpath_first(blocker))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert "pip install 'edgebench[report]'" in proc.stderr
     assert not (tmp_path / "r.html").exists()

@@ -5,9 +5,6 @@ what runs the real command, a real worker or another process; the rest is in tes
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,16 +17,21 @@ def store_copy(tmp_path_factory) -> Path:
     return copy_of_the_golden_store(tmp_path_factory.mktemp("golden"))
 
 
-def edgebench(store: Path, *args: str) -> str:
-    env = dict(os.environ, EDGEBENCH_STORE=str(store), COLUMNS="100")
-    proc = subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+@pytest.fixture
+def edgebench(cli, store_copy):
+    """What ``edgebench ARGS`` printed on the golden store, at the 100 columns the golden files were written at."""
+
+    def run(*args: str) -> str:
+        proc = cli(*args, store=store_copy, env={"COLUMNS": "100"})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    return run
 
 
-def test_layers_of_a_stored_trace_render_as_they_did(store_copy):
+def test_layers_of_a_stored_trace_render_as_they_did(edgebench):
     for suffix, extra in ((".txt", ()), (".json", ("--json",))):
-        out = edgebench(store_copy, "layers", TRACED, "--no-measure", *extra)
+        out = edgebench("layers", TRACED, "--no-measure", *extra)
         assert out == (GOLDEN / f"layers-{TRACED}{suffix}").read_text()
 
 
@@ -38,19 +40,17 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def test_compare_and_exports_of_stored_records_are_unchanged(store_copy, tmp_path):
-    assert (
-        edgebench(store_copy, "compare", "20261123-174043", "20261123-174053") == (GOLDEN / "compare.txt").read_text()
-    )
-    edgebench(store_copy, "export", "--format", "csv", "--out", str(tmp_path / "trials.csv"))
-    edgebench(store_copy, "export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
+def test_compare_and_exports_of_stored_records_are_unchanged(edgebench, tmp_path):
+    assert edgebench("compare", "20261123-174043", "20261123-174053") == (GOLDEN / "compare.txt").read_text()
+    edgebench("export", "--format", "csv", "--out", str(tmp_path / "trials.csv"))
+    edgebench("export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
     then, now = _rows(GOLDEN / "trials.csv"), _rows(tmp_path / "trials.csv")
     assert [{k: row[k] for k in then[0]} for row in now] == then  # every cell of then, as it was
     # fields added since: not measured, or the default every old trial had (it trained, here)
     added_defaults = {"mode": "train", "target": "local"}
     assert all(row[k] == added_defaults.get(k, "") for row in now for k in row.keys() - then[0].keys())
     assert (tmp_path / "steps.csv").read_text() == (GOLDEN / "steps.csv").read_text()
-    edgebench(store_copy, "export", "--format", "mnn-suite", "--device", "GOLDEN", "--out", str(tmp_path / "mnn"))
+    edgebench("export", "--format", "mnn-suite", "--device", "GOLDEN", "--out", str(tmp_path / "mnn"))
     # mnn/ was regenerated once, deliberately, when the export took the suite's meanings and files (issue 16)
     expected = sorted(p.relative_to(GOLDEN / "mnn") for p in (GOLDEN / "mnn").rglob("*") if p.is_file())
     assert sorted(p.relative_to(tmp_path / "mnn") for p in (tmp_path / "mnn").rglob("*") if p.is_file()) == expected

@@ -9,14 +9,15 @@ import sys
 
 import pytest
 
+from tests.conftest import pythonpath_first
 from tests.unit.workloads.test_custom_model import MODULE
 
 
-def test_cli_runs_a_users_model_and_rejects_a_bad_one(tmp_path):
+def test_cli_runs_a_users_model_and_rejects_a_bad_one(cli, tmp_path):
     (tmp_path / "byo_models.py").write_text(MODULE)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    run = [sys.executable, "-m", "edgebench", "run", "--steps", "2", "--warmup", "1", "--no-store", "--json"]
-    proc = subprocess.run([*run, "--model", "byo_models:tiny"], capture_output=True, text=True, env=env, timeout=300)
+    env = pythonpath_first(tmp_path)
+    run = ["run", "--steps", "2", "--warmup", "1", "--no-store", "--json"]
+    proc = cli(*run, "--model", "byo_models:tiny", env=env)
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
     assert (r["status"], r["trial"]["model"], r["workload"]["input_shape"], r["workload"]["num_classes"]) == (
@@ -26,7 +27,7 @@ def test_cli_runs_a_users_model_and_rejects_a_bad_one(tmp_path):
         4,
     )
     assert r["workload"]["params"] == 3 * 8 * 8 * 4 + 4 and r["loss"]["finite"]
-    proc = subprocess.run([*run, "--model", "byo_models:nope"], capture_output=True, text=True, env=env, timeout=300)
+    proc = cli(*run, "--model", "byo_models:nope", env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "--model: cannot import 'byo_models:nope'" in proc.stderr
 

@@ -11,7 +11,7 @@ import signal
 
 from edgebench.backends.fake.session import FAIL_AT_ENV, STEP_MS_ENV
 from edgebench.store import Store
-from tests.e2e.cli.test_sweep import start, stored_keys, wait_for
+from tests.sweeping import start_sweep, stored_keys, wait_for
 from tests.unit.backends.fake.test_fake import GRID
 
 
@@ -22,7 +22,7 @@ def test_a_sweep_interrupted_killed_failing_and_resumed_stores_every_trial_once(
     config.write_text(GRID)
     store = cli.store_path
 
-    proc = start([str(config)], tmp_path)  # Ctrl-C after two trials: exit 130, both kept
+    proc = start_sweep(cli, str(config))  # Ctrl-C after two trials: exit 130, both kept
     wait_for(store, 2, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -30,7 +30,7 @@ def test_a_sweep_interrupted_killed_failing_and_resumed_stores_every_trial_once(
     first = stored_keys(store)
     assert 2 <= len(first) < 6
 
-    proc = start([str(config), "--resume"], tmp_path)  # one more, then SIGKILL: no cleanup runs
+    proc = start_sweep(cli, str(config), "--resume")  # one more, then SIGKILL: no cleanup runs
     wait_for(store, len(first) + 1, proc)
     proc.kill()
     proc.communicate(timeout=60)

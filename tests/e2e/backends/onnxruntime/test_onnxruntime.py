@@ -6,9 +6,6 @@ process; the rest is in tests/unit/backends/onnxruntime/test_onnxruntime.py.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -19,19 +16,9 @@ from edgebench.records.spans import SpanTable
 from edgebench.store import Store
 
 
-class Cli:
-    def __init__(self, store):
-        self.store = store
-
-    def __call__(self, *args, timeout=600):
-        env = dict(os.environ, EDGEBENCH_STORE=str(self.store), COLUMNS="200")
-        return subprocess.run([sys.executable, "-m", "edgebench", *args], capture_output=True, text=True, env=env,
-                              timeout=timeout)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory, onnx_cache):
-    return Cli(tmp_path_factory.mktemp("ort-store") / "store.sqlite")
+def cli(cli_factory, onnx_cache):
+    return cli_factory("ort-store", columns=200)
 
 
 def run_json(cli, *args):

@@ -5,11 +5,6 @@ tests/unit/backends/torch/test_infer_mode.py.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from edgebench.records.events import measured_steps, parse_events, steps_of
@@ -17,21 +12,22 @@ from edgebench.store import Store
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("infer-store") / "store.sqlite"
-
-
-def run_json(store, *args):
-    env = dict(os.environ, EDGEBENCH_STORE=str(store))
-    proc = subprocess.run([sys.executable, "-m", "edgebench", "run", "--json", *args], capture_output=True,
-                          text=True, env=env, timeout=600)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+def module_cli(cli_factory):
+    return cli_factory("infer-store")
 
 
 @pytest.fixture(scope="module")
-def inferred(store):
-    return run_json(store, "-m", "lenet", "-b", "4", "--mode", "infer", "--steps", "4", "--warmup", "2")
+def store(module_cli):
+    return module_cli.store_path
+
+
+def run_json(cli, *args):
+    return cli.json("run", "--json", *args, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def inferred(module_cli):
+    return run_json(module_cli, "-m", "lenet", "-b", "4", "--mode", "infer", "--steps", "4", "--warmup", "2")
 
 
 def test_an_inference_trial_times_forward_passes_only(store, inferred):
