@@ -3,6 +3,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,30 @@ def cli_factory(tmp_path_factory, model_counts_cache):
     return make
 
 
+#: The counters of the shared traced trial: software events, which every Linux kernel counts (a VM has no PMU).
+TRACED_COUNTERS = "page-faults,context-switches,task-clock"
+
+
+@pytest.fixture(scope="session")
+def traced_lenet(cli_factory) -> tuple[Path, dict[str, Any]]:
+    """One layer-traced LeNet trial with perf counters, run once for the whole session by the real command: the
+    store holding it (a template: copy it before adding to it, see :func:`store_with_traced_lenet`) and its record
+    as ``run --json`` printed it.  ``layers``, ``trace``, ``peak`` and the counters' tests all read this one trial
+    rather than each tracing their own."""
+    cli = cli_factory("traced-lenet")
+    record = cli.json("run", "-m", "lenet", "-b", "8", "--steps", "3", "--warmup", "1", "--infer-steps", "0",
+                      "--trace", "layers", "--counters", TRACED_COUNTERS, "--json")  # fmt: skip
+    return cli.store_path, record
+
+
+def store_with_traced_lenet(traced_lenet: tuple[Path, dict[str, Any]], store: Path) -> dict[str, Any]:
+    """Copy the shared traced trial's store to ``store`` (which must not exist yet) and return the trial's record."""
+    template, record = traced_lenet
+    assert not store.exists(), store
+    shutil.copy(template, store)
+    return record
+
+
 def pythonpath_first(folder: Path) -> dict[str, str]:
     """The ``env`` that puts ``folder`` first on the command's ``PYTHONPATH`` (a user's model module, or a
     ``sitecustomize.py`` that blocks an import to show what a missing extra looks like)."""
@@ -178,9 +203,11 @@ def require_onnxruntime():
 #: none that needs a subprocess, a server, a cluster or a browser (``tests/unit/test_layout.py``), so the quick
 #: subset is ``pytest tests/unit``, the same tests as ``pytest -m "not e2e"``.
 NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "adbd_sim": "adb", "cli": "e2e", "cli_factory": "e2e"}
+NEEDS_FIXTURE |= {"traced_lenet": "e2e"}
 #: The marks a test in ``tests/unit/`` may not carry: each starts a process or a server.
 END_TO_END = ("e2e", "ssh", "adb", "ray", "browser")
 E2E_FOLDER = Path(__file__).resolve().parent / "e2e"
+UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
 #: Names whose use means the real component: the Ray cluster, headless Chromium, the CLI harness.
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime"}
@@ -266,6 +293,22 @@ def marks_of(item: pytest.Item) -> set[str]:
     if E2E_FOLDER in Path(str(item.path)).resolve().parents:
         marks.add("e2e")
     return marks
+
+
+def misplaced_marks(path: Path, marks: set[str]) -> set[str]:
+    """The marks that keep a test at ``path`` out of ``tests/unit/``: what starts a process, server, cluster or
+    browser.  Empty for a test elsewhere, or one that needs none of them."""
+    if UNIT_FOLDER not in Path(path).resolve().parents:
+        return set()
+    return marks & set(END_TO_END)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A unit test that starts a process fails before it runs, naming where it belongs, so ``tests/unit`` stays the
+    quick subset (see tests/unit/test_layout.py)."""
+    found = misplaced_marks(Path(str(item.path)), {m.name for m in item.iter_markers()})
+    if found:
+        pytest.fail(f"this test is {', '.join(sorted(found))} (see tests/conftest.py): move it to tests/e2e/", False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

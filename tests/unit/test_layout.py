@@ -1,16 +1,13 @@
 """The tests mirror the package: a unit test of ``src/edgebench/<package>/`` lives in ``tests/unit/<package>/``, an
 end-to-end test in ``tests/e2e/<package>/``, and the repository's own checks (layers, docs, README) in
 ``tests/repo/``.  A test file anywhere else, or a folder named after no package, fails here, so the layout cannot
-drift as files are added; and no test in ``tests/unit/`` starts a subprocess, a server, a cluster or a browser, so
-``pytest tests/unit`` is the quick subset.
+drift as files are added; and no test in ``tests/unit/`` starts the command, a server, a cluster or a browser
+(conftest fails one that does), so ``pytest tests/unit`` is the quick subset.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.conftest import END_TO_END
+from tests.conftest import misplaced_marks
 from tests.paths import ROOT, SRC, TESTS
 
 PACKAGE = SRC / "edgebench"
@@ -56,7 +53,7 @@ def test_the_layout_rule_refuses_what_it_should():
     assert misplaced(TESTS / "unit" / "nopackage" / "test_x.py")
     assert misplaced(TESTS / "unit" / "test_store.py")  # a package's tests go in its folder
     assert misplaced(TESTS / "e2e" / "cli" / "test_run.py") is None
-    assert misplaced(TESTS / "unit" / "backends" / "mnn" / "test_worker.py") is None
+    assert misplaced(TESTS / "unit" / "backends" / "torch" / "test_flops.py") is None
     assert misplaced(TESTS / "unit" / "test_units.py") is None
 
 
@@ -68,15 +65,11 @@ def test_every_test_folder_is_a_package():
     assert not missing, f"add __init__.py to {missing}"
 
 
-def test_no_unit_test_starts_a_process_server_cluster_or_browser():
-    """The marks conftest reads off each test (see docs/developer/testing.md): a test of ``tests/unit/`` that runs
-    the CLI in a subprocess, or needs sshd, adb, Ray or Chromium, belongs in ``tests/e2e/``."""
-    selection = " or ".join(END_TO_END)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-         "-m", selection, str(TESTS / "unit")],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode in (0, 5), proc.stdout[-3000:] + proc.stderr[-3000:]  # 5: nothing selected
-    found = [line for line in proc.stdout.splitlines() if "::" in line]
-    assert not found, f"move these to tests/e2e/ (marked {selection}): {found}"
+def test_a_unit_test_that_starts_a_process_fails_naming_where_it_belongs():
+    """conftest fails such a test before it runs (``pytest_runtest_setup``), whatever subset is collected; the marks
+    are the ones it reads off what the test uses (see docs/developer/testing.md)."""
+    unit, e2e = TESTS / "unit" / "store" / "test_x.py", TESTS / "e2e" / "cli" / "test_x.py"
+    assert misplaced_marks(unit, {"e2e", "onnxruntime"}) == {"e2e"}
+    assert misplaced_marks(unit, {"ssh", "adb", "ray", "browser"}) == {"ssh", "adb", "ray", "browser"}
+    assert misplaced_marks(unit, {"onnxruntime"}) == set()
+    assert misplaced_marks(e2e, {"e2e", "ssh"}) == set()

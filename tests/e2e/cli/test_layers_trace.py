@@ -9,6 +9,7 @@ import pytest
 from edgebench.cli.peak import trial_peak_key
 from edgebench.report.trace_check import check_trace
 from edgebench.store import Store
+from tests.conftest import store_with_traced_lenet
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +24,9 @@ def run_json(cli, *args):
 
 
 @pytest.fixture(scope="module")
-def traced(cli):
-    return run_json(cli, "--model", "lenet", "--batch-size", "8", "--trace", "layers")
+def traced(cli, traced_lenet):
+    """The session's traced LeNet trial (batch 8, three steps, layers and counters), in this module's store."""
+    return store_with_traced_lenet(traced_lenet, cli.store_path)
 
 
 def test_run_with_trace_layers_stores_spans_and_reports_predictability(cli, traced):

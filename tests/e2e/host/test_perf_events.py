@@ -10,7 +10,7 @@ import json
 
 from edgebench.store import Store
 from edgebench.store.trials import finished_of
-from tests.conftest import json_out
+from tests.conftest import TRACED_COUNTERS, store_with_traced_lenet
 from tests.unit.host.test_perf_events import HAS_PMU
 
 
@@ -24,12 +24,10 @@ def test_run_refuses_unavailable_or_unknown_events_in_one_line(cli):
         assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_counters_per_step_and_per_layer_span(cli, tmp_path):
-    events = "page-faults,context-switches,task-clock"
-    proc = cli("run", "-m", "lenet", "-b", "8", "--steps", "3", "--warmup", "1", "--infer-steps", "0",
-               "--trace", "layers", "--counters", events, "--json")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    out = json_out(proc)
+def test_counters_per_step_and_per_layer_span(cli, traced_lenet, tmp_path):
+    """On the session's traced LeNet trial: ``run -b 8 --steps 3 --trace layers --counters TRACED_COUNTERS``."""
+    events = TRACED_COUNTERS
+    out = store_with_traced_lenet(traced_lenet, cli.store_path)
     assert out["trial"]["counters"] == events.split(",")
     assert set(out["cpu"]["perf_counters_per_step"]) == set(events.split(","))
     assert out["cpu"]["perf_counters_per_step"]["task-clock"] > 0
