@@ -6,13 +6,16 @@ import sqlite3
 
 from tests.sweeping import start_sweep
 
+# The fake backend: the race is the store's and the sweep's, not the framework's.
 CONFIG = """
 name: twice
 models: [lenet]
 batch_sizes: [1, 2, 4]
+backend: fake
 steps: 2
 warmup: 1
 infer_steps: 0
+idle: 0
 """
 
 
