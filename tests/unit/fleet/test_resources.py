@@ -1,7 +1,5 @@
-"""Fleets on a real Ray cluster started here: a head (reached at 127.0.0.1) and two more nodes, each joined with
-``edgebench fleet join`` and its own devices; trials land on the devices they name, a node killed mid-sweep leaves
-its trial ``crashed`` and the rest stored, ``--resume`` reruns only what is missing.  The in-process half: what
-needs no subprocess, server or cluster; the end-to-end tests are in tests/e2e/fleet/test_fleet.py.
+"""A fleet's Ray resources and placement, computed without a cluster: each device by its name, class and host.
+The tests on a real Ray cluster are in tests/e2e/fleet/test_fleet.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Real signals to real processes: a worker killed by someone other than the OOM killer, Ctrl-C on ``run``.  The in-
-process half: what needs no subprocess, server or cluster; the end-to-end tests are in
+"""Whether a process runs: a zombie does not (host/lifetime.py).  Signals sent to real trials are in
 tests/e2e/cli/test_signals.py.
 """
 

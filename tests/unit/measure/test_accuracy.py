@@ -1,5 +1,5 @@
-"""Time to accuracy on real data that ships offline (MNIST digits, Shakespeare).  The in-process half: what needs no
-subprocess, server or cluster; the end-to-end tests are in tests/e2e/cli/test_accuracy.py.
+"""Time to accuracy in-process: the shipped MNIST split and play text, the stop rule, the accuracy fields and
+energy to accuracy from events.  The trials run by the command are in tests/e2e/cli/test_accuracy.py.
 """
 
 import pytest

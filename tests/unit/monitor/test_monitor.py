@@ -1,5 +1,5 @@
-"""``edgebench monitor``: files in the MNN-based suite's format, every sample on disk after Ctrl-C, throttling.  The
-in-process half: what needs no subprocess, server or cluster; the end-to-end tests are in
+"""The monitor's loop in-process on fixture trees: the MNN suite's files, throttling while it happens, and an
+import cost small enough for small boards.  ``edgebench monitor`` run as a user runs it is in
 tests/e2e/cli/test_monitor.py.
 """
 

@@ -1,5 +1,5 @@
-"""``edgebench frameworks``: DNNTune's table 5, every cell a stored trial or a stated reason.  The in-process half:
-what needs no subprocess, server or cluster; the end-to-end tests are in tests/e2e/cli/test_frameworks.py.
+"""DNNTune's table 5 drawn from results built by hand: the best of each column marked per model.  The table
+measured by the command is in tests/e2e/cli/test_frameworks.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""At 80 columns (a normal terminal, and what rich assumes for piped output) the tables keep names and numbers whole:
-nothing is cut to ``squeezen…`` and no column is squeezed to nothing.  The in-process half: what needs no
-subprocess, server or cluster; the end-to-end tests are in tests/e2e/cli/test_tables_80.py.
+"""Sweep summaries at 80 columns from results built by hand: a backend or mode axis says which row is which.  The
+tables the command prints are in tests/e2e/cli/test_tables_80.py.
 """
 
 from __future__ import annotations

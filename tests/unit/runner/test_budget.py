@@ -1,5 +1,5 @@
-"""Memory budgets: the trial cannot use more than the budget, and a trial that needs more is infeasible.  The in-
-process half: what needs no subprocess, server or cluster; the end-to-end tests are in tests/e2e/cli/test_budget.py.
+"""Memory budgets in-process: the rlimit and the watchdog on small child processes, and the feasibility verdicts.
+The trials run by the command are in tests/e2e/cli/test_budget.py.
 """
 
 import subprocess

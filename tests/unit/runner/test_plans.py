@@ -1,6 +1,5 @@
-"""``feasibility`` and ``frameworks`` are plans run through the launch path: they take the device as ``run`` and
-``sweep`` do (target, core roles, frequency, timeout from the settings' declaration), cool down and resume.  The in-
-process half: what needs no subprocess, server or cluster; the end-to-end tests are in tests/e2e/cli/test_plans.py.
+"""``feasibility`` and ``frameworks`` flags as a plan reads them on a fixture tree: core roles, frequencies, timeouts,
+and bad flags named.  The plans run by the command are in tests/e2e/cli/test_plans.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Two identical sweeps started at the same moment on one store: every planned trial runs once, not twice.  The in-
-process half: what needs no subprocess, server or cluster; the end-to-end tests are in
-tests/e2e/cli/test_sweep_concurrent.py.
+"""The store's claims on sweep trials: held while the claiming process lives, taken over after.  Two sweeps racing
+for real are in tests/e2e/cli/test_sweep_concurrent.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Remote targets over a real OpenSSH server on 127.0.0.1 (started by the tests): edgebench's own trials run by the far
-side's agent, the device's files read and written through the shell, a dropped connection mid-trial.  The in-process
-half: what needs no subprocess, server or cluster; the end-to-end tests are in tests/e2e/targets/test_ssh.py.
+"""SSH targets without a server: an address that drops packets fails within the connect timeout, in one line.
+The tests against a real OpenSSH server are in tests/e2e/targets/test_ssh.py.
 """
 
 from __future__ import annotations
