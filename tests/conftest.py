@@ -188,6 +188,15 @@ def onnx_cache(tmp_path_factory):
         os.environ["EDGEBENCH_CACHE_DIR"] = previous
 
 
+def require_mnn() -> None:
+    """Fail (never skip) where the MNN extra is missing, naming the install line."""
+    from edgebench.backends.mnn import missing_package
+
+    reason = missing_package()
+    if reason:
+        pytest.fail(reason, pytrace=False)
+
+
 def require_onnxruntime():
     """Fail (never skip) where the ONNX extra is missing, naming the install line."""
     try:
@@ -210,7 +219,7 @@ E2E_FOLDER = Path(__file__).resolve().parent / "e2e"
 UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
 #: Names whose use means the real component: the Ray cluster, headless Chromium, the CLI harness.
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
-NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime"}
+NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
 #: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
 NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime"}
 NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}

@@ -9,14 +9,12 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from pydantic import ValidationError
 
 from edgebench.errors import UsageError
-from edgebench.launch.trial import resolve_placement, run_trial
+from edgebench.launch.trial import run_trial
 from edgebench.measure.trial import measure
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle
 from edgebench.records.events import Done, EventWriter, Ready, Step, as_events, dump_events, parse_events
@@ -60,28 +58,6 @@ def test_a_bundle_of_another_version_is_refused_with_both_versions():
     assert TrialBundle.model_validate(record) == bundle
     with pytest.raises(ValidationError, match=f"bundle version 99, this edgebench reads version {BUNDLE_VERSION}"):
         TrialBundle.model_validate({**record, "bundle_version": 99})
-
-
-def test_the_agent_command_runs_a_trial_and_prints_a_bundle_the_workstation_measures(tmp_path):
-    trial = resolve_placement(Trial(model="lenet", batch_size=2, steps=2, warmup=1, infer_steps=1, idle_s=0.2))
-    proc = subprocess.run(
-        [sys.executable, "-m", "edgebench.runner.agent", "-"],
-        input=trial.model_dump_json(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    bundle = TrialBundle.model_validate_json(proc.stdout)
-    assert bundle.failure is None and bundle.trial == trial
-    kinds = [e.event for e in bundle.events]
-    assert kinds[:2] == ["ready", "idle"] and kinds[-1] == "done"  # idle on the worker's clock, after ready
-    ready = bundle.events[0]
-    assert isinstance(ready, Ready) and ready.params == 349_980
-    assert bundle.env["cpu_count"] >= 1 and bundle.sampler_meta is not None
-    assert bundle.samples_csv.startswith("t_ns,")
-    r = measure(bundle, "20260101-000000-0002")
-    assert r.ok and r.latency.step_ms.n == 2 and r.energy.idle_window_s == pytest.approx(0.2, abs=0.05)
 
 
 class RecordingTarget:

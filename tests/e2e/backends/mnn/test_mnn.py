@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.unit.backends.mnn.test_mnn import require_mnn
+from tests.conftest import require_mnn
 
 
 def test_run_json_is_not_corrupted_by_mnn_prints(cli):

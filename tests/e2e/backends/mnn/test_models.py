@@ -9,20 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.unit.backends.mnn.test_mnn import (
-    lenet_train,  # noqa: F401  (the fixtures both halves use)
-    require_mnn,
-)
-
-
-@pytest.fixture(scope="module")
-def mobilenet_train():
-    require_mnn()
-    from edgebench.backends.mnn.session import MnnSession
-    from edgebench.records.trial import Trial
-
-    trial = Trial(model="mobilenet_v2", backend="mnn", batch_size=2, threads=1, input_shape=(3, 32, 32), num_classes=10)
-    return MnnSession(trial)
+from tests.conftest import require_mnn
 
 
 def infer_session(model: str, **fields):

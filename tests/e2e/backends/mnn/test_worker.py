@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.unit.backends.mnn.test_worker import require_mnn
+from tests.conftest import require_mnn
 
 
 def test_a_run_records_that_its_worker_had_no_torch(cli):

@@ -14,7 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from tests.unit.backends.mnn.test_worker import _WORKER_LIFE, require_mnn
+from tests.conftest import require_mnn
+from tests.unit.backends.mnn.test_worker import _WORKER_LIFE
 
 
 def test_the_measuring_worker_never_imports_torch(tmp_path):

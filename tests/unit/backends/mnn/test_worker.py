@@ -7,18 +7,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-from edgebench.backends.mnn import missing_package
-
-MISSING = missing_package()
-
-
-def require_mnn() -> None:
-    if MISSING:
-        pytest.fail(MISSING)
-
-
 _WORKER_LIFE = textwrap.dedent(
     """
     import json, sys
@@ -61,19 +49,6 @@ def test_orders_cover_the_steps_a_trial_may_take():
     assert steps_drawn(Trial(**base, target_ci_pct=2.0)) == 3 + 2000
     assert steps_drawn(Trial(**base, until_accuracy=0.9, max_steps=500)) == 503
     assert steps_drawn(Trial(**base, until_accuracy=0.9)) is None and UNBOUNDED_EPOCHS >= 50
-
-
-def test_optimizer_settings_are_the_workloads():
-    require_mnn()
-    from edgebench.backends.mnn.session import MnnSession
-    from edgebench.records.trial import Trial
-    from edgebench.workloads import get_workload
-
-    session = MnnSession(Trial(model="lenet", backend="mnn", batch_size=2, threads=1))
-    settings = get_workload("lenet").optimizer
-    assert session.optimizer.momentum == pytest.approx(settings.momentum)
-    assert session.optimizer.weight_decay == pytest.approx(settings.weight_decay)
-    assert session.optimizer.learning_rate == pytest.approx(settings.lr)
 
 
 # -- cores ------------------------------------------------------------------------------------------------------
