@@ -189,7 +189,9 @@ def refusing_writes(path: Path) -> Path:
 
 def test_a_trial_the_store_refuses_is_printed_kept_and_imported_later(cli, tmp_path):
     path = refusing_writes(tmp_path / "full.sqlite")
-    proc = cli("run", "--steps", "2", "--warmup", "0", "--infer-steps", "0", "--json", "--store", str(path))
+    # the fake backend: a real worker, sampler and launcher, no framework (the store's fault is the point)
+    proc = cli("run", "--backend", "fake", "--steps", "2", "--warmup", "0", "--infer-steps", "0", "--idle", "0",
+               "--json", "--store", str(path))  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     result = json.loads(proc.stdout)  # the measurement is printed in full
     assert result["status"] == "ok" and result["latency"]["step_ms"]["n"] == 2
