@@ -3,6 +3,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.paths import FIXTURES
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -48,32 +49,124 @@ def model_counts_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("counts") / "model-counts.json"
 
 
-@pytest.fixture
-def cli(tmp_path, model_counts_cache):
-    """Run the real ``edgebench`` entry point in a subprocess with a store in ``tmp_path``.
+class Edgebench:
+    """The real ``edgebench`` entry point in a subprocess, with a store, a model-count cache and a terminal width of its
+    own: the one harness every end-to-end test runs the command through (the ``cli`` and ``cli_factory`` fixtures).
 
-    ``cli.cache_path`` is the model-count cache it uses (the run's shared one; a test of the cache sets its own).
+    ``env`` adds variables to a call (a value of None removes one); ``store=`` points one call at another store.
     """
 
-    def run(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = dict(
+    def __init__(self, store_path: Path, cache_path: Path, columns: int = 120, cwd: Path | None = None) -> None:
+        self.store_path = store_path
+        self.cache_path = cache_path
+        self.columns = columns
+        self.cwd = cwd
+
+    @property
+    def store(self) -> Path:
+        return self.store_path
+
+    def environment(self, env: dict[str, str | None] | None = None, store: Path | None = None) -> dict[str, str]:
+        merged: dict[str, str | None] = dict(
             os.environ,
-            EDGEBENCH_STORE=str(tmp_path / "store.sqlite"),
-            EDGEBENCH_CACHE=str(run.cache_path),
-            COLUMNS="120",
+            EDGEBENCH_STORE=str(store or self.store_path),
+            EDGEBENCH_CACHE=str(self.cache_path),
+            COLUMNS=str(self.columns),
         )
+        merged.update(env or {})
+        return {k: v for k, v in merged.items() if v is not None}
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "edgebench", *args]
+
+    def __call__(
+        self,
+        *args: str,
+        timeout: float = 300,
+        cwd: Path | None = None,
+        env: dict[str, str | None] | None = None,
+        store: Path | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "edgebench", *args],
+            self.command(*args),
             capture_output=True,
             text=True,
-            env=env,
+            env=self.environment(env, store),
             timeout=timeout,
-            cwd=cwd,
+            cwd=cwd or self.cwd,
+            input=input,
         )
 
-    run.store_path = tmp_path / "store.sqlite"
-    run.cache_path = model_counts_cache
-    return run
+    def json(self, *args: str, **kwargs: Any) -> Any:
+        """Run, require exit 0, and read stdout as JSON."""
+        proc = self(*args, **kwargs)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    def start(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str | None] | None = None,
+        store: Path | None = None,
+        **popen: Any,
+    ) -> subprocess.Popen[str]:
+        """Start the command and return at once (a sweep to interrupt, a monitor to stop): output on pipes."""
+        popen.setdefault("stdout", subprocess.PIPE)
+        popen.setdefault("stderr", subprocess.PIPE)
+        return subprocess.Popen(
+            self.command(*args), text=True, env=self.environment(env, store), cwd=cwd or self.cwd, **popen
+        )
+
+
+@pytest.fixture
+def cli(tmp_path, model_counts_cache) -> Edgebench:
+    """The real ``edgebench`` command with a store in ``tmp_path`` (``cli.store_path``) and the run's shared model-count
+    cache (``cli.cache_path``; a test of the cache sets its own)."""
+    return Edgebench(tmp_path / "store.sqlite", model_counts_cache)
+
+
+@pytest.fixture(scope="session")
+def cli_factory(tmp_path_factory, model_counts_cache):
+    """``cli_factory(name)``: an :class:`Edgebench` with a store in a new folder, for a module's or the session's
+    shared trials (a module-scoped fixture cannot use the function-scoped ``cli``)."""
+
+    def make(name: str, columns: int = 120) -> Edgebench:
+        folder = tmp_path_factory.mktemp(name)
+        return Edgebench(folder / "store.sqlite", model_counts_cache, columns=columns, cwd=folder)
+
+    return make
+
+
+#: The counters of the shared traced trial: software events, which every Linux kernel counts (a VM has no PMU).
+TRACED_COUNTERS = "page-faults,context-switches,task-clock"
+
+
+@pytest.fixture(scope="session")
+def traced_lenet(cli_factory) -> tuple[Path, dict[str, Any]]:
+    """One layer-traced LeNet trial with perf counters, run once for the whole session by the real command: the
+    store holding it (a template: copy it before adding to it, see :func:`store_with_traced_lenet`) and its record
+    as ``run --json`` printed it.  ``layers``, ``trace``, ``peak`` and the counters' tests all read this one trial
+    rather than each tracing their own."""
+    cli = cli_factory("traced-lenet")
+    record = cli.json("run", "-m", "lenet", "-b", "8", "--steps", "3", "--warmup", "1", "--infer-steps", "0",
+                      "--trace", "layers", "--counters", TRACED_COUNTERS, "--json")  # fmt: skip
+    return cli.store_path, record
+
+
+def store_with_traced_lenet(traced_lenet: tuple[Path, dict[str, Any]], store: Path) -> dict[str, Any]:
+    """Copy the shared traced trial's store to ``store`` (which must not exist yet) and return the trial's record."""
+    template, record = traced_lenet
+    assert not store.exists(), store
+    shutil.copy(template, store)
+    return record
+
+
+def pythonpath_first(folder: Path) -> dict[str, str]:
+    """The ``env`` that puts ``folder`` first on the command's ``PYTHONPATH`` (a user's model module, or a
+    ``sitecustomize.py`` that blocks an import to show what a missing extra looks like)."""
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
 
 def json_out(proc: subprocess.CompletedProcess[str]) -> dict:
@@ -95,6 +188,15 @@ def onnx_cache(tmp_path_factory):
         os.environ["EDGEBENCH_CACHE_DIR"] = previous
 
 
+def require_mnn() -> None:
+    """Fail (never skip) where the MNN extra is missing, naming the install line."""
+    from edgebench.backends.mnn import missing_package
+
+    reason = missing_package()
+    if reason:
+        pytest.fail(reason, pytrace=False)
+
+
 def require_onnxruntime():
     """Fail (never skip) where the ONNX extra is missing, naming the install line."""
     try:
@@ -105,12 +207,19 @@ def require_onnxruntime():
 
 
 # --- markers by what a test needs ------------------------------------------------------------------------------------
-#: Registered in pyproject.toml: ``pytest -m "not e2e and not ray and not browser"`` is the quick subset.  The marks
-#: are read off what each test uses rather than written on it, so a test is marked by what it really starts.
-NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "cli": "e2e"}
-#: Names whose use means the real component: the Ray cluster, headless Chromium, a CLI harness of a test module.
-NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Cli": "e2e"}
-NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime"}
+#: Registered in pyproject.toml.  The marks are read off what each test uses rather than written on it, so a test is
+#: marked by what it really starts; every test under ``tests/e2e/`` is ``e2e`` as well, and ``tests/unit/`` holds
+#: none that needs a subprocess, a server, a cluster or a browser (``tests/unit/test_layout.py``), so the quick
+#: subset is ``pytest tests/unit``, the same tests as ``pytest -m "not e2e"``.
+NEEDS_FIXTURE = {"sshd": "ssh", "phones": "adb", "adbd_sim": "adb", "cli": "e2e", "cli_factory": "e2e"}
+NEEDS_FIXTURE |= {"traced_lenet": "e2e"}
+#: The marks a test in ``tests/unit/`` may not carry: each starts a process or a server.
+END_TO_END = ("e2e", "ssh", "adb", "ray", "browser")
+E2E_FOLDER = Path(__file__).resolve().parent / "e2e"
+UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
+#: Names whose use means the real component: the Ray cluster, headless Chromium, the CLI harness.
+NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
+NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
 #: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
 NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime"}
 NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}
@@ -187,7 +296,31 @@ def needs_of(item: pytest.Item) -> set[str]:
     return needs
 
 
+def marks_of(item: pytest.Item) -> set[str]:
+    """The marks ``item`` gets: what it needs, and ``e2e`` for every test under ``tests/e2e/``."""
+    marks = needs_of(item)
+    if E2E_FOLDER in Path(str(item.path)).resolve().parents:
+        marks.add("e2e")
+    return marks
+
+
+def misplaced_marks(path: Path, marks: set[str]) -> set[str]:
+    """The marks that keep a test at ``path`` out of ``tests/unit/``: what starts a process, server, cluster or
+    browser.  Empty for a test elsewhere, or one that needs none of them."""
+    if UNIT_FOLDER not in Path(path).resolve().parents:
+        return set()
+    return marks & set(END_TO_END)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A unit test that starts a process fails before it runs, naming where it belongs, so ``tests/unit`` stays the
+    quick subset (see tests/unit/test_layout.py)."""
+    found = misplaced_marks(Path(str(item.path)), {m.name for m in item.iter_markers()})
+    if found:
+        pytest.fail(f"this test is {', '.join(sorted(found))} (see tests/conftest.py): move it to tests/e2e/", False)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        for mark in sorted(needs_of(item)):
+        for mark in sorted(marks_of(item)):
             item.add_marker(mark)

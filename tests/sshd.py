@@ -113,3 +113,21 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+
+
+@pytest.fixture
+def board(sshd: Sshd, tmp_path: Path):
+    """Open the loopback board as a configured target named ``board``; closed after the test."""
+    from edgebench.targets import open_target
+    from edgebench.targets.named import TargetConfig
+
+    opened = []
+
+    def open_board(**extra):
+        config = TargetConfig(name="board", **sshd.target_config(tmp_path / "work", **extra))
+        opened.append(open_target("board", named={"board": config}))
+        return opened[-1]
+
+    yield open_board
+    for target in opened:
+        target.close()

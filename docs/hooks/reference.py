@@ -23,15 +23,33 @@ PAGES = {
 }
 
 
+#: Where a guide page takes a generated table: ``<!-- generated: run-options -->`` on a line of its own.
+MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+#: The tables a marker names (an unknown name fails the build).
+TABLES = {"run-options": "run_options_table", "sweep-keys": "sweep_keys_table"}
+
+
 def on_files(files: Files, config: Any) -> Files:
     for path, maker in PAGES.items():
         files.append(File.generated(config, path, content=globals()[maker]()))
     return files
 
 
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    """The guides' option and key tables, generated where their markers stand, so no guide holds a hand copy."""
+
+    def table(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in TABLES:
+            raise ValueError(f"{page.file.src_path}: no generated table {name!r}; known: {', '.join(TABLES)}")
+        return globals()[TABLES[name]]()
+
+    return MARKER.sub(table, markdown)
+
+
 def cell(text: Any) -> str:
-    """A Markdown table cell: pipes escaped, one line."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: pipes escaped, one line, reStructuredText's ``code`` written as Markdown's."""
+    return str(text).replace("|", "\\|").replace("\n", " ").replace("``", "`")
 
 
 def code(text: Any) -> str:
@@ -93,6 +111,59 @@ def settings_page() -> str:
         key = f"`{s.key}`" + (" (axis)" if s.plural_axis else "")
         default = s.shown_default if s.shown_default is not None else f"`{s.trial_default!r}`"
         lines.append(f"| {flag} | {key} | {cell(reads(s))} | {cell(default)} | {cell(s.help)} |")
+    return "\n".join(lines) + "\n"
+
+
+def shown(setting: Any, default: Any) -> str:
+    """A default as a guide shows it: the declared words (``one per core used``), else the value in code."""
+    if setting is not None and setting.shown_default is not None:
+        return cell(setting.shown_default)
+    if default is None or default is False or default in ((), []):
+        return ""
+    return code(default)
+
+
+def run_options_table() -> str:
+    """Every option of ``edgebench run`` in the order ``--help`` lists them: the settings, then the run's own."""
+    import typer
+
+    from edgebench.cli import app
+    from edgebench.config.settings import SETTINGS
+
+    by_flag = {s.flag: s for s in SETTINGS}
+    root = typer.main.get_command(app)
+    run = root.commands["run"]  # type: ignore[attr-defined]  (a group: typer's own click)
+    lines = ["| option | meaning | default |", "|---|---|---|"]
+    for param in run.params:
+        if param.param_type_name != "option" or getattr(param, "hidden", False):
+            continue
+        setting = by_flag.get(param.opts[0])
+        default = param.show_default if isinstance(param.show_default, str) else param.default
+        flags = ", ".join(code(o) for o in param.opts)
+        lines.append(f"| {flags} | {cell(param.help or '')} | {shown(setting, default)} |")
+    return "\n".join(lines) + "\n"
+
+
+def sweep_keys_table() -> str:
+    """Every key of a sweep file: each setting (an axis or a constant), then the keys of the sweep itself."""
+    from edgebench.config.settings import SETTINGS
+    from edgebench.config.sweep_file import SweepConfig
+
+    lines = ["| key | meaning | default |", "|---|---|---|"]
+    for s in SETTINGS:
+        key = code(s.key) + (" (axis)" if s.plural_axis else "")
+        default = code(list(s.sweep_default)) if s.sweep_default is not None else shown(s, s.trial_default)
+        lines.append(f"| {key} | {cell(s.help)} | {default} |")
+    declared = {s.key for s in SETTINGS} | {s.attribute for s in SETTINGS}
+    comments = field_comments(SweepConfig)
+    for name, info in SweepConfig.model_fields.items():
+        if name in declared:
+            continue
+        meaning = comments.get(name) or info.description or first_paragraph(info.annotation)
+        default = info.get_default(call_default_factory=True)
+        if hasattr(default, "model_dump"):  # a section (cooldown): off unless given
+            default = default.model_dump(exclude_defaults=True) or None
+        lines.append(f"| {code(name)} | {cell(meaning)} | {shown(None, default) or 'none'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ Trials, so a setting is written the same way, checked by the same code and refus
 is given: ``--memory-budget 8GiB`` on the command line, ``memory_budget: 8GiB`` in a sweep file, where a scalar is
 a constant and a list an axis (``memory_budget: [2GiB, 8GiB]``).  Types and limits stay on
 :class:`~edgebench.records.trial.Trial`; a declaration only adds what the record cannot know: names, units, words.
-A Trial field without a declaration fails ``tests/test_settings.py``.
+A Trial field without a declaration fails ``tests/unit/config/test_settings.py``.
 """
 
 from __future__ import annotations

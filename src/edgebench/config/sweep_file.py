@@ -151,6 +151,9 @@ class SweepConfig(TrialSettings):  # type: ignore[valid-type,misc]
 
     #: The sweep's id in the store; ``--resume`` finds a sweep by it.  Default: the file's stem plus a hash.
     name: str | None = None
+    #: A pause between trials: ``120s`` (fixed), ``idle``, or ``{seconds, until_idle, within_c, timeout, between:
+    #: trials|models}``: wait until every temperature sensor is within ``within_c`` °C of what it read before the
+    #: first trial, at most ``timeout``; without a temperature sensor, a fixed ``seconds`` (120) and the result says so.
     cooldown: Annotated[CooldownConfig, BeforeValidator(_cooldown)] = Field(default_factory=CooldownConfig)
     #: DNNTune's analysis objective: which trial the sweep's summary calls best.
     objective: Literal["latency-first", "energy-first"] = "latency-first"

@@ -2,8 +2,8 @@
 
 Never the ``mnnconvert`` console script nor ``MNN.tools.mnnconvert``: that wrapper imports
 ``MNN.tools.utils.log``, which runs ``pip install aliyun-log-python-sdk`` when the SDK is missing and posts the
-machine id and the conversion's details to a remote log service.  The binding does neither (``tests/test_mnn.py``
-converts under an audit hook that refuses sockets and subprocesses).
+machine id and the conversion's details to a remote log service.  The binding does neither
+(``tests/unit/backends/mnn/test_mnn.py`` converts under an audit hook that refuses sockets and subprocesses).
 
 The binding returns ``True`` even when the conversion failed; success is read from its own output
 (``Converted Success!``) and from the file it wrote, and a failure carries the converter's reason.

@@ -1,10 +1,11 @@
-"""MNN's int8: full int8 by its quantization tool where it succeeds, else weight-only by its converter; checked
-against fp32 either way.
+"""MNN's int8: full int8 by its quantization tool where it succeeds, else weight-only by its converter; checked against
+fp32 either way.
 
 Full int8 (``quantization.kind = full``): the fp32 inference conversion goes through MNN's post-training quantizer,
 the C++ binding ``_tools.mnnquant`` (the same extension module as the converter's binding, never the
 ``MNN.tools.mnnquant`` wrapper, which imports ``MNN.tools.utils.log``: it ``pip install``s a logging SDK and posts the
-machine id to a remote log service; ``tests/test_mnn.py`` runs the binding under an audit hook that refuses sockets
+machine id to a remote log service; ``tests/unit/backends/mnn/test_mnn.py``
+runs the binding under an audit hook that refuses sockets
 and subprocesses).  It calibrates on the inputs every int8 backend shares (:mod:`edgebench.backends.quantize`: real
 digits where the preset ships them), written as its ``sequence`` input type (one folder per sample: ``input.json``
 with the shape, ``input.txt`` with the values), not images: ADMM activation scales (on LeNet's seeded weights the

@@ -5,8 +5,8 @@ it, comparing the logits with torch's; convert ``--forTraining``, load it as a t
 tensors must be the PyTorch parameters, :mod:`.model`) and take one SGD step, which must change the weights and
 give a finite loss.  The result is recorded in ``support.json`` beside this file, with the MNN and torch versions
 it was probed with, by ``python -m edgebench.backends.mnn.support --write`` (minutes: every model at its default
-input); ``edgebench models`` reads the record without importing MNN, and ``tests/test_mnn_support.py`` probes a few
-models again and compares.
+input); ``edgebench models`` reads the record without importing MNN, and
+``tests/e2e/backends/mnn/test_probe.py`` probes a few models again and compares.
 
 Run: ``python -m edgebench.backends.mnn.support [--write] [MODEL...]``; ``--probe MODEL`` prints one JSON line.
 """

@@ -1,0 +1,45 @@
+"""At 80 columns (a normal terminal, and what rich assumes for piped output) the tables keep names and numbers
+whole: nothing is cut to ``squeezen…`` and no column is squeezed to nothing."""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.paths import FIXTURES
+
+GOLDEN_STORE = FIXTURES / "golden" / "store_v3" / "store_v3.db"
+TRACED = "20261123-174053-438acf01"
+
+
+def at_80(cli, *args: str) -> str:
+    proc = cli(*args, env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def readable(text: str, *whole: str) -> None:
+    assert "…" not in text, text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
+    for word in whole:
+        assert word in text, word
+
+
+def test_models_at_80_columns(cli):
+    out = at_80(cli, "models", "lenet", "squeezenet", "shufflenet_v2_0.5x", "dqn", "bert_base", "--no-flops")
+    readable(out, "shufflenet_v2_0.5x", "squeezenet", "reinforcement", "atari 4x84x84", "DNNTune")
+
+
+def test_layers_at_80_columns(cli):
+    shutil.copy(GOLDEN_STORE, cli.store_path)
+    out = at_80(cli, "layers", TRACED, "--no-measure")
+    readable(out, "classifier.1", "MaxPool2d", "Sequential", "fwd ms", "share %")
+    readable(at_80(cli, "layers", TRACED, "--no-measure", "--roofline"), "classifier.1", "FLOP/B")
+
+
+def test_sweep_summary_at_80_columns(cli):
+    # the fake backend: the table's width is the point, not what torch measures
+    settings = ["models=[squeezenet_1_1, lenet]", "batch_sizes=[1, 2]", "steps=1", "warmup=0", "infer_steps=0",
+                "backend=fake", "idle=0"]  # fmt: skip
+    out = at_80(cli, "sweep", *(arg for setting in settings for arg in ("--set", setting)))
+    table = out[out.rindex("sweep sweep-") : out.index("best for")]  # the table, not the log lines above it
+    readable(table, "squeezenet_1_1", "samples/s", "step ms")

@@ -1,0 +1,44 @@
+"""Measurement hygiene: other load on the trial's cores, bimodal or unstable steps, a moving clock; one warning line.
+The end-to-end half: what runs the real command, a real worker or another process; the rest is in
+tests/unit/measure/test_hygiene.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def hog(core: int) -> subprocess.Popen:
+    """A busy loop on ``core`` in a session of its own: with the kernel's autogroup scheduling (sessions share the
+    CPU as groups, and the worker runs in its own session), a hog in the test's session would only take the
+    test's share, not the worker's."""
+    code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True:\n    pass\n"
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+
+
+def run_trial(cli, core: int) -> dict:
+    """200 steps: a window long enough (>= 0.2 s on one core) for tick accounting even on a fast, quiet machine."""
+    return cli.json("run", "-m", "lenet", "-b", "64", "--steps", "200", "--warmup", "2", "--infer-steps", "0",
+                    "--cores", hex(1 << core), "--threads", "1", "--no-store", "--json")  # fmt: skip
+
+
+def test_a_trial_next_to_a_cpu_hog_is_flagged_and_the_same_trial_without_it_is_less_loaded(cli):
+    core = sorted(os.sched_getaffinity(0))[0]
+    quiet = run_trial(cli, core)
+    children = [hog(core) for _ in range(4)]
+    try:
+        busy = run_trial(cli, core)
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert None not in (busy["hygiene"]["other_cpu_pct"], quiet["hygiene"]["other_cpu_pct"]), (quiet, busy)
+    assert busy["hygiene"]["other_cpu_pct"] > 20 and "device busy" in busy["hygiene"]["warning"]
+    # On a shared machine the run without the hogs has other load too (and is flagged if it is over 20%; the
+    # unit tests above hold a quiet core unflagged): the hogs' share must show on top of it.
+    assert quiet["hygiene"]["other_cpu_pct"] < busy["hygiene"]["other_cpu_pct"] - 10, (
+        quiet["hygiene"],
+        busy["hygiene"],
+    )

@@ -1,0 +1,16 @@
+"""A study's plan scaled to the device (its sensors, clusters, memory) and to the budget, and its refusals."""
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [(["--budget", "soon"], "--budget"), (["--budget", "0s"], "--budget"),
+     (["--html", "/no/such/dir/s.html"], "--html"), (["--backend", "tensorflow"], "--backend")],
+)  # fmt: skip
+def test_bad_study_flags_are_one_line_exit_2(cli, args, flag):
+    proc = cli("study", "tx2", "--quick", *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("edgebench: error:") and flag in lines[0]
+    assert not cli.store_path.exists()

@@ -1,0 +1,208 @@
+"""The predictor on synthetic devices whose true per-layer costs are known: stored traced trials are built from a
+cost function, saved in a real store, and the predictor must give the costs back, flag extrapolation and measure
+itself honestly; then once on real traced trials of this machine through the command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebench.measure.trial import measure
+from edgebench.predict.estimate import predict
+from edgebench.predict.model import fit
+from edgebench.predict.observations import Config, Graph
+from edgebench.predict.stored import Selection, load_observations
+from edgebench.predict.validate import leave_one_batch_size_out, leave_one_model_out
+from edgebench.records.bundle import TrialBundle
+from edgebench.records.events import Done, Ready, Step
+from edgebench.records.finished import FinishedTrial
+from edgebench.records.spans import BACKWARD, FORWARD, span_table
+from edgebench.records.trial import Trial
+from edgebench.store import Store
+from edgebench.store.trials import save_finished
+
+MS = 1_000_000
+GB = 1e9
+#: The synthetic device: ms per GFLOP, per GB moved and per call, forward and backward, by layer type.
+TRUE = {
+    ("Conv2d", 0): (2.0, 0.5, 0.02),
+    ("Conv2d", 1): (4.0, 1.0, 0.03),
+    ("Linear", 0): (1.0, 3.0, 0.01),
+    ("Linear", 1): (2.5, 3.0, 0.01),
+    ("ReLU", 0): (0.0, 5.0, 0.005),
+    ("ReLU", 1): (0.0, 6.0, 0.005),
+}
+OVERHEAD = (0.3, 2.0, 0.05)  # ms: fixed, per GB of optimizer traffic, per million parameters
+#: Synthetic models: (type, forward GFLOPs per sample, forward GB per sample) per layer.
+MODELS = {
+    "net_a": [("Conv2d", 0.020, 0.002), ("ReLU", 0, 0.001), ("Linear", 0.004, 0.001)],
+    "net_b": [("Conv2d", 0.050, 0.004), ("ReLU", 0, 0.003), ("Conv2d", 0.030, 0.002), ("Linear", 0.002, 0.0005)],
+    "net_c": [("Linear", 0.010, 0.002), ("ReLU", 0, 0.0005), ("Linear", 0.006, 0.001)],
+    "net_d": [("Conv2d", 0.010, 0.003), ("ReLU", 0, 0.002), ("Conv2d", 0.080, 0.005), ("ReLU", 0, 0.002)],
+    "net_e": [("Conv2d", 0.030, 0.001), ("Linear", 0.020, 0.003), ("ReLU", 0, 0.001), ("Linear", 0.001, 0.0002)],
+}
+PARAMS = {"net_a": 1e6, "net_b": 3e6, "net_c": 2e6, "net_d": 5e6, "net_e": 4e6}
+
+
+def true_layer_ms(kind: str, direction: int, gflops: float, gb: float) -> float:
+    a, b, c = TRUE[(kind, direction)]
+    return a * gflops + b * gb + c
+
+
+def synthetic_trial(model: str, batch: int, index: int, steps: int = 3) -> FinishedTrial:
+    """A layer-traced training trial of ``model`` on the synthetic device, its spans laid out from :data:`TRUE`."""
+    layers = MODELS[model]
+    names = [model.title(), *[f"layer{i}" for i in range(len(layers))]]
+    types = [model.title(), *[k for k, _, _ in layers]]
+    parents = [-1, *[0] * len(layers)]
+    fwd_flops = np.array([0.0, *[f * batch * GB for _, f, _ in layers]])
+    fwd_bytes = np.array([0.0, *[b * batch * GB for _, _, b in layers]])
+    costs = {"forward_flops": fwd_flops, "backward_flops": 2 * fwd_flops,
+             "forward_bytes": fwd_bytes, "backward_bytes": 2 * fwd_bytes}  # fmt: skip
+    opt_bytes = PARAMS[model] * 16
+    over_ms = OVERHEAD[0] + OVERHEAD[1] * opt_bytes / GB + OVERHEAD[2] * PARAMS[model] / 1e6
+    rows, step_events = [], []
+    t = 10**12
+    for s in range(steps):
+        start = t
+        fwd = [true_layer_ms(k, 0, fwd_flops[i + 1] / GB, fwd_bytes[i + 1] / GB) for i, (k, _, _) in enumerate(layers)]
+        bwd = [true_layer_ms(k, 1, 2 * fwd_flops[i + 1] / GB, 2 * fwd_bytes[i + 1] / GB)
+               for i, (k, _, _) in enumerate(layers)]  # fmt: skip
+        root_start = t
+        for i, ms in enumerate(fwd):
+            rows.append((i + 1, FORWARD, t, t + int(ms * MS), 7))
+            t += int(ms * MS)
+        rows.append((0, FORWARD, root_start, t, 7))
+        for i in reversed(range(len(layers))):
+            rows.append((i + 1, BACKWARD, t, t + int(bwd[i] * MS), 7))
+            t += int(bwd[i] * MS)
+        t += int(over_ms * MS)
+        step_events.append(Step(phase="train", index=s, start_ns=start, end_ns=t, loss=1.0))
+    spans = span_table("layers", names, types, parents, rows, costs=costs,
+                       notes={"unattributed_costs": {"forward_flops": 0.0, "backward_flops": 0.0,
+                                                     "forward_bytes": 0.0, "backward_bytes": opt_bytes}})  # fmt: skip
+    bundle = TrialBundle(
+        trial=Trial(model=model, batch_size=batch, steps=steps, threads=1, cores=(0,), trace="layers"),
+        events=[Ready(pid=7), *step_events, Done(stopped_by="fixed")],
+        spans_json=spans.to_json(),
+        env={"hostname": "synthetic"},
+    )
+    result = measure(bundle, f"20260101-000000-{index:08x}")
+    result = result.model_copy(update={"workload": result.workload.model_copy(update={"params": int(PARAMS[model])})})
+    return FinishedTrial.from_bundle(result, bundle)
+
+
+@pytest.fixture
+def synthetic_store(tmp_path: Path) -> Path:
+    path = tmp_path / "synthetic.sqlite"
+    with Store(path) as store:
+        i = 0
+        for model in MODELS:
+            for batch in (2, 8, 32):
+                save_finished(store, synthetic_trial(model, batch, i))
+                i += 1
+    return path
+
+
+def graph(model: str, batch: int, kinds: list[tuple[str, float, float]] | None = None) -> Graph:
+    layers = kinds or MODELS[model]
+    flops = np.array([[0.0, 0.0], *[[f * batch * GB, 2 * f * batch * GB] for _, f, _ in layers]])
+    moved = np.array([[0.0, 0.0], *[[b * batch * GB, 2 * b * batch * GB] for _, _, b in layers]])
+    return Graph(
+        config=Config(model, batch, threads=1),
+        types=(model.title(), *[k for k, _, _ in layers]),
+        flops=flops,
+        bytes=moved,
+        calls=np.ones(len(layers) + 1),
+        unattributed_bytes=PARAMS.get(model, 2e6) * 16,
+        params=int(PARAMS.get(model, 2e6)),
+    )
+
+
+def true_step_ms(model: str, batch: int, layers: list[tuple[str, float, float]] | None = None) -> float:
+    total = 0.0
+    for kind, f, b in layers or MODELS[model]:
+        total += true_layer_ms(kind, 0, f * batch, b * batch) + true_layer_ms(kind, 1, 2 * f * batch, 2 * b * batch)
+    params = PARAMS.get(model, 2e6)
+    return total + OVERHEAD[0] + OVERHEAD[1] * params * 16 / GB + OVERHEAD[2] * params / 1e6
+
+
+def test_the_stored_trials_read_back_with_their_measured_layer_times(synthetic_store):
+    observations, skipped = load_observations(synthetic_store, Selection())
+    assert len(observations) == 15 and skipped == []
+    obs = next(o for o in observations if o.graph.config.model == "net_a" and o.graph.config.batch_size == 8)
+    assert obs.layer_ms[1, 0] == pytest.approx(true_layer_ms("Conv2d", 0, 0.16, 0.016), rel=1e-6)
+    assert obs.step_ms == pytest.approx(true_step_ms("net_a", 8), rel=1e-6)
+    assert obs.overhead_ms == pytest.approx(OVERHEAD[0] + OVERHEAD[1] * 0.016 + OVERHEAD[2], rel=1e-5)
+
+
+def test_the_predictor_recovers_the_true_per_layer_costs(synthetic_store):
+    observations, _ = load_observations(synthetic_store, Selection())
+    model = fit(observations)
+    for (kind, d), (a, b, c) in TRUE.items():
+        # 1 GFLOP, 1 GB, one call, at one thread (the FLOPs and FLOPs/threads columns alike)
+        unit = np.array([[1.0, 1.0, 0, 0, 0], [0, 0, 1.0, 1.0, 0], [0, 0, 0, 0, 1e-3]])
+        assert model.layers[(kind, d)].predict(unit) == pytest.approx([a, b, c], rel=1e-4, abs=1e-6), (kind, d)
+    # A configuration never stored: the true step, and no extrapolation flagged inside the stored range.
+    unseen = [("Conv2d", 0.040, 0.003), ("ReLU", 0, 0.002), ("Linear", 0.008, 0.002)]
+    p = predict(graph("net_new", 16, unseen), observations)
+    # Only the new root module's own type is new: the model of all layers gives it a call's worth (the truth: 0).
+    assert p.point.unseen_types == ["Net_New"] and p.point.unseen_share < 0.01
+    assert p.point.step_ms == pytest.approx(true_step_ms("net_new", 16, unseen), rel=0.01)
+    assert p.low_ms <= p.point.step_ms <= p.high_ms
+    assert [f for f in p.extrapolation if "batch size" in f or "GFLOPs" in f] == []
+    assert any("net_new has no stored trial" in f for f in p.extrapolation)
+
+
+def test_extrapolation_is_flagged(synthetic_store):
+    observations, _ = load_observations(synthetic_store, Selection())
+    layers = [("Conv2d", 0.040, 0.003), ("LSTM", 0.030, 0.004)]
+    p = predict(graph("net_a", 256, layers), observations)
+    flags = " | ".join(p.extrapolation)
+    assert "batch size 256 outside the stored 2-32" in flags
+    assert "layer types fewer than 2 stored trials had (LSTM)" in flags  # net_a's root: learned (it takes 0)
+    assert "GFLOPs per step, outside the stored" in flags
+    assert p.point.unseen_types == ["LSTM"] and 0 < p.point.unseen_share < 1
+    assert p.nearest.batch_size == 32 and p.nearest.log2_flops_ratio > 2  # the biggest stored step, far below
+
+
+def test_validation_holds_each_model_and_batch_size_out(synthetic_store):
+    observations, _ = load_observations(synthetic_store, Selection())
+    lomo = leave_one_model_out(observations)
+    assert len(lomo.rows) == 15 and set(lomo.model_errors()) == set(MODELS)
+    assert lomo.median_abs_error() == pytest.approx(0.0, abs=0.01)  # the device is exactly what the models say
+    assert lomo.share_within(0.10) == 1.0
+    lobo = leave_one_batch_size_out(observations)
+    assert {r.batch_size for r in lobo.rows} == {2, 8, 32} and lobo.share_within(0.20) == 1.0
+
+
+def test_an_error_is_measured_not_assumed(synthetic_store):
+    """A trial unlike the cost models (its stored FLOPs and bytes halved: the models see half its layers' work)
+    shows up as that model's error, the largest of all."""
+    MODELS["net_slow"] = [("Linear", 0.010, 0.002)]
+    PARAMS["net_slow"] = 1e6
+    try:
+        trial = synthetic_trial("net_slow", 4, 100)
+    finally:
+        MODELS.pop("net_slow")
+        PARAMS.pop("net_slow")
+    spans = trial.spans
+    assert spans is not None and spans.costs is not None
+    doctored = type(spans)(**{**spans.__dict__, "costs": {k: v / 2 for k, v in spans.costs.items()}})
+    with Store(synthetic_store) as store:
+        save_finished(store, trial.model_copy(update={"spans_json": doctored.to_json()}))
+    observations, _ = load_observations(synthetic_store, Selection())
+    errors = leave_one_model_out(observations).model_errors()
+    assert errors["net_slow"] < -0.15  # predicted from half the layers' work: well under what was measured
+    assert max(errors, key=lambda m: abs(errors[m])) == "net_slow"  # the others only learn from it, a little off
+
+
+def test_no_traced_trials_is_a_usage_error(tmp_path):
+    from edgebench.errors import UsageError
+
+    with Store(tmp_path / "empty.sqlite"):
+        pass
+    with pytest.raises(UsageError, match="--trace layers"):
+        load_observations(tmp_path / "empty.sqlite", Selection())

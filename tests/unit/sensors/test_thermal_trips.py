@@ -1,0 +1,43 @@
+"""A board's thermal state (no Android thermal service): every thermal zone's temperature against its first passive
+trip point, read before and after the trial; at or above it, the hygiene line warns as a phone's status does."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from edgebench.host.sysfs import SysFS
+from edgebench.measure.hygiene import warning_line
+from edgebench.records.result import Hygiene, ZoneTrip
+from edgebench.sensors.thermal_trips import nearest_trip, zone_trips
+from tests.paths import FIXTURES
+
+SYSFS_TREES = FIXTURES / "sysfs"
+
+
+def _orin(tmp_path: Path, cpu_mc: int) -> Path:
+    """The Jetson Orin tree with its cpu-thermal zone (passive trip 99 °C) at ``cpu_mc``."""
+    tree = tmp_path / "orin"
+    shutil.copytree(SYSFS_TREES / "jetson_orin", tree)
+    (tree / "sys/class/thermal/thermal_zone0/temp").write_text(f"{cpu_mc}\n")
+    return tree
+
+
+def test_zones_are_read_against_their_lowest_passive_trip(tmp_path):
+    readings = zone_trips(SysFS(_orin(tmp_path, 99_500)))
+    assert readings is not None
+    cpu = next(r for r in readings if r["zone"] == "cpu-thermal")
+    assert cpu == {"zone": "cpu-thermal", "temp_c": 99.5, "passive_trip_c": 99.0}  # not the critical one, 102.5
+    assert nearest_trip(readings) == cpu
+    assert zone_trips(SysFS(SYSFS_TREES / "rpi4")) is None  # a tree whose zones have no trip points
+
+
+def test_the_warning_names_the_zone_at_its_passive_trip():
+    cool = ZoneTrip(zone="cpu-thermal", temp_c=60.0, passive_trip_c=99.0)
+    hot = ZoneTrip(zone="cpu-thermal", temp_c=99.0, passive_trip_c=99.0)  # at the trip: the governor acts
+    assert warning_line(Hygiene(zone_trip_start=cool, zone_trip_end=cool), [0]) is None
+    line = warning_line(Hygiene(zone_trip_start=cool, zone_trip_end=hot), [0])
+    assert line == (
+        "thermal zone cpu-thermal was at 99.0 °C at the trial's end, at or above its first passive trip point "
+        "(99.0 °C): the kernel throttles"
+    )
