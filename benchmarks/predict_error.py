@@ -34,14 +34,15 @@ MODELS: dict[str, str | None] = {
 }
 
 
-def stored_configs(store: Path) -> set[tuple[str, int]]:
+def stored_busy(store: Path) -> dict[tuple[str, int], float]:
+    """``(model, batch) -> `` the least busy share (%) among its stored trials (0 where not sampled)."""
     if not store.exists():
-        return set()
+        return {}
     try:
         observations, _ = load_observations(store, Selection())
     except Exception:  # an empty store: nothing stored yet
-        return set()
-    return {(o.graph.config.model, o.graph.config.batch_size) for o in observations}
+        return {}
+    return {(o.graph.config.model, o.graph.config.batch_size): o.busy_pct or 0.0 for o in observations}
 
 
 def main() -> int:
@@ -50,21 +51,27 @@ def main() -> int:
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[4, 16])
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--store", type=Path, default=None)
+    parser.add_argument("--retries", type=int, default=2, help="times a busy configuration is traced again")
+    parser.add_argument("--busy-pct", type=float, default=25.0, help="others' share of the cores that is busy")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
     store = args.store or Path(tmp.name) / "predict.db"
-    done = stored_configs(store)
     edgebench = Path(sys.executable).parent / "edgebench"
-    for model in args.models:
-        for batch in args.batch_sizes:
-            if (model, batch) in done:
-                continue
+    for attempt in range(1 + args.retries):
+        busy = stored_busy(store)
+        configs = [(m, b) for m in args.models for b in args.batch_sizes]
+        if attempt == 0:
+            todo = [c for c in configs if c not in busy]
+        else:  # traced again: the quietest stored trial of each had other processes on its cores
+            todo = [c for c in configs if busy.get(c, 0.0) > args.busy_pct]
+        for model, batch in todo:
             cmd = [str(edgebench), "run", "--model", model, "--batch-size", str(batch), "--steps", str(args.steps),
                    "--warmup", "2", "--infer-steps", "0", "--threads", "1", "--trace", "layers",
                    "--store", str(store)]  # fmt: skip
             if MODELS.get(model):
                 cmd += ["--input-shape", MODELS[model]]  # type: ignore[list-item]
-            print(f"running {model} batch {batch}", flush=True)
+            again = f" again (others used {busy[(model, batch)]:.0f}% of its cores)" if attempt else ""
+            print(f"running {model} batch {batch}{again}", flush=True)
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     observations, skipped = load_observations(store, Selection())
     for line in skipped:
