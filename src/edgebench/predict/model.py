@@ -48,7 +48,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "InstanceNorm2d",
         "InstanceNorm3d",
         "LocalResponseNorm",
-    ),  # fmt: skip
+    ),
     "pooling": (
         "MaxPool1d",
         "MaxPool2d",
@@ -61,7 +61,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "AdaptiveAvgPool3d",
         "AdaptiveMaxPool1d",
         "AdaptiveMaxPool2d",
-    ),  # fmt: skip
+    ),
     "elementwise": (
         "ReLU",
         "ReLU6",
@@ -86,7 +86,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "Identity",
         "Flatten",
         "Unflatten",
-    ),  # fmt: skip
+    ),
     "embedding": ("Embedding", "EmbeddingBag"),
 }
 _FAMILY_OF = {kind: family for family, kinds in FAMILIES.items() for kind in kinds}
@@ -157,6 +157,14 @@ class CostModel:
     power_w: float | None
     memory: object | None
     trial_ids: list[str]
+
+    def learned_by(self, kind: str) -> str:
+        """Which model predicts ``kind``: ``own``, ``family`` (its family's) or ``all layers``."""
+        if any((kind, d) in self.layers for d in (0, 1)):
+            return "own"
+        if any((family_key(kind), d) in self.layers for d in (0, 1)):
+            return "family"
+        return "all layers"
 
     def label_ms(self, graph: Graph) -> tuple[np.ndarray, list[str]]:
         """``[label, 2]`` predicted forward and backward ms of each label, and the types predicted by a family's

@@ -4,9 +4,9 @@ A :class:`Graph` is a model at a batch size as the layer tracer labels it: per l
 bytes forward and backward, and its calls per step; plus the step's costs outside every module (loss, optimizer
 update) and the parameter count.  A stored traced trial adds what was measured (:class:`Observation`): each
 label's exclusive forward and backward time per step (the worker's CPU time: :func:`cpu_share`), and the rest
-of the step (``overhead_ms``: loss, optimizer update, framework), with energy and peak memory where the device had them.  The same :class:`Graph` comes from a
-trial's stored span table or from counting the model on this host (:func:`graph_of_config`), so a configuration
-never run is described exactly as the stored ones are.
+of the step (``overhead_ms``: loss, optimizer update, framework), with energy and peak memory where the device
+had them.  The same :class:`Graph` comes from a trial's stored span table or from counting the model on this
+host (:func:`graph_of_config`), so a configuration never run is described exactly as the stored ones are.
 """
 
 from __future__ import annotations

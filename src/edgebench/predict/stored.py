@@ -20,7 +20,8 @@ class Selection:
 
 
 def quietest(observations: list[Observation]) -> tuple[list[Observation], list[str]]:
-    """One trial per configuration: the one other processes disturbed least, and a line for each passed over.
+    """One trial per configuration: the one other processes disturbed least, and one line saying how many
+    repeated trials were passed over.
 
     Why: a configuration traced again is usually traced again because the first trial was disturbed; learning
     from both would teach the models the other processes' load.  The least disturbed is the one whose worker
@@ -38,12 +39,14 @@ def quietest(observations: list[Observation]) -> tuple[list[Observation], list[s
         if kept is None or quiet(obs) >= quiet(kept):
             best[key] = obs
     kept_ids = {o.trial_id for o in best.values()}
-    passed = [
-        f"{o.trial_id} ({o.graph.config.model} batch {o.graph.config.batch_size}): a quieter trial of the same "
-        f"configuration is stored ({best[replace(o.graph.config, freq_khz=None)].trial_id})"
-        for o in observations
-        if o.trial_id not in kept_ids
-    ]
+    repeats = [o for o in observations if o.trial_id not in kept_ids]
+    passed = []
+    if repeats:
+        configs = {(o.graph.config.model, o.graph.config.batch_size) for o in repeats}
+        passed.append(
+            f"{len(repeats)} repeated trial(s) of {len(configs)} configuration(s): each configuration's least "
+            "disturbed trial is learned from (its worker had the largest share of its core)"
+        )
     return [o for o in observations if o.trial_id in kept_ids], passed
 
 

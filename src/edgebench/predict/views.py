@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from edgebench.predict.estimate import LEVEL, Prediction
+from edgebench.predict.suggest import Suggestion
 from edgebench.predict.validate import Validation
 from edgebench.units import MIB
 
@@ -44,7 +45,25 @@ def print_prediction(p: Prediction) -> None:
             typer.echo(f"  warning: extrapolation: {flag}")
     else:
         typer.echo("  within the stored trials' range (no extrapolation)")
-    typer.echo("  note: step time as layer-traced trials measure it (the tracer's hooks included)")
+    typer.echo(
+        "  note: step time as the device's layer-traced trials measure it (the tracer's hooks included; "
+        "an undisturbed step: one-thread trials count their worker's CPU time)"
+    )
+
+
+def print_suggestions(picks: list[Suggestion], candidates: int) -> None:
+    """The suggested trials, best first, with what each would teach (the asked predictions' variance it removes)."""
+    typer.echo(
+        f"suggested trials ({len(picks)} of {candidates} candidates), best first: each removes the share of the "
+        "asked predictions' uncertainty (variance across the bootstrap models) shown"
+    )
+    for i, s in enumerate(picks, 1):
+        c = s.config
+        shape = f" input {'x'.join(map(str, c.input_shape))}" if c.input_shape else ""
+        typer.echo(
+            f"  {i}. {c.model} batch {c.batch_size}, {c.threads} thread(s){shape}: removes {100 * s.removes:.0f}%, "
+            f"{100 * s.left:.0f}% left; predicted {s.predicted_ms:.1f} ms per step"
+        )
 
 
 def print_validation(checks: list[Validation]) -> None:
