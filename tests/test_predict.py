@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from edgebench.config.sweep_file import load_config
+from edgebench.host.sysfs import SysFS
 from edgebench.measure.trial import measure
-from edgebench.predict.estimate import predict
+from edgebench.predict.estimate import bootstrap_models, predict
 from edgebench.predict.model import fit
 from edgebench.predict.observations import Config, Graph
+from edgebench.predict.step import predicted_step
 from edgebench.predict.stored import Selection, load_observations
+from edgebench.predict.suggest import choose, suggest, sweep_yaml
 from edgebench.predict.validate import leave_one_batch_size_out, leave_one_model_out
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.events import Done, Ready, Step
@@ -24,6 +30,7 @@ from edgebench.records.spans import BACKWARD, FORWARD, span_table
 from edgebench.records.trial import Trial
 from edgebench.store import Store
 from edgebench.store.trials import save_finished
+from edgebench.sweep.plan import plan
 
 MS = 1_000_000
 GB = 1e9
@@ -211,6 +218,87 @@ def test_no_traced_trials_is_a_usage_error(tmp_path):
         load_observations(tmp_path / "empty.sqlite", Selection())
 
 
+def test_a_trial_that_shared_its_core_counts_its_cpu_time_and_the_quietest_repeat_is_kept(tmp_path):
+    """Others held half the worker's core: its wall time is twice the work's; the predictor learns the CPU time
+    (wall x share) and, of two trials of one configuration, the one whose worker had more of its core."""
+    base = synthetic_trial("net_a", 8, 300)
+    truth = true_step_ms("net_a", 8)
+
+    def with_share(trial: FinishedTrial, pct: float, index: int) -> FinishedTrial:
+        result = trial.result
+        cpu = result.cpu.model_copy(update={"process_pct": pct})
+        return trial.model_copy(update={"result": result.model_copy(update={"cpu": cpu, "trial_id": f"t{index}"})})
+
+    path = tmp_path / "shared.sqlite"
+    with Store(path) as store:
+        save_finished(store, with_share(base, 50.0, 1))
+    (obs,), _ = load_observations(path, Selection())
+    assert obs.cpu_share == 0.5 and obs.wall_step_ms == pytest.approx(truth, rel=1e-6)
+    assert obs.step_ms == pytest.approx(truth / 2, rel=1e-6)
+    assert obs.layer_ms.sum() + obs.overhead_ms == pytest.approx(truth / 2, rel=1e-6)
+    with Store(path) as store:
+        save_finished(store, with_share(base, 100.0, 2))
+    (kept,), notes = load_observations(path, Selection())
+    assert kept.trial_id == "t2" and kept.step_ms == pytest.approx(truth, rel=1e-6)
+    assert notes == [
+        "1 repeated trial(s) of 1 configuration(s): each configuration's least disturbed trial is learned from "
+        "(its worker had the largest share of its core)"
+    ]
+
+
+def test_suggestions_follow_the_uncertainty_shared_with_what_was_asked():
+    """Candidate 1 is wide but unrelated to the asked configuration; candidate 0 narrower but moves with it:
+    measuring 0 teaches more about what was asked, and once it is measured the rest teaches less."""
+    asked, related, wide = 0, 1, 2
+    s = np.zeros((3, 3))
+    s[asked, asked], s[related, related], s[wide, wide] = 1.0, 0.8, 5.0
+    s[asked, related] = s[related, asked] = 0.8
+    picks = choose(s, asked=1, n=2, noise=0.1)
+    assert [p[0] for p in picks] == [0, 1]  # candidate indices (after the asked ones)
+    first_removes, first_left = picks[0][1], picks[0][2]
+    assert first_removes == pytest.approx(0.8**2 / (0.8 + 0.1)) and first_left == pytest.approx(1 - first_removes)
+    assert picks[1][1] == pytest.approx(0.0, abs=1e-12)  # unrelated: removes nothing
+
+
+def test_suggest_on_a_noisy_synthetic_device_writes_a_sweep_that_plans(synthetic_store):
+    """Stored trials with timing noise: the model asked about (net_b beyond its stored batch sizes) is best
+    narrowed by measuring net_b nearer there, then a model sharing its layer types; the file plans with the
+    sweep machinery to exactly the suggested layer-traced trials."""
+    observations, _ = load_observations(synthetic_store, Selection())
+    rng = np.random.default_rng(1)
+    noisy = []
+    for o in observations:
+        layer_ms = o.layer_ms * rng.lognormal(0.0, 0.15, o.layer_ms.shape)
+        noisy.append(replace(o, layer_ms=layer_ms, step_ms=float(layer_ms.sum() + o.overhead_ms)))
+    asked = [graph("net_b", 128)]
+    candidates = [graph(m, 64) for m in ("net_b", "net_c", "net_d", "net_e")] + [graph("net_a", 1)]
+    picks = suggest(asked, candidates, fit(noisy), bootstrap_models(noisy), noisy, 3)
+    assert [(p.config.model, p.config.batch_size) for p in picks][:2] == [("net_b", 64), ("net_d", 64)]
+    assert all(p.removes > 0 for p in picks) and picks[-1].left < picks[0].left < 1.0
+    # The synthetic models are named after zoo models for the sweep file (its entries must be registered models).
+    zoo = {"net_b": "squeezenet", "net_d": "mobilenet_v2", "net_e": "alexnet", "net_c": "lenet", "net_a": "dqn"}
+    renamed = [replace(p, config=replace(p.config, model=zoo[p.config.model])) for p in picks]
+    text = sweep_yaml(renamed, [asked[0].config], target="local", steps=5, warmup=1)
+    path = Path(tempfile.mkdtemp()) / "suggest.yaml"
+    path.write_text(text)
+    planned = plan(load_config(path).config, source=path, sysfs=SysFS("/nonexistent"), allowed=(0, 1))
+    got = [(t.trial.model, t.trial.batch_size, t.trial.threads, t.trial.trace) for t in planned.trials]
+    assert got == [(zoo[p.config.model], p.config.batch_size, 1, "layers") for p in picks]
+
+
+def test_a_predicted_step_is_labelled_and_adds_up(synthetic_store):
+    observations, _ = load_observations(synthetic_store, Selection())
+    model = fit(observations)
+    step = predicted_step(predict(graph("net_b", 16), observations, model=model), model)
+    assert step.basis == "predicted" and step.low_ms <= step.step_ms <= step.high_ms
+    assert sum(layer.forward_ms + layer.backward_ms for layer in step.layers) + step.overhead_ms == pytest.approx(
+        step.step_ms
+    )
+    assert step.step_ms == pytest.approx(true_step_ms("net_b", 16), rel=0.01)
+    assert {layer.learned_by for layer in step.layers if layer.type == "Conv2d"} == {"own"}
+    assert len(step.learned_from) == 15
+
+
 def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     """Three tiny traced trials of this machine (two models), then the command in this process."""
     from edgebench.cli import main
@@ -235,3 +323,32 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert main(["predict", "--model", "lenet", "--store", store]) == 2
     assert capsys.readouterr().err.strip().startswith("edgebench: error: --batch-size:")
+    # --suggest: the candidates are the stored and asked models at the stored and asked batch sizes, less what is
+    # stored or asked (mnist_mlp at 4 and 8); the file plans to those layer-traced trials.
+    sweep_file = tmp_path / "suggest.yaml"
+    assert main(["predict", "--model", "lenet", "--batch-size", "8", "--suggest", "1", "--out", str(sweep_file),
+                 "--store", store]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "suggested trials (1 of 2 candidates), best first" in out and f"wrote {sweep_file}" in out
+    planned = plan(load_config(sweep_file).config, source=sweep_file, sysfs=SysFS("/nonexistent"), allowed=(0, 1))
+    assert [(t.trial.model, t.trial.trace) for t in planned.trials] == [("mnist_mlp", "layers")]
+    assert planned.trials[0].trial.batch_size in (4, 8)
+    # The partition analyzer on predicted costs: every device figure labelled predicted; mobile only = the step.
+    from edgebench.predict.step import predict_step
+
+    step = predict_step("lenet", 8, store=Path(store))
+    assert step.basis == "predicted"
+    assert main(["partition", "--model", "lenet", "--predicted", "--mode", "train", "--batch-size", "8", "--json",
+                 "--store", store]) == 0  # fmt: skip
+    import json
+
+    analysis = json.loads(capsys.readouterr().out)
+    assert analysis["device_basis"] == "predicted" and analysis["cloud_predicted"] is True
+    assert analysis["mobile_source"].startswith("PREDICTED: edgebench predict, from 3 traced trials")
+    assert analysis["mobile_only"]["mobile_ms"] == pytest.approx(step.step_ms, rel=1e-6)
+    assert main(["partition", "--model", "lenet", "--predicted", "--mode", "train", "--batch-size", "8",
+                 "--store", store]) == 0  # fmt: skip
+    table = capsys.readouterr().out
+    assert "PREDICTED device costs" in table and "best (latency) (predicted)" in table
+    assert main(["partition", "--model", "lenet", "--predicted", "--objective", "energy", "--store", store]) == 2
+    assert "device energy is not predicted per layer" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from edgebench.errors import UsageError
 if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
     from edgebench.partition.costs import CostTable
+    from edgebench.partition.network import NetworkProfile
     from edgebench.records.result import TrialResult
 
 _OBJECTIVES = ("latency", "energy")
@@ -65,6 +66,17 @@ def partition(
     steps: Annotated[int, typer.Option(help="Measured steps of a trial run because none is stored.")] = 20,
     warmup: Annotated[int, typer.Option(help="Warm-up steps of that trial.")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
+    predicted: Annotated[
+        bool,
+        typer.Option(
+            "--predicted",
+            help="Use the device's per-layer costs predicted by `edgebench predict` from its stored traced trials "
+            "(no trial of this configuration is run); every device figure is labelled predicted.",
+        ),
+    ] = False,
+    input_shape: Annotated[
+        str | None, typer.Option(help="With --predicted: the per-sample input, e.g. 3x64x64 [default: the model's].")
+    ] = None,
     store: StoreOption = None,
 ) -> int:
     """The best point to split a model between this device and a server, for latency or device energy."""
@@ -101,6 +113,24 @@ def partition(
     from edgebench.workloads import get_workload
 
     workload = get_workload(model)
+    if predicted:
+        if trial is not None:
+            raise UsageError("--trial", "names a measured trial; leave it out with --predicted (or --predicted out)")
+        if estimate_energy is not None or objective == "energy":
+            raise UsageError(
+                "--predicted" if objective != "energy" else "--objective",
+                "device energy is not predicted per layer; rank by latency with --predicted",
+            )
+        cloud = None
+        if cloud_trial is not None:
+            cloud = _layer_costs(store, cloud_trial, "--cloud-trial")
+        speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
+        table = _predicted_table(store, workload.name, batch_size, mode, input_shape, speedup, cloud)
+        if cloud is None and cloud_speedup is None:
+            table = _labelled_default(table)
+        return _show(table, link, objective, transfer_dtype, sweep, depth, plot, as_json)
+    if input_shape is not None:
+        raise UsageError("--input-shape", "sets the input of a predicted configuration; add --predicted")
     mobile_id = trial or _newest_trial(store, workload.name, batch_size, estimate_energy, mode)
     if mobile_id is None:
         mobile_id = _run_traced_trial(store, workload.name, batch_size, mode, estimate_energy, steps, warmup)
@@ -116,7 +146,6 @@ def partition(
             )
 
     from edgebench.backends.torch.cuts import workload_graph
-    from edgebench.partition.analysis import analyze
     from edgebench.partition.costs import build_table
 
     result = mobile[0]
@@ -141,6 +170,20 @@ def partition(
             f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
             "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
         )
+    return _show(table, link, objective, transfer_dtype, sweep, depth, plot, as_json)
+
+
+def _show(
+    table: CostTable,
+    link: NetworkProfile,
+    objective: str,
+    transfer_dtype: str | None,
+    sweep: tuple[float, float] | None,
+    depth: int | None,
+    plot: Path | None,
+    as_json: bool,
+) -> int:
+    from edgebench.partition.analysis import analyze
     from edgebench.partition.solver import block_points
 
     points = block_points(table, depth) if depth is not None else None
@@ -165,6 +208,59 @@ def partition(
         if plot is not None:
             typer.echo(f"plot: {plot}")
     return 0
+
+
+def _predicted_table(
+    store: Path | None,
+    model: str,
+    batch_size: int | None,
+    mode: str,
+    input_shape: str | None,
+    speedup: float | None,
+    cloud: tuple[TrialResult, LayerReport] | None,
+) -> CostTable:
+    """The device's per-module times predicted from its stored traced trials (``edgebench predict``)."""
+    from edgebench.backends.torch.cuts import workload_graph
+    from edgebench.cli.predict import check_sklearn
+    from edgebench.measure.layers import LayerRow
+    from edgebench.partition.costs import build_predicted_table
+    from edgebench.predict.step import Predictor
+
+    shape = None
+    if input_shape is not None:
+        from edgebench.units import parse_shape
+
+        try:
+            shape = parse_shape(input_shape)
+        except ValueError as exc:
+            raise UsageError("--input-shape", str(exc)) from None
+    size = batch_size or (1 if mode == "infer" else 8)
+    check_sklearn()
+    from edgebench.predict.stored import Selection
+
+    predictor = Predictor.from_store(store, Selection(mode=mode))
+    step = predictor.step(model, size, mode=mode, input_shape=shape)
+    try:
+        graph = workload_graph(model, size, input_shape=shape)
+    except ValueError as exc:
+        raise UsageError("--model", str(exc)) from None
+
+    def row(name: str, kind: str, forward_ms: float, backward_ms: float) -> LayerRow:
+        total = forward_ms + backward_ms
+        return LayerRow(name=name, type=kind, depth=0, calls_per_step=1.0, forward_ms=forward_ms,
+                        backward_ms=backward_ms, optimizer_ms=0.0, total_ms=total, share_pct=0.0)  # fmt: skip
+
+    rows = {layer.name: row(layer.name, layer.type, layer.forward_ms, layer.backward_ms) for layer in step.layers}
+    other = row("(other: loss, optimizer, framework)", "", step.overhead_ms, 0.0)
+    source = (
+        f"edgebench predict, from {len(step.learned_from)} traced trials of this device; the step "
+        f"{step.step_ms:.2f} ms ({int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms)"
+    )
+    notes = tuple(f"extrapolation: {flag}" for flag in step.extrapolation)
+    return build_predicted_table(
+        graph, "train" if mode == "train" else "infer", rows, other, source=source, cloud_speedup=speedup,
+        cloud=cloud, notes=notes,
+    )  # fmt: skip
 
 
 def _labelled_default(table: CostTable) -> CostTable:

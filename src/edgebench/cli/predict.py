@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 INSTALL = "install the predictor's extra: pip install 'edgebench[predict]'"
 
 
-def _check_sklearn() -> None:
+def check_sklearn() -> None:
     try:
         import sklearn  # noqa: F401
     except ImportError:
@@ -97,7 +97,7 @@ def predict(
 
     models = [MODELS.canonical(m.replace("-", "_")) for m in model or []]
     selection_cores = _cores(cores)
-    _check_sklearn()
+    check_sklearn()
     from edgebench.predict.stored import Selection, load_observations
 
     observations, skipped = load_observations(store, Selection(target, backend, mode, selection_cores))

@@ -11,7 +11,7 @@ host (:func:`graph_of_config`), so a configuration never run is described exactl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -173,7 +173,7 @@ def graph_of_config(config: Config) -> Graph:
         config.model, config.batch_size, mode=config.mode, preset=config.preset, input_shape=config.input_shape
     )
     return Graph(
-        config=config,
+        config=replace(config, input_shape=config.input_shape or counted.input_shape),  # as a stored trial has it
         types=counted.types,
         flops=_pair(counted.costs, "flops"),
         bytes=_pair(counted.costs, "bytes"),
