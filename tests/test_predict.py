@@ -150,10 +150,16 @@ def test_the_stored_trials_read_back_with_their_measured_layer_times(synthetic_s
 def test_the_predictor_recovers_the_true_per_layer_costs(synthetic_store):
     observations, _ = load_observations(synthetic_store, Selection())
     model = fit(observations)
-    for (kind, d), (a, b, c) in TRUE.items():
-        # 1 GFLOP, 1 GB, one call, at one thread (the FLOPs and FLOPs/threads columns alike)
-        unit = np.array([[1.0, 1.0, 0, 0, 0], [0, 0, 1.0, 1.0, 0], [0, 0, 0, 0, 1e-3]])
-        assert model.layers[(kind, d)].predict(unit) == pytest.approx([a, b, c], rel=1e-4, abs=1e-6), (kind, d)
+    for kind in ("Conv2d", "Linear", "ReLU"):
+        # Each type's own model gives each of its stored layers' true time back, forward and backward, at batch
+        # sizes never stored (4 and 16; 2, 8 and 32 are).
+        for f, b in {(f, b) for layers in MODELS.values() for k, f, b in layers if k == kind}:
+            for batch in (4, 16):
+                probe = graph("probe", batch, [(kind, f, b)])
+                per_label, unseen = model.label_ms(probe)
+                truth = [true_layer_ms(kind, d, (1 + d) * f * batch, (1 + d) * b * batch) for d in (0, 1)]
+                assert per_label[1] == pytest.approx(truth, rel=1e-3), (kind, f, b, batch)
+                assert model.learned_by(kind) == "own"
     # A configuration never stored: the true step, and no extrapolation flagged inside the stored range.
     unseen = [("Conv2d", 0.040, 0.003), ("ReLU", 0, 0.002), ("Linear", 0.008, 0.002)]
     p = predict(graph("net_new", 16, unseen), observations)

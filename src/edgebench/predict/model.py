@@ -108,13 +108,21 @@ def _linear():  # type: ignore[no-untyped-def]
     return LinearRegression(positive=True, fit_intercept=False)
 
 
-def layer_features(graph: Graph, direction: int, ref_khz: float | None) -> np.ndarray:
-    """``[label, 5]`` features of one direction (see the module docstring)."""
+#: Candidate working sets (bytes a layer call moves) above which its traffic is taken to stream from DRAM rather
+#: than stay in the caches; :func:`select_stream_bytes` picks one per device from its trials.
+STREAM_CHOICES = (256 * 1024, 1024**2, 4 * 1024**2, 16 * 1024**2, float("inf"))
+
+
+def layer_features(graph: Graph, direction: int, ref_khz: float | None, stream_bytes: float) -> np.ndarray:
+    """``[label, 6]`` features of one direction (see the module docstring)."""
     threads = max(graph.config.threads, 1)
     flops = graph.flops[:, direction] / 1e9
-    moved = graph.bytes[:, direction] / 1e9
+    moved = graph.bytes[:, direction]
     calls = graph.calls  # every forward call has its backward
-    x = np.stack([flops, flops / threads, moved, moved / threads, calls / 1e3], axis=1)
+    streams = moved / np.maximum(calls, 1.0) > stream_bytes
+    cached = np.where(streams, 0.0, moved) / 1e9
+    streamed = np.where(streams, moved, 0.0) / 1e9
+    x = np.stack([flops, flops / threads, cached, cached / threads, streamed, calls / 1e3], axis=1)
     freq = graph.config.freq_khz
     if ref_khz and freq:
         x = x * (ref_khz / freq)
@@ -150,6 +158,8 @@ class Breakdown:
 @dataclass
 class CostModel:
     ref_khz: float | None
+    #: The working set above which a layer's traffic counts as streamed (see :func:`select_stream_bytes`).
+    stream_bytes: float
     #: ``(type, direction) -> fitted regressor``; ``("(family)", direction)`` and ``(POOLED, direction)`` for
     #: types without their own.
     layers: dict[tuple[str, int], object]
@@ -173,8 +183,8 @@ class CostModel:
         unseen: set[str] = set()
         types = np.asarray(graph.types)
         for d in (0, 1):
-            x = layer_features(graph, d, self.ref_khz)
-            active = (x[:, :4].sum(axis=1) > 0) | (x[:, 4] > 0)
+            x = layer_features(graph, d, self.ref_khz, self.stream_bytes)
+            active = x.sum(axis=1) > 0
             for kind in sorted(set(types[active].tolist())):
                 rows = (types == kind) & active
                 own = self.layers.get((kind, d))
@@ -209,17 +219,20 @@ def memory_features(graph: Graph) -> np.ndarray:
     return np.array([1.0, graph.params * 4 / 1e9, graph.bytes[:, 0].sum() / 1e9])
 
 
-def fit(observations: list[Observation]) -> CostModel:
-    """Learn the layer, overhead, power and memory models from ``observations`` (at least one)."""
+def fit(observations: list[Observation], stream_bytes: float | None = None) -> CostModel:
+    """Learn the layer, overhead, power and memory models from ``observations`` (at least one); the streaming
+    working set is selected from them (:func:`select_stream_bytes`) unless given."""
     if not observations:
         raise ValueError("no traced trials to learn from")
+    if stream_bytes is None:
+        stream_bytes = select_stream_bytes(observations)
     freqs = [o.graph.config.freq_khz for o in observations if o.graph.config.freq_khz]
     ref_khz = float(np.median(freqs)) if freqs else None
     layers: dict[tuple[str, int], object] = {}
     for d in (0, 1):
         xs, ys, kinds, trial_of = [], [], [], []
         for i, obs in enumerate(observations):
-            x = layer_features(obs.graph, d, ref_khz)
+            x = layer_features(obs.graph, d, ref_khz, stream_bytes)
             y = obs.layer_ms[:, d]
             keep = (x.sum(axis=1) > 0) | (y > 0)
             xs.append(x[keep])
@@ -258,7 +271,32 @@ def fit(observations: list[Observation]) -> CostModel:
         memory = _linear().fit(
             np.stack([memory_features(o.graph) for o in with_memory]), np.array([o.peak_bytes for o in with_memory])
         )
-    return CostModel(ref_khz, layers, overhead, power, memory, [o.trial_id for o in observations])
+    return CostModel(ref_khz, stream_bytes, layers, overhead, power, memory, [o.trial_id for o in observations])
+
+
+def select_stream_bytes(observations: list[Observation]) -> float:
+    """The working set above which a layer's bytes cost DRAM bandwidth on this device, chosen from
+    :data:`STREAM_CHOICES` by leave-one-model-out over ``observations`` alone (the smallest median error).
+
+    Why chosen, not fixed: where traffic stops fitting the caches depends on the device's cache sizes, which the
+    records do not hold; why from these trials only: a model being validated is not among them, so its error
+    does not choose the threshold it is judged with.  Fewer than three models: no split (all traffic alike).
+    """
+    models = sorted({o.graph.config.model for o in observations})
+    if len(models) < 3:
+        return float("inf")
+    best, best_error = float("inf"), float("inf")
+    for choice in STREAM_CHOICES:
+        errors = []
+        for held in models:
+            train = [o for o in observations if o.graph.config.model != held]
+            model = fit(train, stream_bytes=choice)
+            test = [o for o in observations if o.graph.config.model == held]
+            errors.append(abs(np.mean([model.predict(o.graph).step_ms / o.step_ms - 1 for o in test])))
+        error = float(np.median(errors))
+        if error < best_error - 1e-9:
+            best, best_error = choice, error
+    return best
 
 
 def _fit_group(x: np.ndarray, y: np.ndarray, trial: np.ndarray) -> object:

@@ -68,7 +68,7 @@ class Predictor:
     def __init__(self, observations: list[Observation]) -> None:
         self.observations = observations
         self.model: CostModel = fit(observations)
-        self.boot = bootstrap_models(observations)
+        self.boot = bootstrap_models(observations, stream_bytes=self.model.stream_bytes)
         counts = Counter(o.graph.config.threads for o in observations)
         #: The stored trials' most common thread count: the default of a configuration that names none.
         self.threads = counts.most_common(1)[0][0]
