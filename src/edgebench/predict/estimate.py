@@ -40,6 +40,8 @@ class Prediction:
     learned_from: list[Observation]
     nearest: Nearest
     extrapolation: list[str] = field(default_factory=list)
+    #: The working set above which the models price a layer's bytes as streamed (:func:`select_stream_bytes`).
+    stream_bytes: float = float("inf")
 
     @property
     def relative_width(self) -> float:
@@ -139,4 +141,5 @@ def predict(
         learned_from=observations,
         nearest=nearest,
         extrapolation=flags,
+        stream_bytes=model.stream_bytes,
     )

@@ -35,6 +35,7 @@ def print_prediction(p: Prediction) -> None:
         + ", ".join(f"{m}@{bs}" for m, bs in learned[:12])
         + (" ..." if len(learned) > 12 else "")
     )
+    typer.echo(f"  {_streaming(p.stream_bytes)}")
     n = p.nearest
     typer.echo(
         f"  nearest stored trial: {n.trial_id} ({n.model} batch {n.batch_size}), "
@@ -48,6 +49,15 @@ def print_prediction(p: Prediction) -> None:
     typer.echo(
         "  note: step time as the device's layer-traced trials measure it (the tracer's hooks included; "
         "an undisturbed step: one-thread trials count their worker's CPU time)"
+    )
+
+
+def _streaming(stream_bytes: float) -> str:
+    if stream_bytes == float("inf"):
+        return "layer traffic priced alike at every size (no streaming split chosen)"
+    return (
+        f"layer calls moving over {stream_bytes / MIB:g} MiB priced as streamed from DRAM "
+        "(the split chosen by leave-one-model-out over the stored trials)"
     )
 
 
