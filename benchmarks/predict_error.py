@@ -8,9 +8,9 @@ trials (:func:`edgebench.predict.validate.leave_one_model_out`).  A model's erro
 
 On a shared machine other processes take turns on the trial's core: the predictor learns, and the held-out
 trial is judged on, the worker's CPU time per step (its wall time times the share of the core it had, sampled
-by the trial; both are printed).  A configuration whose least disturbed trial had others on more than
-``--busy-pct`` of the cores, or whose CPU time was not sampled, is traced again (``--retries`` times); the
-predictor keeps the least disturbed trial of each configuration.
+by the trial; both are printed).  A configuration whose least disturbed trial's worker had less than ``--min-share``
+of its core, or whose CPU time was not sampled, is traced again (``--retries`` times); the predictor keeps the
+least disturbed trial of each configuration.
 
 Run: ``python benchmarks/predict_error.py [--batch-sizes 4 8 16] [--store /tmp/predict-store.sqlite]``.
 """
@@ -39,22 +39,25 @@ MODELS: dict[str, tuple[str | None, int]] = {
     "shufflenet_v2_0.5x": ("3x64x64", 30),
     "resnet50": ("3x32x32", 8),
     "alexnet": ("3x64x64", 8),
+    "mobilenet_v1": ("3x64x64", 12),
+    "squeezenet_1_1": ("3x64x64", 30),
+    "googlenet": ("3x64x64", 8),
+    "densenet40": (None, 6),
+    "dcgan": (None, 30),
+    "rnn_ptb_small": (None, 30),
 }
 
 
-def stored_busy(store: Path) -> dict[tuple[str, int], float | None]:
-    """``(model, batch) -> `` others' share of the cores (%) during its least disturbed stored trial (None where
-    its worker's CPU time was not sampled: traced again)."""
+def stored_share(store: Path) -> dict[tuple[str, int], float | None]:
+    """``(model, batch) -> `` the share of its core the worker of its least disturbed stored trial had (None where
+    its CPU time was not sampled: traced again)."""
     if not store.exists():
         return {}
     try:
         observations, _ = load_observations(store, Selection())
     except Exception:  # an empty store: nothing stored yet
         return {}
-    return {
-        (o.graph.config.model, o.graph.config.batch_size): None if o.cpu_share is None else o.busy_pct or 0.0
-        for o in observations
-    }
+    return {(o.graph.config.model, o.graph.config.batch_size): o.cpu_share for o in observations}
 
 
 def main() -> int:
@@ -64,18 +67,18 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=12, help="measured steps of a model not in MODELS")
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--retries", type=int, default=2, help="times a busy configuration is traced again")
-    parser.add_argument("--busy-pct", type=float, default=25.0, help="others' share of the cores that is busy")
+    parser.add_argument("--min-share", type=float, default=0.9, help="a worker with less of its core: traced again")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
     store = args.store or Path(tmp.name) / "predict.db"
     edgebench = Path(sys.executable).parent / "edgebench"
     for attempt in range(1 + args.retries):
-        busy = stored_busy(store)
+        share = stored_share(store)
         configs = [(m, b) for m in args.models for b in args.batch_sizes]
         if attempt == 0:
-            todo = [c for c in configs if c not in busy]
-        else:  # traced again: the quietest stored trial of each had other processes on its cores
-            todo = [c for c in configs if c in busy and (busy[c] is None or busy[c] > args.busy_pct)]
+            todo = [c for c in configs if c not in share]
+        else:  # traced again: the worker of the least disturbed stored trial of each had too little of its core
+            todo = [c for c in configs if c in share and (share[c] or 0.0) < args.min_share]
         for model, batch in todo:
             shape, steps = MODELS.get(model, (None, args.steps))
             cmd = [str(edgebench), "run", "--model", model, "--batch-size", str(batch), "--steps", str(steps),
@@ -83,8 +86,8 @@ def main() -> int:
                    "--store", str(store)]  # fmt: skip
             if shape:
                 cmd += ["--input-shape", shape]
-            was = busy.get((model, batch))
-            why = "its CPU time was not sampled" if was is None else f"others used {was:.0f}% of the cores"
+            was = share.get((model, batch))
+            why = "its CPU time was not sampled" if was is None else f"its worker had {100 * was:.0f}% of its core"
             again = f" again ({why})" if attempt else ""
             print(f"running {model} batch {batch}{again}", flush=True)
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
