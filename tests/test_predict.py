@@ -305,6 +305,40 @@ def test_a_predicted_step_is_labelled_and_adds_up(synthetic_store):
     assert len(step.learned_from) == 15
 
 
+def untraced_trial(model: str, batch: int, step_ms: float, index: int, steps: int = 3) -> FinishedTrial:
+    """An untraced trial of ``model`` on the synthetic device: only its steps, each ``step_ms`` long."""
+    t, events = 10**12, []
+    for s in range(steps):
+        events.append(Step(phase="train", index=s, start_ns=t, end_ns=t + int(step_ms * MS), loss=1.0))
+        t += int(step_ms * MS)
+    bundle = TrialBundle(
+        trial=Trial(model=model, batch_size=batch, steps=steps, threads=1, cores=(0,)),
+        events=[Ready(pid=7), *events, Done(stopped_by="fixed")],
+        env={"hostname": "synthetic"},
+    )
+    return FinishedTrial.from_bundle(measure(bundle, f"20260101-000001-{index:08x}"), bundle)
+
+
+def test_the_tracers_cost_per_call_is_calibrated_from_untraced_twins(synthetic_store):
+    """Untraced trials of two traced configurations, each 0.05 ms per module call faster: the tracer's cost per
+    call comes back, and an untraced step is the traced prediction less it; without a twin nothing is assumed."""
+    from edgebench.predict.step import Predictor
+
+    observations, _ = load_observations(synthetic_store, Selection())
+    assert Predictor.from_store(synthetic_store).hooks is None
+    calls = {o.graph.config.model: float(o.graph.calls.sum()) for o in observations}
+    with Store(synthetic_store) as store:
+        for i, (model, batch) in enumerate([("net_a", 8), ("net_b", 32)]):
+            untraced = true_step_ms(model, batch) - 0.05 * calls[model]
+            save_finished(store, untraced_trial(model, batch, untraced, i))
+    predictor = Predictor.from_store(synthetic_store)
+    assert predictor.hooks is not None and predictor.hooks.pairs == 2
+    assert predictor.hooks.per_call_ms == pytest.approx(0.05, rel=1e-3)
+    g = graph("net_c", 16)
+    step = predicted_step(predictor.prediction(g), predictor.model, predictor.hooks)
+    assert step.untraced_step_ms == pytest.approx(step.step_ms - 0.05 * g.calls.sum(), rel=1e-6)
+
+
 def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     """Three tiny traced trials of this machine (two models), then the command in this process."""
     from edgebench.cli import main
@@ -322,6 +356,7 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert "lenet batch 8 train, 1 thread(s): predicted step" in out
     assert "learned from 3 traced trials: lenet@2, lenet@4, mnist_mlp@2" in out
     assert "warning: extrapolation: batch size 8 outside the stored 2-4" in out
+    assert "untraced step: not calibrated (no untraced trial of a traced configuration is stored" in out
     plot = tmp_path / "errors.png"
     assert main(["predict", "--validate", "--plot", str(plot), "--store", store]) == 0
     out = capsys.readouterr().out

@@ -100,7 +100,8 @@ def predict(
     check_sklearn()
     from edgebench.predict.stored import Selection, load_observations
 
-    observations, skipped = load_observations(store, Selection(target, backend, mode, selection_cores))
+    selection = Selection(target, backend, mode, selection_cores)
+    observations, skipped = load_observations(store, selection)
     from edgebench.predict import views
 
     for line in skipped:
@@ -116,8 +117,9 @@ def predict(
         return 0
     from edgebench.predict.step import Predictor
     from edgebench.predict.suggest import with_threads
+    from edgebench.predict.untraced import hook_cost
 
-    predictor = Predictor(observations)
+    predictor = Predictor(observations, hook_cost(store, selection, observations))
     graphs = []
     for name in models:
         for b in batch_size or []:
@@ -126,7 +128,7 @@ def predict(
             for t in threads or [predictor.threads]:
                 graph = with_threads(base, t)
                 graphs.append(graph)
-                views.print_prediction(predictor.prediction(graph))
+                views.print_prediction(predictor.prediction(graph), predictor.hooks)
     if suggest is not None:
         _suggest(predictor, graphs, suggest, out, target)
     return 0

@@ -18,6 +18,7 @@ from edgebench.predict.estimate import LEVEL, Prediction, bootstrap_models, pred
 from edgebench.predict.model import CostModel, fit
 from edgebench.predict.observations import Config, Graph, Observation, graph_of_config
 from edgebench.predict.stored import Selection, load_observations
+from edgebench.predict.untraced import HookCost, hook_cost
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class PredictedStep:
     layers: tuple[PredictedLayer, ...]
     learned_from: tuple[str, ...]
     extrapolation: tuple[str, ...]
+    #: The step without the layer tracer's hooks, where the store has untraced trials of traced configurations
+    #: to calibrate them (:mod:`edgebench.predict.untraced`); None otherwise.
+    untraced_step_ms: float | None = None
     basis: Literal["predicted"] = "predicted"
 
     @property
@@ -65,8 +69,10 @@ class PredictedStep:
 class Predictor:
     """The device's cost models, fitted once from its stored traced trials, asked about many configurations."""
 
-    def __init__(self, observations: list[Observation]) -> None:
+    def __init__(self, observations: list[Observation], hooks: HookCost | None = None) -> None:
         self.observations = observations
+        #: The tracer's cost per module call on this device, where calibrated (None: not known).
+        self.hooks = hooks
         self.model: CostModel = fit(observations)
         self.boot = bootstrap_models(observations, stream_bytes=self.model.stream_bytes)
         counts = Counter(o.graph.config.threads for o in observations)
@@ -76,8 +82,9 @@ class Predictor:
     @classmethod
     def from_store(cls, store: Path | None, selection: Selection | None = None) -> Predictor:
         """From the store's layer-traced trials of ``selection`` (UsageError naming ``--store`` when none)."""
-        observations, _ = load_observations(store, selection or Selection())
-        return cls(observations)
+        selection = selection or Selection()
+        observations, _ = load_observations(store, selection)
+        return cls(observations, hook_cost(store, selection, observations))
 
     def graph(
         self,
@@ -108,10 +115,10 @@ class Predictor:
         input_shape: tuple[int, ...] | None = None,
     ) -> PredictedStep:
         graph = self.graph(model, batch_size, mode=mode, threads=threads, preset=preset, input_shape=input_shape)
-        return predicted_step(self.prediction(graph), self.model)
+        return predicted_step(self.prediction(graph), self.model, self.hooks)
 
 
-def predicted_step(p: Prediction, model: CostModel) -> PredictedStep:
+def predicted_step(p: Prediction, model: CostModel, hooks: HookCost | None = None) -> PredictedStep:
     """The library record of a prediction, with each module's predicted time."""
     g = p.graph
     per_label, _ = model.label_ms(g)
@@ -138,6 +145,7 @@ def predicted_step(p: Prediction, model: CostModel) -> PredictedStep:
         layers=layers,
         learned_from=tuple(o.trial_id for o in p.learned_from),
         extrapolation=tuple(p.extrapolation),
+        untraced_step_ms=hooks.untraced_ms(b.step_ms, g) if hooks is not None else None,
     )
 
 

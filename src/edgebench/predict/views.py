@@ -8,11 +8,12 @@ import typer
 
 from edgebench.predict.estimate import LEVEL, Prediction
 from edgebench.predict.suggest import Suggestion
+from edgebench.predict.untraced import HookCost
 from edgebench.predict.validate import Validation
 from edgebench.units import MIB
 
 
-def print_prediction(p: Prediction) -> None:
+def print_prediction(p: Prediction, hooks: HookCost | None = None) -> None:
     cfg = p.graph.config
     b = p.point
     typer.echo(
@@ -23,6 +24,16 @@ def print_prediction(p: Prediction) -> None:
         f"  forward {b.forward_ms:.2f} ms + backward {b.backward_ms:.2f} ms + overhead (loss, optimizer update, "
         f"framework) {b.overhead_ms:.2f} ms; {p.graph.total_flops / 1e9:.3g} GFLOPs per step"
     )
+    if hooks is not None:
+        typer.echo(
+            f"  untraced step: {hooks.untraced_ms(b.step_ms, p.graph):.2f} ms (predicted; the tracer's "
+            f"{1e3 * hooks.per_call_ms:.1f} us per module call taken off, from {hooks.pairs} traced/untraced pair(s))"
+        )
+    else:
+        typer.echo(
+            "  untraced step: not calibrated (no untraced trial of a traced configuration is stored; "
+            "run one of them without --trace)"
+        )
     if b.energy_j is not None:
         typer.echo(f"  energy per step: {b.energy_j:.3g} J (predicted: predicted time x the trials' mean power)")
     else:
