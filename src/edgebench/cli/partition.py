@@ -221,19 +221,12 @@ def _predicted_table(
 ) -> CostTable:
     """The device's per-module times predicted from its stored traced trials (``edgebench predict``)."""
     from edgebench.backends.torch.cuts import workload_graph
-    from edgebench.cli.predict import check_sklearn
+    from edgebench.cli.predict import check_sklearn, parse_input_shape
     from edgebench.measure.layers import LayerRow
     from edgebench.partition.costs import build_predicted_table
     from edgebench.predict.step import Predictor
 
-    shape = None
-    if input_shape is not None:
-        from edgebench.units import parse_shape
-
-        try:
-            shape = parse_shape(input_shape)
-        except ValueError as exc:
-            raise UsageError("--input-shape", str(exc)) from None
+    shape = parse_input_shape(input_shape)
     size = batch_size or (1 if mode == "infer" else 8)
     check_sklearn()
     from edgebench.predict.stored import Selection

@@ -25,6 +25,18 @@ def check_sklearn() -> None:
         raise UsageError("predict", f"scikit-learn is not installed; {INSTALL}") from None
 
 
+def parse_input_shape(text: str | None) -> tuple[int, ...] | None:
+    """``--input-shape 3x64x64`` as a shape, or the flag's one-line error."""
+    if text is None:
+        return None
+    from edgebench.units import parse_shape
+
+    try:
+        return parse_shape(text)
+    except ValueError as exc:
+        raise UsageError("--input-shape", str(exc)) from None
+
+
 def _cores(text: str | None) -> tuple[int, ...] | None:
     if text is None:
         return None
@@ -81,14 +93,7 @@ def predict(
         raise UsageError("--batch-size", "give the batch size to predict at")
     if any(b < 1 for b in batch_size or []):
         raise UsageError("--batch-size", "must be at least 1")
-    shape = None
-    if input_shape is not None:
-        from edgebench.units import parse_shape
-
-        try:
-            shape = parse_shape(input_shape)
-        except ValueError as exc:
-            raise UsageError("--input-shape", str(exc)) from None
+    shape = parse_input_shape(input_shape)
     if suggest is not None:
         from edgebench.report.outputs import check_output_file
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.predict.observations import Observation, observation_of
+from edgebench.records.result import TrialResult
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,19 @@ class Selection:
     backend: str = "torch"
     mode: str = "train"
     cores: tuple[int, ...] | None = None
+
+    def holds(self, result: TrialResult, *, trace: str) -> bool:
+        """Whether ``result`` is a finished fp32 trial of this selection, recorded with ``trace``."""
+        trial = result.trial
+        return (
+            result.status == "ok"
+            and trial.trace == trace
+            and result.target == self.target
+            and trial.backend == self.backend
+            and trial.mode == self.mode
+            and trial.precision == "fp32"
+            and (self.cores is None or tuple(trial.cores or ()) == self.cores)
+        )
 
 
 def quietest(observations: list[Observation]) -> tuple[list[Observation], list[str]]:
@@ -62,16 +76,7 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
     skipped: list[str] = []
     with Store(path, read_only=True) as store:
         for result in store.trials():
-            trial = result.trial
-            if (
-                result.status != "ok"
-                or trial.trace != "layers"
-                or result.target != selection.target
-                or trial.backend != selection.backend
-                or trial.mode != selection.mode
-                or trial.precision != "fp32"
-                or (selection.cores is not None and tuple(trial.cores or ()) != selection.cores)
-            ):
+            if not selection.holds(result, trace="layers"):
                 continue
             try:
                 found.append(observation_of(StoredTrial.of(finished_of(store, result))))

@@ -50,15 +50,7 @@ def hook_cost(store_path: Path | None, selection: Selection, observations: list[
     with Store(store_path or default_store_path(), read_only=True) as store:
         for result in store.trials():
             trial = result.trial
-            if (
-                result.status != "ok"
-                or trial.trace != "none"
-                or result.target != selection.target
-                or trial.backend != selection.backend
-                or trial.mode != selection.mode
-                or trial.precision != "fp32"
-                or result.latency.step_ms is None
-            ):
+            if not selection.holds(result, trace="none") or result.latency.step_ms is None:
                 continue
             shape = tuple(result.workload.input_shape) if result.workload.input_shape else trial.input_shape
             obs = traced.get(_key(trial.model, trial.batch_size, trial.threads or 1, shape, trial.preset))
