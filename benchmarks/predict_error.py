@@ -66,7 +66,7 @@ def main() -> int:
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[4, 8, 16])
     parser.add_argument("--steps", type=int, default=12, help="measured steps of a model not in MODELS")
     parser.add_argument("--store", type=Path, default=None)
-    parser.add_argument("--retries", type=int, default=2, help="times a busy configuration is traced again")
+    parser.add_argument("--retries", type=int, default=1, help="times a disturbed configuration is traced again")
     parser.add_argument("--min-share", type=float, default=0.9, help="a worker with less of its core: traced again")
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory()
