@@ -78,6 +78,17 @@ def partition(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the rows and the choice.")] = False,
+    predicted: Annotated[
+        bool,
+        typer.Option(
+            "--predicted",
+            help="Use the device's per-layer costs predicted by `edgebench predict` from its stored traced trials "
+            "(no trial of this configuration is run); every device figure is labelled predicted.",
+        ),
+    ] = False,
+    input_shape: Annotated[
+        str | None, typer.Option(help="With --predicted: the per-sample input, e.g. 3x64x64 [default: the model's].")
+    ] = None,
     store: StoreOption = None,
 ) -> int:
     """The best point to split a model between this device and a server, for latency or device energy."""
@@ -113,8 +124,28 @@ def partition(
 
     wanted = _model_key(model, "--model" if trial is None else None)
     if table4:
+        if predicted:
+            raise UsageError("--predicted", "--table4 tabulates measured trials of each device; leave --predicted out")
         return _table4(store, model, wanted, batch_size, mode, objective, link, cloud_speedup, cloud_trial,
                        transfer_dtype, depth, trial, plot, as_json)  # fmt: skip
+    if predicted:
+        if trial is not None:
+            raise UsageError("--trial", "names a measured trial; leave it out with --predicted (or --predicted out)")
+        if wanted.startswith("file:"):
+            raise UsageError("--predicted", "predicts zoo models from their layers; a model file is measured: drop it")
+        if estimate_energy is not None or objective == "energy":
+            raise UsageError(
+                "--predicted" if objective != "energy" else "--objective",
+                "device energy is not predicted per layer; rank by latency with --predicted",
+            )
+        cloud = _layer_costs(store, cloud_trial, "--cloud-trial") if cloud_trial is not None else None
+        speedup = cloud_speedup if cloud_speedup is not None else (None if cloud else DEFAULT_SPEEDUP)
+        table = _predicted_table(store, wanted, batch_size, mode, input_shape, speedup, cloud)
+        if cloud is None and cloud_speedup is None:
+            table = _labelled_default(table)
+        return _show(_analyze(table, link, objective, transfer_dtype, sweep, depth), plot, as_json)
+    if input_shape is not None:
+        raise UsageError("--input-shape", "sets the input of a predicted configuration; add --predicted")
     mobile_id = trial or _newest_trial(store, wanted, batch_size, estimate_energy, mode)
     if mobile_id is None:
         mobile_id = _run_traced_trial(store, model, batch_size, mode, estimate_energy, steps, warmup)
@@ -132,6 +163,11 @@ def partition(
             )
 
     analysis = _analysis(mobile, cloud, cloud_speedup, mode, objective, link, transfer_dtype, sweep, depth)
+    return _show(analysis, plot, as_json)
+
+
+def _show(analysis: PartitionAnalysis, plot: Path | None, as_json: bool) -> int:
+    """The analysis as a table (or JSON), and its plot."""
     if plot is not None:
         from edgebench.report.partition_plot import save_plot
 
@@ -233,9 +269,7 @@ def _analysis(
     sweep: tuple[float, float] | None, depth: int | None,
 ) -> PartitionAnalysis:  # fmt: skip
     """The analysis of one device's trial (its own graph), the server's costs from a speed-up or ``cloud``."""
-    from edgebench.partition.analysis import analyze
     from edgebench.partition.costs import build_table
-    from edgebench.partition.solver import block_points
 
     graph = _graph(mobile[0])
     result = mobile[0]
@@ -249,6 +283,17 @@ def _analysis(
             f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "
             "give --estimate-energy idle=..W,max=..W (runs a trial with a labelled estimate) or use latency",
         )
+    return _analyze(table, link, objective, transfer_dtype, sweep, depth)
+
+
+def _analyze(
+    table: CostTable, link: NetworkProfile, objective: str, transfer_dtype: str | None,
+    sweep: tuple[float, float] | None, depth: int | None,
+) -> PartitionAnalysis:  # fmt: skip
+    """The best split of ``table`` (measured or predicted costs) over ``link`` for ``objective``."""
+    from edgebench.partition.analysis import analyze
+    from edgebench.partition.solver import block_points
+
     points = block_points(table, depth) if depth is not None else None
     return analyze(
         table,
@@ -318,6 +363,52 @@ def _graph(result: TrialResult) -> LayerGraph:
         return file_graph(info, feeds, batch)
     except ValueError as exc:
         raise UsageError("--model", f"cannot partition: {exc}") from None
+
+
+def _predicted_table(
+    store: Path | None,
+    model: str,
+    batch_size: int | None,
+    mode: str,
+    input_shape: str | None,
+    speedup: float | None,
+    cloud: tuple[TrialResult, LayerReport] | None,
+) -> CostTable:
+    """The device's per-module times predicted from its stored traced trials (``edgebench predict``)."""
+    from edgebench.backends.torch.cuts import workload_graph
+    from edgebench.cli.predict import check_sklearn, parse_input_shape
+    from edgebench.measure.layers import LayerRow
+    from edgebench.partition.costs import build_predicted_table
+    from edgebench.predict.step import Predictor
+
+    shape = parse_input_shape(input_shape)
+    size = batch_size or (1 if mode == "infer" else 8)
+    check_sklearn()
+    from edgebench.predict.stored import Selection
+
+    predictor = Predictor.from_store(store, Selection(mode=mode))
+    step = predictor.step(model, size, mode=mode, input_shape=shape)
+    try:
+        graph = workload_graph(model, size, input_shape=shape)
+    except ValueError as exc:
+        raise UsageError("--model", str(exc)) from None
+
+    def row(name: str, kind: str, forward_ms: float, backward_ms: float) -> LayerRow:
+        total = forward_ms + backward_ms
+        return LayerRow(name=name, type=kind, depth=0, calls_per_step=1.0, forward_ms=forward_ms,
+                        backward_ms=backward_ms, optimizer_ms=0.0, total_ms=total, share_pct=0.0)  # fmt: skip
+
+    rows = {layer.name: row(layer.name, layer.type, layer.forward_ms, layer.backward_ms) for layer in step.layers}
+    other = row("(other: loss, optimizer, framework)", "", step.overhead_ms, 0.0)
+    source = (
+        f"edgebench predict, from {len(step.learned_from)} traced trials of this device; the step "
+        f"{step.step_ms:.2f} ms ({int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms)"
+    )
+    notes = tuple(f"extrapolation: {flag}" for flag in step.extrapolation)
+    return build_predicted_table(
+        graph, "train" if mode == "train" else "infer", rows, other, source=source, cloud_speedup=speedup,
+        cloud=cloud, notes=notes,
+    )  # fmt: skip
 
 
 def _labelled_default(table: CostTable) -> CostTable:

@@ -53,11 +53,17 @@ class StrictModel(BaseModel):
 
 
 class ModelEntry(StrictModel):
-    """One model of the sweep, with per-model input overrides (a 32x32 SqueezeNet beside a 28x28 LeNet)."""
+    """One model of the sweep, with per-model overrides (a 32x32 SqueezeNet beside a 28x28 LeNet).
+
+    ``batch_size`` and ``threads`` pin the entry to one value of those axes, so a list of entries names single
+    trials (``edgebench predict --suggest`` writes its suggestions so); the same model may appear once per entry.
+    """
 
     name: str
     input_shape: Annotated[tuple[Annotated[int, Field(ge=1)], ...] | None, BeforeValidator(shape)] = None
     num_classes: Annotated[int, Field(ge=1)] | None = None
+    batch_size: Annotated[int, Field(ge=1)] | None = None
+    threads: Annotated[int, Field(ge=1)] | None = None
 
     @field_validator("name")
     @classmethod

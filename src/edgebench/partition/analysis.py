@@ -47,6 +47,11 @@ class PartitionAnalysis(BaseModel):
     dag_cut: DagCutSummary
     sweep: list[SweepSegment] | None = None
     notes: list[str] = []
+    #: ``predicted`` when the device's times come from ``edgebench predict``'s cost models, not a traced trial:
+    #: every device figure (and the totals, and server times derived from the device's) is then predicted.
+    device_basis: str = "measured"
+    #: Whether the server times are predicted too (a speed-up of predicted device times).
+    cloud_predicted: bool = False
 
 
 def analyze(
@@ -95,4 +100,6 @@ def analyze(
         ),
         sweep=sweep,
         notes=notes,
+        device_basis=table.basis,
+        cloud_predicted=table.cloud_predicted,
     )

@@ -11,6 +11,10 @@ optimizer's work follows the weights each side holds.
 Server times are either the device's divided by a speed-up the user gives (labelled ``--cloud-speedup``) or the
 same figures from a traced trial of the same model on another device (``--cloud-trial``).
 
+A configuration never traced on the device can be analysed from *predicted* per-module times
+(:func:`build_predicted_table`, ``edgebench partition --predicted``): the table's ``basis`` is then
+``predicted``, and every view labels the device's figures (and server times derived from them) so.
+
 Device energy is above idle (DNNTune's ``T * (P_active - P_idle)``): each module's measured power where the trial
 had a power sensor, else the trial's labelled utilization estimate (``--estimate-energy``), else unknown, and
 then energy cannot be ranked.
@@ -27,6 +31,8 @@ from edgebench.partition.graph import GraphTensor, LayerGraph
 from edgebench.records.result import TrialResult
 
 Mode = Literal["infer", "train"]
+#: Where the device's per-unit times come from: a traced trial, or the predictor's per-layer cost models.
+Basis = Literal["measured", "predicted"]
 
 #: Bytes per element of the dtypes a crossing tensor can be compressed to (``--transfer-dtype``).
 TRANSFER_DTYPES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
@@ -66,6 +72,9 @@ class CostTable:
     cloud_source: str
     energy_source: str | None
     notes: tuple[str, ...] = ()
+    basis: Basis = "measured"
+    #: With ``basis`` predicted: whether the server times are derived from the predicted device times.
+    cloud_predicted: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,23 @@ class SideTimes:
 
 def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode: Mode) -> SideTimes:
     """Each unit's time per pass (ms) from a layer report of the same model."""
-    rows = {r.name: r for r in report.rows}
+    ms, energy_w_ms = own_unit_times(graph, {r.name: r for r in report.rows}, report.other, mode)
+    scale = 1.0
+    traced = sum(ms)
+    if mode == "infer" and result.latency.infer_ms is not None and traced > 0:
+        scale = (result.latency.infer_ms.median or result.latency.infer_ms.mean) / traced
+    power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
+    return SideTimes(tuple(m * scale for m in ms), power, scale)
+
+
+def own_unit_times(
+    graph: LayerGraph, rows: dict[str, LayerRow], other: LayerRow, mode: Mode
+) -> tuple[list[float], list[float | None]]:
+    """Per unit: its modules' own time per pass (ms), and the watt-milliseconds of it (None without power).
+
+    ``rows`` are the modules' own times by name (a layer report's rows, or predicted ones); ``other`` is the
+    step outside every module, split over the units by parameters in training.
+    """
     calls = Counter(u.module for u in graph.units)
 
     def own_ms(row: LayerRow | None) -> float:
@@ -107,13 +132,58 @@ def unit_times(graph: LayerGraph, report: LayerReport, result: TrialResult, mode
         total = sum(params)
         weights = [p / total for p in params] if total else [0.0] * (n - 1) + [1.0]
         for i, w in enumerate(weights):
-            charge(i, report.other.total_ms * w, report.other)
-    scale = 1.0
-    traced = sum(ms)
-    if mode == "infer" and result.latency.infer_ms is not None and traced > 0:
-        scale = (result.latency.infer_ms.median or result.latency.infer_ms.mean) / traced
-    power = tuple(e / m if e is not None and m > 0 else None for e, m in zip(energy_w_ms, ms, strict=True))
-    return SideTimes(tuple(m * scale for m in ms), power, scale)
+            charge(i, other.total_ms * w, other)
+    return ms, energy_w_ms
+
+
+def build_predicted_table(
+    graph: LayerGraph,
+    mode: Mode,
+    rows: dict[str, LayerRow],
+    other: LayerRow,
+    *,
+    source: str,
+    cloud_speedup: float | None = None,
+    cloud: tuple[TrialResult, LayerReport] | None = None,
+    notes: tuple[str, ...] = (),
+) -> CostTable:
+    """The cost table of ``graph`` from *predicted* per-module device times (``rows``, ``other``), labelled so.
+
+    Energy is not predicted here (the predictor's energy is per step, not per module above idle): the table has
+    none, and ranking by energy is refused.  Server times come from a speed-up of the predicted device times
+    (themselves predicted, and labelled so) or from a measured server trial.
+    """
+    ms, _ = own_unit_times(graph, rows, other, mode)
+    if cloud is not None:
+        c_result, c_report = cloud
+        cloud_ms = unit_times(graph, c_report, c_result, mode).ms
+        cloud_source = (
+            f"trial {c_result.trial_id} ({c_result.device.hostname or '?'}, batch {c_result.trial.batch_size}): "
+            "measured"
+        )
+    elif cloud_speedup is not None:
+        cloud_ms = tuple(m / cloud_speedup for m in ms)
+        cloud_source = (
+            f"--cloud-speedup {cloud_speedup:g}: each layer {cloud_speedup:g}x faster than the device's "
+            "PREDICTED time (so predicted too)"
+        )
+    else:
+        raise ValueError("server times need a speed-up or a server trial")
+    units = tuple(UnitCost(u.name, u.type, m, c, None) for u, m, c in zip(graph.units, ms, cloud_ms, strict=True))
+    return CostTable(
+        model=graph.model,
+        batch_size=graph.batch_size,
+        mode=mode,
+        units=units,
+        tensors=graph.tensors,
+        label_bytes=graph.label_bytes,
+        mobile_source=f"PREDICTED: {source}",
+        cloud_source=cloud_source,
+        energy_source=None,
+        notes=(*notes, "device energy is not predicted per layer: rank by latency"),
+        basis="predicted",
+        cloud_predicted=cloud is None,
+    )
 
 
 def build_table(

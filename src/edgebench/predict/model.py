@@ -30,6 +30,77 @@ MIN_TRIALS_PER_TYPE = 2
 DIRECTIONS = ("forward", "backward")
 POOLED = "(all layers)"
 
+#: Layer types by the kind of kernel they run: a type no stored trial had is predicted by its family's model
+#: (ReLU6 by the activations', Conv1d by the convolutions'), and only a family no trial had by all layers'.
+#: A type named nowhere here is a block of the model (``Fire``, ``Bottleneck``, a model's root, ``Sequential``):
+#: its own time is the glue between its children (residual adds, concatenations, reshapes), memory-bound work.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "convolution": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"),
+    "dense": ("Linear", "Bilinear", "LazyLinear", "MultiheadAttention"),
+    "recurrent": ("LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"),
+    "normalization": (
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "LayerNorm",
+        "GroupNorm",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LocalResponseNorm",
+    ),
+    "pooling": (
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d",
+    ),
+    "elementwise": (
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "PReLU",
+        "ELU",
+        "SELU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "Hardswish",
+        "Hardsigmoid",
+        "Hardtanh",
+        "Sigmoid",
+        "Tanh",
+        "Softmax",
+        "LogSoftmax",
+        "Dropout",
+        "Dropout2d",
+        "Dropout1d",
+        "AlphaDropout",
+        "Identity",
+        "Flatten",
+        "Unflatten",
+    ),
+    "embedding": ("Embedding", "EmbeddingBag"),
+}
+_FAMILY_OF = {kind: family for family, kinds in FAMILIES.items() for kind in kinds}
+BLOCK = "block"
+
+
+def family(kind: str) -> str:
+    """The family whose model predicts ``kind`` when no stored trial had it (``block`` for a model's own)."""
+    return _FAMILY_OF.get(kind, BLOCK)
+
+
+def family_key(kind: str) -> str:
+    return f"({family(kind)})"
+
 
 def _linear():  # type: ignore[no-untyped-def]
     from sklearn.linear_model import LinearRegression
@@ -37,13 +108,21 @@ def _linear():  # type: ignore[no-untyped-def]
     return LinearRegression(positive=True, fit_intercept=False)
 
 
-def layer_features(graph: Graph, direction: int, ref_khz: float | None) -> np.ndarray:
-    """``[label, 5]`` features of one direction (see the module docstring)."""
+#: Candidate working sets (bytes a layer call moves) above which its traffic is taken to stream from DRAM rather
+#: than stay in the caches; :func:`select_stream_bytes` picks one per device from its trials.
+STREAM_CHOICES = (256 * 1024, 1024**2, 4 * 1024**2, 16 * 1024**2, float("inf"))
+
+
+def layer_features(graph: Graph, direction: int, ref_khz: float | None, stream_bytes: float) -> np.ndarray:
+    """``[label, 6]`` features of one direction (see the module docstring)."""
     threads = max(graph.config.threads, 1)
     flops = graph.flops[:, direction] / 1e9
-    moved = graph.bytes[:, direction] / 1e9
+    moved = graph.bytes[:, direction]
     calls = graph.calls  # every forward call has its backward
-    x = np.stack([flops, flops / threads, moved, moved / threads, calls / 1e3], axis=1)
+    streams = moved / np.maximum(calls, 1.0) > stream_bytes
+    cached = np.where(streams, 0.0, moved) / 1e9
+    streamed = np.where(streams, moved, 0.0) / 1e9
+    x = np.stack([flops, flops / threads, cached, cached / threads, streamed, calls / 1e3], axis=1)
     freq = graph.config.freq_khz
     if ref_khz and freq:
         x = x * (ref_khz / freq)
@@ -51,7 +130,13 @@ def layer_features(graph: Graph, direction: int, ref_khz: float | None) -> np.nd
 
 
 def overhead_features(graph: Graph) -> np.ndarray:
-    return np.array([1.0, graph.unattributed_bytes / 1e9, graph.params / 1e6])
+    """``[fixed, GB the optimizer update and loss move, module calls / 1000, GFLOPs outside every module]``.
+
+    The update reads and writes every parameter, its gradient and its state (bytes); the autograd engine and
+    the framework pay a dispatch per module outside every module's own time (calls); a loss or a target
+    network run outside the model's modules computes (FLOPs).
+    """
+    return np.array([1.0, graph.unattributed_bytes / 1e9, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
 
 
 @dataclass
@@ -62,7 +147,8 @@ class Breakdown:
     forward_ms: float
     backward_ms: float
     overhead_ms: float
-    #: Share of the step predicted by the pooled model (layer types none of the stored trials had).
+    #: Share of the step predicted by a family's or all layers' model (types fewer than
+    #: :data:`MIN_TRIALS_PER_TYPE` stored trials had).
     unseen_share: float
     unseen_types: list[str] = field(default_factory=list)
     energy_j: float | None = None
@@ -72,42 +158,58 @@ class Breakdown:
 @dataclass
 class CostModel:
     ref_khz: float | None
-    #: ``(type, direction) -> fitted regressor``; ``(POOLED, direction)`` for types without their own.
+    #: The working set above which a layer's traffic counts as streamed (see :func:`select_stream_bytes`).
+    stream_bytes: float
+    #: ``(type, direction) -> fitted regressor``; ``("(family)", direction)`` and ``(POOLED, direction)`` for
+    #: types without their own.
     layers: dict[tuple[str, int], object]
     overhead: object
     power_w: float | None
     memory: object | None
     trial_ids: list[str]
 
-    def predict(self, graph: Graph) -> Breakdown:
-        parts = [0.0, 0.0]
-        unseen_ms = 0.0
+    def learned_by(self, kind: str) -> str:
+        """Which model predicts ``kind``: ``own``, ``family`` (its family's) or ``all layers``."""
+        if any((kind, d) in self.layers for d in (0, 1)):
+            return "own"
+        if any((family_key(kind), d) in self.layers for d in (0, 1)):
+            return "family"
+        return "all layers"
+
+    def label_ms(self, graph: Graph) -> tuple[np.ndarray, list[str]]:
+        """``[label, 2]`` predicted forward and backward ms of each label, and the types predicted by a family's
+        or all layers' model (not their own)."""
+        out = np.zeros((len(graph.types), 2))
         unseen: set[str] = set()
         types = np.asarray(graph.types)
         for d in (0, 1):
-            x = layer_features(graph, d, self.ref_khz)
-            active = (x[:, :4].sum(axis=1) > 0) | (x[:, 4] > 0)
+            x = layer_features(graph, d, self.ref_khz, self.stream_bytes)
+            active = x.sum(axis=1) > 0
             for kind in sorted(set(types[active].tolist())):
                 rows = (types == kind) & active
                 own = self.layers.get((kind, d))
-                model = own or self.layers[(POOLED, d)]
-                ms = float(np.clip(model.predict(x[rows]), 0.0, None).sum())  # type: ignore[attr-defined]
-                parts[d] += ms
-                if own is None and ms > 0:
-                    unseen_ms += ms
+                model = own or self.layers.get((family_key(kind), d)) or self.layers[(POOLED, d)]
+                out[rows, d] = np.clip(model.predict(x[rows]), 0.0, None)  # type: ignore[attr-defined]
+                if own is None and out[rows, d].sum() > 0:
                     unseen.add(kind)
+        return out, sorted(unseen)
+
+    def predict(self, graph: Graph) -> Breakdown:
+        per_label, unseen = self.label_ms(graph)
+        parts = per_label.sum(axis=0)
+        unseen_ms = float(per_label[np.isin(np.asarray(graph.types), unseen)].sum())
         over = float(max(self.overhead.predict(overhead_features(graph)[None, :])[0], 0.0))  # type: ignore[attr-defined]
-        step = parts[0] + parts[1] + over
+        step = float(parts[0] + parts[1]) + over
         memory = None
         if self.memory is not None:
             memory = float(self.memory.predict(memory_features(graph)[None, :])[0])  # type: ignore[attr-defined]
         return Breakdown(
             step_ms=step,
-            forward_ms=parts[0],
-            backward_ms=parts[1],
+            forward_ms=float(parts[0]),
+            backward_ms=float(parts[1]),
             overhead_ms=over,
             unseen_share=unseen_ms / step if step > 0 else 0.0,
-            unseen_types=sorted(unseen),
+            unseen_types=unseen,
             energy_j=self.power_w * step / 1e3 if self.power_w is not None else None,
             peak_bytes=memory,
         )
@@ -117,37 +219,40 @@ def memory_features(graph: Graph) -> np.ndarray:
     return np.array([1.0, graph.params * 4 / 1e9, graph.bytes[:, 0].sum() / 1e9])
 
 
-def fit(observations: list[Observation]) -> CostModel:
-    """Learn the layer, overhead, power and memory models from ``observations`` (at least one)."""
+def fit(observations: list[Observation], stream_bytes: float | None = None) -> CostModel:
+    """Learn the layer, overhead, power and memory models from ``observations`` (at least one); the streaming
+    working set is selected from them (:func:`select_stream_bytes`) unless given."""
     if not observations:
         raise ValueError("no traced trials to learn from")
+    if stream_bytes is None:
+        stream_bytes = select_stream_bytes(observations)
     freqs = [o.graph.config.freq_khz for o in observations if o.graph.config.freq_khz]
     ref_khz = float(np.median(freqs)) if freqs else None
     layers: dict[tuple[str, int], object] = {}
     for d in (0, 1):
-        xs, ys, ws, kinds, trial_of = [], [], [], [], []
+        xs, ys, kinds, trial_of = [], [], [], []
         for i, obs in enumerate(observations):
-            x = layer_features(obs.graph, d, ref_khz)
+            x = layer_features(obs.graph, d, ref_khz, stream_bytes)
             y = obs.layer_ms[:, d]
             keep = (x.sum(axis=1) > 0) | (y > 0)
             xs.append(x[keep])
             ys.append(y[keep])
-            ws.append(np.full(int(keep.sum()), 1.0 / max(obs.step_ms, 1e-6)))
             kinds += list(np.asarray(obs.graph.types)[keep])
             trial_of += [i] * int(keep.sum())
         if not kinds:
             continue
-        x_all, y_all, w_all = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
+        x_all, y_all = np.concatenate(xs), np.concatenate(ys)
         k_all, t_all = np.asarray(kinds), np.asarray(trial_of)
         if y_all.sum() <= 0:
             continue
-        layers[(POOLED, d)] = _linear().fit(x_all, y_all, sample_weight=w_all)
-        for kind in sorted(set(kinds)):
-            rows = k_all == kind
+        layers[(POOLED, d)] = _fit_group(x_all, y_all, t_all)
+        f_all = np.asarray([family_key(k) for k in kinds])
+        for group, of in [(f, f_all) for f in sorted(set(f_all.tolist()))] + [(k, k_all) for k in sorted(set(kinds))]:
+            rows = of == group
             if len(set(t_all[rows].tolist())) < MIN_TRIALS_PER_TYPE:
                 continue
             ran = y_all[rows].sum() > 0  # a type that never took time (a container's own share): 0, learned
-            layers[(kind, d)] = _linear().fit(x_all[rows], y_all[rows], sample_weight=w_all[rows]) if ran else _Zero()
+            layers[(group, d)] = _fit_group(x_all[rows], y_all[rows], t_all[rows]) if ran else _Zero()
     for d in (0, 1):  # an inference-only store has no backward: a model that predicts 0 for it
         layers.setdefault((POOLED, d), _Zero())
     x_o = np.stack([overhead_features(o.graph) for o in observations])
@@ -166,7 +271,46 @@ def fit(observations: list[Observation]) -> CostModel:
         memory = _linear().fit(
             np.stack([memory_features(o.graph) for o in with_memory]), np.array([o.peak_bytes for o in with_memory])
         )
-    return CostModel(ref_khz, layers, overhead, power, memory, [o.trial_id for o in observations])
+    return CostModel(ref_khz, stream_bytes, layers, overhead, power, memory, [o.trial_id for o in observations])
+
+
+def select_stream_bytes(observations: list[Observation]) -> float:
+    """The working set above which a layer's bytes cost DRAM bandwidth on this device, chosen from
+    :data:`STREAM_CHOICES` by leave-one-model-out over ``observations`` alone (the smallest median error).
+
+    Why chosen, not fixed: where traffic stops fitting the caches depends on the device's cache sizes, which the
+    records do not hold; why from these trials only: a model being validated is not among them, so its error
+    does not choose the threshold it is judged with.  Fewer than three models: no split (all traffic alike).
+    """
+    models = sorted({o.graph.config.model for o in observations})
+    if len(models) < 3:
+        return float("inf")
+    best, best_error = float("inf"), float("inf")
+    for choice in STREAM_CHOICES:
+        errors = []
+        for held in models:
+            train = [o for o in observations if o.graph.config.model != held]
+            model = fit(train, stream_bytes=choice)
+            test = [o for o in observations if o.graph.config.model == held]
+            errors.append(abs(np.mean([model.predict(o.graph).step_ms / o.step_ms - 1 for o in test])))
+        error = float(np.median(errors))
+        if error < best_error - 1e-9:
+            best, best_error = choice, error
+    return best
+
+
+def _fit_group(x: np.ndarray, y: np.ndarray, trial: np.ndarray) -> object:
+    """One group's model (a type, a family or all layers) from its layers' rows, fitted on per-trial sums.
+
+    Why sums: the models are linear, so a trial's layers of one type add up to one row without losing anything
+    the model could use, and the fit then weighs what a prediction is judged on, the type's time in a step,
+    rather than the many small layers' own noisy timings.  Each sum is weighted by 1/its square, so the fit
+    minimises relative errors: a type's time in a small model counts as much as in a big one.
+    """
+    ids = sorted(set(trial.tolist()))
+    xs = np.stack([x[trial == i].sum(axis=0) for i in ids])
+    ys = np.array([y[trial == i].sum() for i in ids])
+    return _linear().fit(xs, ys, sample_weight=1.0 / np.maximum(ys, 1e-3) ** 2)
 
 
 class _Zero:

@@ -3,15 +3,15 @@
 A :class:`Graph` is a model at a batch size as the layer tracer labels it: per label its type, its own FLOPs and
 bytes forward and backward, and its calls per step; plus the step's costs outside every module (loss, optimizer
 update) and the parameter count.  A stored traced trial adds what was measured (:class:`Observation`): each
-label's exclusive forward and backward time per step, and the rest of the step (``overhead_ms``: loss, optimizer
-update, framework), with energy and peak memory where the device had them.  The same :class:`Graph` comes from a
-trial's stored span table or from counting the model on this host (:func:`graph_of_config`), so a configuration
-never run is described exactly as the stored ones are.
+label's exclusive forward and backward time per step (the worker's CPU time: :func:`cpu_share`), and the rest
+of the step (``overhead_ms``: loss, optimizer update, framework), with energy and peak memory where the device
+had them.  The same :class:`Graph` comes from a trial's stored span table or from counting the model on this
+host (:func:`graph_of_config`), so a configuration never run is described exactly as the stored ones are.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,6 +49,10 @@ class Graph:
     #: Bytes and FLOPs outside every module (the loss; the optimizer update in training).
     unattributed_bytes: float
     params: int
+    #: FLOPs outside every module (a loss, a target network's forward under ``no_grad``).
+    unattributed_flops: float = 0.0
+    #: Each label's module path as the layer tracer names it (``features.3.conv``).
+    names: tuple[str, ...] = ()
 
     @property
     def total_flops(self) -> float:
@@ -67,6 +71,13 @@ class Observation:
     overhead_ms: float
     energy_j: float | None = None
     peak_bytes: int | None = None
+    #: Share of the trial's cores other processes used while it ran (%; None where not sampled): a busy
+    #: trial's steps measure the other processes too.
+    busy_pct: float | None = None
+    #: The measured steps' mean wall time, before the CPU-share correction (``step_ms`` is after it).
+    wall_step_ms: float | None = None
+    #: The worker's share of its core over the measured steps (1 = had it to itself); None = not corrected.
+    cpu_share: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -89,17 +100,35 @@ def config_of(result: TrialResult) -> Config:
     )
 
 
+def cpu_share(result: TrialResult) -> float | None:
+    """The share of a core a one-thread trial's worker had over its measured steps (its CPU time / wall time).
+
+    Why: on a shared device other processes take turns on the worker's core, and every step, layer and the rest
+    of it stretch by the same factor; the worker's own CPU time per step is what the work cost.  Times are
+    scaled by this share, so a trial measured while others held half the core counts the time it ran, not the
+    time it waited.  Only for one-thread trials: with several threads the CPU time also counts the threads'
+    parallel work, and a quiet trial's share is not known.  None where the trial's CPU time was not sampled
+    (a trial shorter than the sampler's period) or it ran several threads: its wall time is used as it is.
+    """
+    if (result.trial.threads or 1) != 1 or not result.cpu.process_pct:
+        return None
+    return min(result.cpu.process_pct / 100.0, 1.0)
+
+
 def observation(result: TrialResult, spans: SpanTable, events: object) -> Observation:
     """The measured per-label times of a layer-traced trial, with its stored costs as features."""
     if spans.granularity != "layers" or spans.costs is None:
         raise ValueError(f"trial {result.trial_id} has no layer costs (record it with --trace layers)")
     windows = train_windows(events)  # type: ignore[arg-type]
+    share = cpu_share(result)
     if not windows:
         raise ValueError(f"trial {result.trial_id} has no measured steps")
     steps = len(windows)
-    step_ms = sum(b - a for a, b in windows) / steps / 1e6
+    wall_ms = sum(b - a for a, b in windows) / steps / 1e6
     n = len(spans.names)
     times = time_by_key(clip(table_segments(spans), windows), n * N_KINDS).reshape(n, N_KINDS) / steps / 1e6
+    times = times * (share or 1.0)
+    step_ms = wall_ms * (share or 1.0)
     layer_ms = times[:, [FORWARD, BACKWARD]]
     called = spans.label[spans.kind != BACKWARD]
     calls = np.bincount(called, minlength=n).astype(float) / steps
@@ -112,6 +141,8 @@ def observation(result: TrialResult, spans: SpanTable, events: object) -> Observ
         calls=calls,
         unattributed_bytes=float(unattributed.get("forward_bytes", 0.0) + unattributed.get("backward_bytes", 0.0)),
         params=int(result.workload.params or 0),
+        unattributed_flops=float(unattributed.get("forward_flops", 0.0) + unattributed.get("backward_flops", 0.0)),
+        names=tuple(spans.names),
     )
     energy = result.energy.per_step_j
     return Observation(
@@ -122,6 +153,9 @@ def observation(result: TrialResult, spans: SpanTable, events: object) -> Observ
         overhead_ms=max(step_ms - float(times.sum()), 0.0),
         energy_j=float(energy) if energy is not None else None,
         peak_bytes=result.memory.peak_bytes,
+        busy_pct=result.hygiene.other_cpu_pct,
+        wall_step_ms=wall_ms,
+        cpu_share=share,
     )
 
 
@@ -139,11 +173,13 @@ def graph_of_config(config: Config) -> Graph:
         config.model, config.batch_size, mode=config.mode, preset=config.preset, input_shape=config.input_shape
     )
     return Graph(
-        config=config,
+        config=replace(config, input_shape=config.input_shape or counted.input_shape),  # as a stored trial has it
         types=counted.types,
         flops=_pair(counted.costs, "flops"),
         bytes=_pair(counted.costs, "bytes"),
         calls=counted.calls,
         unattributed_bytes=counted.unattributed["forward_bytes"] + counted.unattributed["backward_bytes"],
         params=counted.params,
+        unattributed_flops=counted.unattributed["forward_flops"] + counted.unattributed["backward_flops"],
+        names=counted.names,
     )

@@ -22,8 +22,12 @@ class HeldOut:
     trial_id: str
     model: str
     batch_size: int
+    #: The held-out trial's step: its worker's CPU time per step where sampled (one thread), else its wall time.
     measured_ms: float
     predicted_ms: float
+    #: Its wall time per step and the share of the core its worker had (None: not sampled, wall time used).
+    wall_ms: float | None = None
+    cpu_share: float | None = None
 
     @property
     def error(self) -> float:
@@ -75,6 +79,8 @@ def _held_out(observations: list[Observation], key: str) -> Validation:
                     batch_size=o.graph.config.batch_size,
                     measured_ms=o.step_ms,
                     predicted_ms=model.predict(o.graph).step_ms,
+                    wall_ms=o.wall_step_ms,
+                    cpu_share=o.cpu_share,
                 )
             )
     scheme = "leave-one-model-out" if key == "model" else "leave-one-batch-size-out"

@@ -7,11 +7,13 @@ from pathlib import Path
 import typer
 
 from edgebench.predict.estimate import LEVEL, Prediction
+from edgebench.predict.suggest import Suggestion
+from edgebench.predict.untraced import HookCost
 from edgebench.predict.validate import Validation
 from edgebench.units import MIB
 
 
-def print_prediction(p: Prediction) -> None:
+def print_prediction(p: Prediction, hooks: HookCost | None = None) -> None:
     cfg = p.graph.config
     b = p.point
     typer.echo(
@@ -22,6 +24,16 @@ def print_prediction(p: Prediction) -> None:
         f"  forward {b.forward_ms:.2f} ms + backward {b.backward_ms:.2f} ms + overhead (loss, optimizer update, "
         f"framework) {b.overhead_ms:.2f} ms; {p.graph.total_flops / 1e9:.3g} GFLOPs per step"
     )
+    if hooks is not None:
+        typer.echo(
+            f"  untraced step: {hooks.untraced_ms(b.step_ms, p.graph):.2f} ms (predicted; the tracer's "
+            f"{1e3 * hooks.per_call_ms:.1f} us per module call taken off, from {hooks.pairs} traced/untraced pair(s))"
+        )
+    else:
+        typer.echo(
+            "  untraced step: not calibrated (no untraced trial of a traced configuration is stored; "
+            "run one of them without --trace)"
+        )
     if b.energy_j is not None:
         typer.echo(f"  energy per step: {b.energy_j:.3g} J (predicted: predicted time x the trials' mean power)")
     else:
@@ -34,6 +46,7 @@ def print_prediction(p: Prediction) -> None:
         + ", ".join(f"{m}@{bs}" for m, bs in learned[:12])
         + (" ..." if len(learned) > 12 else "")
     )
+    typer.echo(f"  {_streaming(p.stream_bytes)}")
     n = p.nearest
     typer.echo(
         f"  nearest stored trial: {n.trial_id} ({n.model} batch {n.batch_size}), "
@@ -44,7 +57,34 @@ def print_prediction(p: Prediction) -> None:
             typer.echo(f"  warning: extrapolation: {flag}")
     else:
         typer.echo("  within the stored trials' range (no extrapolation)")
-    typer.echo("  note: step time as layer-traced trials measure it (the tracer's hooks included)")
+    typer.echo(
+        "  note: step time as the device's layer-traced trials measure it (the tracer's hooks included; "
+        "an undisturbed step: one-thread trials count their worker's CPU time)"
+    )
+
+
+def _streaming(stream_bytes: float) -> str:
+    if stream_bytes == float("inf"):
+        return "layer traffic priced alike at every size (no streaming split chosen)"
+    return (
+        f"layer calls moving over {stream_bytes / MIB:g} MiB priced as streamed from DRAM "
+        "(the split chosen by leave-one-model-out over the stored trials)"
+    )
+
+
+def print_suggestions(picks: list[Suggestion], candidates: int) -> None:
+    """The suggested trials, best first, with what each would teach (the asked predictions' variance it removes)."""
+    typer.echo(
+        f"suggested trials ({len(picks)} of {candidates} candidates), best first: each removes the share of the "
+        "asked predictions' uncertainty (variance across the bootstrap models) shown"
+    )
+    for i, s in enumerate(picks, 1):
+        c = s.config
+        shape = f" input {'x'.join(map(str, c.input_shape))}" if c.input_shape else ""
+        typer.echo(
+            f"  {i}. {c.model} batch {c.batch_size}, {c.threads} thread(s){shape}: removes {100 * s.removes:.0f}%, "
+            f"{100 * s.left:.0f}% left; predicted {s.predicted_ms:.1f} ms per step"
+        )
 
 
 def print_validation(checks: list[Validation]) -> None:

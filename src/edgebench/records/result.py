@@ -9,6 +9,7 @@ name.  The field names are a contract: later versions add fields; a rename raise
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
@@ -54,9 +55,17 @@ class Range(BaseModel):
 
 
 class LossSummary(BaseModel):
-    first: float
-    last: float
+    """The first and last training loss.  A loss that was not finite (a diverged run: NaN, inf) is stored as None,
+    since JSON has no NaN (it was written as null and then refused on reading, making the store unreadable)."""
+
+    first: float | None
+    last: float | None
     finite: bool
+
+    @field_validator("first", "last", mode="before")
+    @classmethod
+    def _finite_or_none(cls, value: float | None) -> float | None:
+        return value if value is None or math.isfinite(value) else None
 
 
 class SamplerSummary(BaseModel):

@@ -36,18 +36,23 @@ def partition_table(a: PartitionAnalysis) -> Table:
         f"({a.network.up_mbps:g}/{a.network.down_mbps:g} Mbps up/down, RTT {a.network.rtt_ms:g} ms)  "
         f"objective: {a.objective}"
     )
+    predicted = a.device_basis == "predicted"
+    if predicted:
+        title = f"PREDICTED device costs (no trial of this configuration was measured)  {title}"
     table = Table(title=title, title_justify="left")
+    dev = " (predicted)" if predicted else ""
+    cloud = " (predicted)" if a.cloud_predicted else ""
     columns: list[tuple[str, Callable[[PointCost], str]]] = [
         ("", lambda r: "*" if r.point == a.best.point else ""),
         ("#", lambda r: str(r.point)),
         ("last layer on device", _where),
         ("crossing", lambda r: "" if r.tensors <= 1 else f"{r.tensors} (branch)"),
-        ("T_mobile ms", lambda r: _ms(r.mobile_ms)),
+        (f"T_mobile ms{dev}", lambda r: _ms(r.mobile_ms)),
         ("sent", lambda r: format_size(r.up_bytes) if r.up_bytes else "0"),
         ("back", lambda r: format_size(r.down_bytes) if r.down_bytes else "0"),
         ("T_transfer ms", lambda r: _ms(r.transfer_ms)),
-        ("T_cloud ms", lambda r: _ms(r.cloud_ms)),
-        ("T_total ms", lambda r: _ms(r.total_ms)),
+        (f"T_cloud ms{cloud}", lambda r: _ms(r.cloud_ms)),
+        (f"T_total ms{dev}", lambda r: _ms(r.total_ms)),
         ("E_mobile mJ", lambda r: _mj(r.mobile_energy_j)),
         ("E_transfer mJ", lambda r: _mj(r.transfer_energy_j)),
         ("E_total mJ", lambda r: _mj(r.total_energy_j)),
@@ -71,10 +76,11 @@ def _vs(a: PartitionAnalysis, other: PointCost) -> str:
 def footer(a: PartitionAnalysis) -> list[str]:
     unit, scale = ("ms", 1.0) if a.objective == "latency" else ("mJ", 1e3)
     value = a.best.value(a.objective) or 0.0
+    basis = " (predicted)" if a.device_basis == "predicted" else ""
     lines = [
-        f"best ({a.objective}): point {a.best.point}, {_where(a.best)}: {value * scale:.2f} {unit}",
-        f"mobile only: {_vs(a, a.mobile_only)}",
-        f"cloud only:  {_vs(a, a.cloud_only)}",
+        f"best ({a.objective}){basis}: point {a.best.point}, {_where(a.best)}: {value * scale:.2f} {unit}",
+        f"mobile only{basis}: {_vs(a, a.mobile_only)}",
+        f"cloud only{' (predicted)' if a.cloud_predicted else ''}:  {_vs(a, a.cloud_only)}",
         f"cut points: {a.single_tensor_points} cross one tensor, {a.branch_points} cut inside a branch",
     ]
     dag = a.dag_cut

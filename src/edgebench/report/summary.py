@@ -215,7 +215,7 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("time to accuracy", _accuracy(r))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
-        table.add_row("loss", f"{r.loss.first:.4f} -> {r.loss.last:.4f}{flag}")
+        table.add_row("loss", f"{_loss(r.loss.first)} -> {_loss(r.loss.last)}{flag}")
     if r.predictability:
         table.add_row("predictability", _predictability(r))
     if r.trace_summary:
@@ -268,3 +268,7 @@ def throttling_text(t: Throttling) -> str:
         for e in t.episodes
     ]
     return f"{t.throttled_s:.1f} s: " + "; ".join(episodes)
+
+
+def _loss(value: float | None) -> str:
+    return "not finite" if value is None else f"{value:.4f}"

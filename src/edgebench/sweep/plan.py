@@ -207,7 +207,7 @@ def plan(
             where = {s.field: _key_path(config, s, i) for s, (i, _) in zip(order, point, strict=True)}
             entry = values["model"]
             values.update(model=entry.name, cores=cores, freq_khz=freq, cores_mask=getattr(cores, "text", None))
-            for field in ("input_shape", "num_classes"):  # a model's own input overrides the sweep's
+            for field in ("input_shape", "num_classes", "batch_size", "threads"):  # a model's own overrides the sweep's
                 if getattr(entry, field) is not None:
                     values[field] = getattr(entry, field)
                     where[field] = f"{where['model']}.{field}"

@@ -10,6 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from edgebench.config.sweep_file import load_config
+from edgebench.host.sysfs import SysFS
+from edgebench.sweep.plan import plan
+
 
 def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     """Three tiny traced trials of this machine (two models), then the command in this process."""
@@ -28,6 +34,7 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert "lenet batch 8 train, 1 thread(s): predicted step" in out
     assert "learned from 3 traced trials: lenet@2, lenet@4, mnist_mlp@2" in out
     assert "warning: extrapolation: batch size 8 outside the stored 2-4" in out
+    assert "untraced step: not calibrated (no untraced trial of a traced configuration is stored" in out
     plot = tmp_path / "errors.png"
     assert main(["predict", "--validate", "--plot", str(plot), "--store", store]) == 0
     out = capsys.readouterr().out
@@ -35,3 +42,32 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert main(["predict", "--model", "lenet", "--store", store]) == 2
     assert capsys.readouterr().err.strip().startswith("edgebench: error: --batch-size:")
+    # --suggest: the candidates are the stored and asked models at the stored and asked batch sizes, less what is
+    # stored or asked (mnist_mlp at 4 and 8); the file plans to those layer-traced trials.
+    sweep_file = tmp_path / "suggest.yaml"
+    assert main(["predict", "--model", "lenet", "--batch-size", "8", "--suggest", "1", "--out", str(sweep_file),
+                 "--store", store]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "suggested trials (1 of 2 candidates), best first" in out and f"wrote {sweep_file}" in out
+    planned = plan(load_config(sweep_file).config, source=sweep_file, sysfs=SysFS("/nonexistent"), allowed=(0, 1))
+    assert [(t.trial.model, t.trial.trace) for t in planned.trials] == [("mnist_mlp", "layers")]
+    assert planned.trials[0].trial.batch_size in (4, 8)
+    # The partition analyzer on predicted costs: every device figure labelled predicted; mobile only = the step.
+    from edgebench.predict.step import predict_step
+
+    step = predict_step("lenet", 8, store=Path(store))
+    assert step.basis == "predicted"
+    assert main(["partition", "--model", "lenet", "--predicted", "--mode", "train", "--batch-size", "8", "--json",
+                 "--store", store]) == 0  # fmt: skip
+    import json
+
+    analysis = json.loads(capsys.readouterr().out)
+    assert analysis["device_basis"] == "predicted" and analysis["cloud_predicted"] is True
+    assert analysis["mobile_source"].startswith("PREDICTED: edgebench predict, from 3 traced trials")
+    assert analysis["mobile_only"]["mobile_ms"] == pytest.approx(step.step_ms, rel=1e-6)
+    assert main(["partition", "--model", "lenet", "--predicted", "--mode", "train", "--batch-size", "8",
+                 "--store", store]) == 0  # fmt: skip
+    table = capsys.readouterr().out
+    assert "PREDICTED device costs" in table and "best (latency) (predicted)" in table
+    assert main(["partition", "--model", "lenet", "--predicted", "--objective", "energy", "--store", store]) == 2
+    assert "device energy is not predicted per layer" in capsys.readouterr().err

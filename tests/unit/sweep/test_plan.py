@@ -99,3 +99,17 @@ def test_core_roles_come_from_every_cluster_not_the_usable_ones(sysfs_tree):
         info.value.message
         == "the big cores of this device (cpu 4-7) are not usable here (usable: cpu 0-1); give usable cores"
     )
+
+
+def test_a_model_entry_may_pin_its_batch_size_and_threads():
+    """Entries that pin both name single trials (the sweep files `predict --suggest` writes): the same model
+    twice, at its own batch size and threads, whatever the sweep's axes say."""
+    p = planned(
+        "models=[{name: lenet, batch_size: 8, threads: 1}, {name: lenet, batch_size: 2, threads: 2}, "
+        "{name: squeezenet, batch_size: 4, threads: 1, input_shape: 3x32x32}]",
+        "batch_sizes=[1]",
+    )
+    got = [(t.trial.model, t.trial.batch_size, t.trial.threads, t.trial.input_shape) for t in p.trials]
+    assert got == [("lenet", 8, 1, None), ("lenet", 2, 2, None), ("squeezenet", 4, 1, (3, 32, 32))]
+    with pytest.raises(UsageError, match=r"models\[0\].batch_size"):
+        planned("models=[{name: lenet, batch_size: 0}]")
