@@ -539,7 +539,10 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     limit = 120.0 if budget_s is None else min(120.0, budget_s / 5)
     kept = trim(cells, budget_s, notes, fit_points=3, reserved_s=limit if accuracy else 0.0)
     # the paper trained on the TX2's GPU: where torch reaches one, so do the trials (its load is sensed either way)
-    common = {"steps": steps, "warmup": warmup, "infer_steps": 0, **({"device": "cuda"} if facts.cuda else {})}
+    # the paper's energy and power are the system's gross readings (nothing is idle-subtracted): no idle baseline,
+    # which would add 5 s to every trial on a device with a power sensor
+    common = {"steps": steps, "warmup": warmup, "infer_steps": 0, "idle_s": 0.0,
+              **({"device": "cuda"} if facts.cuda else {})}  # fmt: skip
     trials = [c.trial_values(common) for c in kept]
     if accuracy:
         trials.append({"model": "lenet", "batch_size": 32, "until_accuracy": 0.95, "eval_every": 25, "data": "mnist",

@@ -140,7 +140,7 @@ def test_table4_has_a_row_per_device_with_the_saving_and_its_basis(cli, tmp_path
     """DNNTune's Table 4 from stored traced trials of three device records (two captured trees and this host)."""
     require_onnxruntime()
     model = dense_model(tmp_path / "dense.onnx", width=1024)
-    trees = Path(__file__).parent / "fixtures" / "sysfs"
+    trees = FIXTURES / "sysfs"
     common = ["--model", str(model), "-b", "64", "--steps", "400", "--warmup", "2", "--trace", "layers"]
     ids = {}
     for name, extra in (("rpi4", ["--idle", "0", "--estimate-energy", "idle=2W,max=6W"]),

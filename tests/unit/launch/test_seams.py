@@ -14,6 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.errors import UsageError
+from edgebench.host.sysfs import SysFS
 from edgebench.launch.trial import run_trial
 from edgebench.measure.trial import measure
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle
@@ -67,9 +68,13 @@ class RecordingTarget:
 
     def __init__(self) -> None:
         self.ran: list[Trial] = []
+        self.file_reads = 0
 
     def sysfs(self):
-        raise AssertionError("the launcher has no business reading the device's files for a run")
+        """The launcher reads no device file for a run but the thermal zones' trip points, before and after it
+        (hygiene): a device whose tree has none."""
+        self.file_reads += 1
+        return SysFS("/nonexistent")
 
     def allowed_cores(self) -> tuple[int, ...]:
         return (4, 5, 6, 7)
@@ -94,6 +99,7 @@ def test_the_launcher_places_and_runs_a_trial_only_through_its_target():
     run = run_trial(Trial(model="lenet", steps=3, cores=(5, 6)), target=target)
     assert [t.cores for t in target.ran] == [(5, 6)] and target.ran[0].threads == 2
     assert run.result.ok and run.result.device.hostname == "board-a" and run.result.latency.step_ms.n == 3
+    assert target.file_reads == 2 and run.result.hygiene.zone_trip_start is None  # the trip points, start and end
     run = run_trial(Trial(model="lenet", steps=3), target=target)
     assert target.ran[-1].cores == (4, 5, 6, 7)  # the device's cores, not this machine's
     with pytest.raises(UsageError, match="cpu 0 is not available here"):
