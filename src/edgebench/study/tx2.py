@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from edgebench.measure.hygiene import BUSY_OTHER_PCT
 from edgebench.records.result import TrialResult
 from edgebench.study import stats
 from edgebench.study.common import (
@@ -165,14 +166,19 @@ SATURATED_PCT = 99.0
 
 
 def saturated(results: Sequence[TrialResult]) -> str:
-    """A reason's tail when every core was busy throughout every trial (other processes' load then hides whatever
-    the training does on its own), else empty."""
+    """A reason's tail when every core was busy throughout every trial while other processes used more than the
+    hygiene check's busy share of them (their load then hides whatever the training does on its own), else empty:
+    a quiet device whose cores the training alone saturates is measured as it is."""
     cores = [v for r in results if r.cpu.util_pct for v in r.cpu.util_pct.per_core if v is not None]
     if not cores or min(cores) < SATURATED_PCT:
         return ""
     other = [r.hygiene.other_cpu_pct for r in results if r.hygiene and r.hygiene.other_cpu_pct is not None]
-    load = f"; other processes used {max(other):.0f}% of the trial's cores" if other else ""
-    return f" (every core was {min(cores):.0f}% busy throughout every trial{load}: run on a quiet device)"
+    if not other or max(other) <= BUSY_OTHER_PCT:
+        return ""  # the training alone kept every core busy: that is the finding, not a disturbance
+    return (
+        f" (every core was {min(cores):.0f}% busy throughout every trial; other processes used {max(other):.0f}% "
+        "of the trial's cores: run on a quiet device)"
+    )
 
 
 def o1(results: Sequence[TrialResult]) -> Verdict:

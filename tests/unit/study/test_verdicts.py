@@ -120,6 +120,22 @@ def test_per_core_differences():
     assert outcome(tx2.check(one), "O4").outcome == "cannot be checked here"
 
 
+def test_saturated_cores_are_a_finding_on_a_quiet_device_and_a_reason_on_a_busy_one():
+    """Every core 100% busy: when the training alone did it, the cores do not differ (measured); when other
+    processes held a busy share of them, nothing can be told apart and the reason says so."""
+    from edgebench.records.result import Hygiene
+
+    def full(other_pct, i):
+        r = stored(per_core=[100.0, 100.0 - abs(RNG.normal(0, 0.3))], i=i)
+        return r.model_copy(update={"hygiene": Hygiene(other_cpu_pct=other_pct)})
+
+    quiet = [full(3.0, i) for i in range(6)]
+    assert outcome(tx2.check(quiet), "O4").outcome == "does not hold"
+    busy = [full(60.0, i) for i in range(6)]
+    v = outcome(tx2.check(busy), "O4")
+    assert v.outcome == "cannot be checked here" and "other processes used 60%" in v.reason
+
+
 def test_periodicity_from_each_series_autocorrelation():
     periodic = [stored(step_ms=50, periodicity=[0.8 + RNG.normal(0, 0.05), 0.7 + RNG.normal(0, 0.05)], i=i)
                 for i in range(4)]  # fmt: skip
