@@ -1,5 +1,5 @@
-"""Model files (``--model path.onnx`` / ``.mnn``): read without frameworks, refused in one line where they cannot
-run, run on ONNX Runtime and MNN with traces, and partitioned from the file's own graph."""
+"""Model files through the command line: refused in one line where they cannot run, run on ONNX Runtime and MNN with
+traces, partitioned from the file's own graph, and DNNTune's Table 4 across devices."""
 
 from __future__ import annotations
 

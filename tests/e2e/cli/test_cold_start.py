@@ -1,8 +1,6 @@
-"""Cold start: the model's load and the first step after it, recorded for every backend and shown where a trial is.
-
-The worker runs the first step plain (the memory categorizer and the tracer move to the next one), so the figure is
-the step an app meets; the load is each backend's own section, or the whole session opening for one that times
-none (the fake backend)."""
+"""Cold start through the command line: run, show and the trials CSV carry the model's load and the first step;
+a trial that fails after its first step keeps it; torch's own load section.  The worker-level half is in
+tests/unit/runner/test_cold_start.py."""
 
 from __future__ import annotations
 
@@ -15,33 +13,6 @@ import pytest
 from edgebench.backends.fake import session as fake_session
 
 FAKE = ("--backend", "fake", "--model", "mnist_mlp", "--infer-steps", "0", "--idle", "0")
-
-
-class _Categorizer:
-    """Wraps the step like torch's memory categorizer: the first call it sees is instrumented."""
-
-    def __init__(self, calls: list[str]) -> None:
-        self.calls = calls
-        self.done = False
-
-    def categorizing(self, step):
-        def wrapped():
-            if self.done:
-                return step()
-            self.done = True
-            self.calls.append("categorized")
-            return step()
-
-        return wrapped
-
-    def ensure(self, step) -> None:
-        if not self.done:
-            self.done = True
-            self.calls.append("categorized (extra)")
-            step()
-
-    def with_peak(self, peak):
-        return None
 
 
 def test_run_show_and_the_trials_csv_carry_it(cli):

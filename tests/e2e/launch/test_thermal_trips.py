@@ -1,5 +1,5 @@
-"""A board's thermal state (no Android thermal service): every thermal zone's temperature against its first passive
-trip point, read before and after the trial; at or above it, the hygiene line warns as a phone's status does."""
+"""A board's thermal zones read against their passive trip points before and after a real trial, locally and over
+SSH (the reading and the warning's words: tests/unit/sensors/test_thermal_trips.py)."""
 
 from __future__ import annotations
 

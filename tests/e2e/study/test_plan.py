@@ -1,4 +1,4 @@
-"""A study's plan scaled to the device (its sensors, clusters, memory) and to the budget, and its refusals."""
+"""A study's flags refused in one line, exit 2, nothing stored (the plans: tests/unit/study/test_plan.py)."""
 
 import pytest
 

@@ -1,5 +1,5 @@
-"""Model files (``--model path.onnx`` / ``.mnn``): read without frameworks, refused in one line where they cannot
-run, run on ONNX Runtime and MNN with traces, and partitioned from the file's own graph."""
+"""Model files (``--model path.onnx`` / ``.mnn``) read without frameworks: the declared inputs, the feeds from the file
+then the flags (runs, refusals and partitions through the command: tests/e2e/backends/test_model_files.py)."""
 
 from __future__ import annotations
 

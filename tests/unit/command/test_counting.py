@@ -1,33 +1,9 @@
-"""``--counters`` on a ``--command`` trial: the user's command's whole process tree counted for real, per step
-where its step lines bracket the steps (this machine: edgebench's launcher over perf_event_open), over the whole
-run through ``perf stat`` on a device reached over SSH, and refused in one line naming what a device lacks."""
+"""Reading the counts of a ``--command`` trial: the launcher's per-line readings and ``perf stat`` /
+``simpleperf stat`` output in perf's units (the trials themselves: tests/e2e/host/test_command_counters.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from edgebench.command.counting import parse_launcher, parse_stat
-
-EVENTS = "task-clock,context-switches,page-faults"
-PERF_INSTALL = "apt-get install -y linux-perf"
-PATTERN = r"^step (?P<i>\d+) cpu_ns (?P<cpu_ns>\d+)$"
-#: Busy for 60 ms of CPU per step and say how much CPU time the step took by the process's own clock.
-BUSY = """
-import time
-for i in range(4):
-    t = time.process_time_ns()
-    while time.process_time_ns() - t < 60_000_000:
-        pass
-    print(f"step {i} cpu_ns {time.process_time_ns() - t}", flush=True)
-"""
-
-
-def _busy_command(tmp_path: Path) -> str:
-    script = tmp_path / "busy.py"
-    script.write_text(BUSY)
-    # `| cat`: the Python process is a child of the command's shell, not the shell itself: the tree is counted
-    return f"{sys.executable} {script} | cat"
 
 
 def test_the_launchers_readings_bracket_each_line():

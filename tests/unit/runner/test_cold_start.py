@@ -1,8 +1,6 @@
-"""Cold start: the model's load and the first step after it, recorded for every backend and shown where a trial is.
-
-The worker runs the first step plain (the memory categorizer and the tracer move to the next one), so the figure is
-the step an app meets; the load is each backend's own section, or the whole session opening for one that times
-none (the fake backend)."""
+"""Cold start in the worker: the first step runs plain (the memory categorizer and the tracer move to the next one),
+so the figure is the step an app meets; the events become the result's cold_start group.  The command-line half
+is in tests/e2e/cli/test_cold_start.py."""
 
 from __future__ import annotations
 
@@ -15,8 +13,6 @@ from edgebench.measure.cold_start import cold_start
 from edgebench.records.events import EventWriter, FirstStep, ModelLoad, Ready, Step, parse_events
 from edgebench.records.trial import Trial
 from edgebench.runner.worker import run
-
-FAKE = ("--backend", "fake", "--model", "mnist_mlp", "--infer-steps", "0", "--idle", "0")
 
 
 class _Categorizer:

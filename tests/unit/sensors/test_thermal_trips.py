@@ -1,5 +1,5 @@
 """A board's thermal state (no Android thermal service): every thermal zone's temperature against its first passive
-trip point, read before and after the trial; at or above it, the hygiene line warns as a phone's status does."""
+trip point; at or above it, the hygiene line warns as a phone's status does (trials: tests/e2e/launch/)."""
 
 from __future__ import annotations
 
