@@ -79,7 +79,7 @@ TRIALS = (
             " --sysfs-root tests/fixtures/sysfs/rpi4 --estimate-energy idle=2W,max=6W",
             "edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --steps 5 --warmup 1 --trace layers"
             " --estimate-energy idle=5W,max=25W")),
-    Trials("none", LOCAL + " (the command runs its own trials)", ()),
+    Trials("own", LOCAL + "; the command runs its own trials", ()),
 )  # fmt: skip
 
 FIGURES = (
@@ -109,7 +109,7 @@ FIGURES = (
            "edgebench plot layer-counters TRIAL -o dnntune-layer-counters.png"),
     Figure("dnntune-layers", "DNNTune: per-layer table (edgebench layers)", "local-traced",
            "edgebench layers TRIAL", text=True),
-    Figure("dnntune-table5", "DNNTune Table 5: frameworks x precisions", "none",
+    Figure("dnntune-table5", "DNNTune Table 5: frameworks x precisions", "own",
            "edgebench frameworks --models lenet --backends torch,onnxruntime,mnn --precisions fp32,int8 --steps 5"
            " --warmup 1", text=True),
     Figure("dnntune-table4", "DNNTune Table 4: partition per device", "table4",
@@ -202,7 +202,7 @@ def main() -> None:
     store = work / "store.db"
     env = {**os.environ, "EDGEBENCH_STORE": str(store), "COLUMNS": "150", "PYTHONPATH": str(REPO / "src")}
     started = time.monotonic()
-    made: dict[str, tuple[str | None, str | None]] = {"none": (None, None)}  # ref -> (newest trial, newest sweep)
+    made: dict[str, tuple[str | None, str | None]] = {"own": (None, None)}  # ref -> (newest trial, newest sweep)
     for trials in TRIALS:
         if not trials.commands:
             continue
