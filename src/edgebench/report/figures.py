@@ -133,7 +133,10 @@ def _unavailable(samples: Samples | None, *names: str) -> str:
 
 
 def _label(r: TrialResult) -> str:
-    return f"{r.trial.model} b{r.trial.batch_size} [{r.trial_id}]"
+    """``lenet b32 [id]``, with the backend and mode where they are not torch and train: a fake or ONNX Runtime
+    trial's figure must not read as PyTorch training."""
+    unusual = [v for v, usual in ((r.trial.backend, "torch"), (r.trial.mode, "train")) if v != usual]
+    return " ".join([r.trial.model, f"b{r.trial.batch_size}", *unusual, f"[{r.trial_id}]"])
 
 
 # ---- one trial ----------------------------------------------------------------------------------------------------
