@@ -58,27 +58,26 @@ class Figure:
 LOCAL = "this VM (2 cores, no GPU, no power sensor, no hardware PMU)"
 FIXTURE = "the Jetson TX2 fixture tree (a copied tree: its readings stand still)"
 
+SWEEP = "--set models=[lenet] --set batch_sizes=[4,16,64] --set threads=[1] --set steps=5 --set warmup=2"
+MOBILENET = ("edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --threads 1 --steps 5 --warmup 1"
+             " --min-time 1s")  # a second of samples: a copied tree's utilization estimate needs some
+
+# One thread per trial: this 2-core VM is shared, and two torch threads spinning against a neighbour's process
+# made a batch of 16 seventy times slower than a batch of 4 in a first run.
 TRIALS = (
-    Trials("local-sweep", LOCAL,
-           ("edgebench sweep --set models=[lenet] --set batch_sizes=[4,16,64] --set steps=3 --set warmup=1"
-            " --set infer_steps=0",)),
-    Trials("tx2-sweep", FIXTURE,
-           (f"edgebench sweep --sysfs-root {TX2} --set models=[lenet] --set batch_sizes=[4,16,64] --set steps=3"
-            " --set warmup=1 --set infer_steps=0 --set idle=0",)),
+    Trials("local-sweep", LOCAL, (f"edgebench sweep {SWEEP} --set infer_steps=0",)),
+    Trials("tx2-sweep", FIXTURE, (f"edgebench sweep --sysfs-root {TX2} {SWEEP} --set infer_steps=0 --set idle=0",)),
     Trials("local-traced", LOCAL,
-           ("edgebench run -m lenet -b 256 --steps 3 --warmup 1 --infer-steps 0 --trace layers"
+           ("edgebench run -m lenet -b 256 --threads 1 --steps 3 --warmup 1 --infer-steps 0 --trace layers"
             " --counters task-clock,context-switches,page-faults",)),
     Trials("tx2-fake", FIXTURE + "; the fake backend (50 ms steps, no framework): the figure is about the sensors",
            (f"EDGEBENCH_FAKE_STEP_MS=50 edgebench run --backend fake --steps 20 --warmup 0 --infer-steps 0"
             f" --sysfs-root {TX2} --idle 0",)),
     Trials("table4", "three device records: the TX2 tree (measured power), the Raspberry Pi 4 tree and this VM"
                      " (estimated from utilization)",
-           (f"edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --steps 5 --warmup 1 --trace layers"
-            f" --sysfs-root {TX2} --idle 0.3s",
-            "edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --steps 5 --warmup 1 --trace layers"
-            " --sysfs-root tests/fixtures/sysfs/rpi4 --estimate-energy idle=2W,max=6W",
-            "edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --steps 5 --warmup 1 --trace layers"
-            " --estimate-energy idle=5W,max=25W")),
+           (f"{MOBILENET} --trace layers --sysfs-root {TX2} --idle 0.3s",
+            f"{MOBILENET} --trace layers --sysfs-root tests/fixtures/sysfs/rpi4 --estimate-energy idle=2W,max=6W",
+            f"{MOBILENET} --trace layers --estimate-energy idle=5W,max=25W")),
     Trials("own", LOCAL + "; the command runs its own trials", ()),
 )  # fmt: skip
 
@@ -110,8 +109,8 @@ FIGURES = (
     Figure("dnntune-layers", "DNNTune: per-layer table (edgebench layers)", "local-traced",
            "edgebench layers TRIAL", text=True),
     Figure("dnntune-table5", "DNNTune Table 5: frameworks x precisions", "own",
-           "edgebench frameworks --models lenet --backends torch,onnxruntime,mnn --precisions fp32,int8 --steps 5"
-           " --warmup 1", text=True),
+           "edgebench frameworks --models lenet --backends torch,onnxruntime,mnn --precisions fp32,int8 --threads 1"
+           " --steps 5 --warmup 1", text=True),
     Figure("dnntune-table4", "DNNTune Table 4: partition per device", "table4",
            "edgebench partition -m mobilenet_v2 --table4 --objective energy --network 3g --plot dnntune-table4.png",
            text=True),
@@ -159,9 +158,9 @@ def draw_text(text: str, title: str, path: Path) -> None:
 
     lines = text.rstrip("\n").splitlines()
     wide = max(len(line) for line in lines)
-    fig = plt.figure(figsize=(max(6.0, wide * 0.062), 0.5 + 0.16 * len(lines)), dpi=100)
-    fig.text(0.01, 0.99, title, family="DejaVu Sans", size=9, weight="bold", va="top")
-    fig.text(0.01, 0.985 - 0.3 / fig.get_figheight(), "\n".join(lines), family="DejaVu Sans Mono", size=7.5,
+    fig = plt.figure(figsize=(max(6.0, 0.2 + wide * 0.0715), 0.45 + 0.135 * len(lines)), dpi=100)
+    fig.text(0.01, 1 - 0.08 / fig.get_figheight(), title, family="DejaVu Sans", size=9, weight="bold", va="top")
+    fig.text(0.01, 1 - 0.35 / fig.get_figheight(), "\n".join(lines), family="DejaVu Sans Mono", size=8.5,
              va="top", linespacing=1.1)  # fmt: skip
     fig.savefig(path, dpi=100, facecolor="white")
     plt.close(fig)
@@ -176,14 +175,14 @@ def contact_sheet(figures: list[tuple[Path, str]], path: Path) -> None:
     from PIL import Image
 
     rows = -(-len(figures) // SHEET_COLUMNS)
-    fig, axes = plt.subplots(rows, SHEET_COLUMNS, figsize=(14, 2.9 * rows), dpi=100)
+    fig, axes = plt.subplots(rows, SHEET_COLUMNS, figsize=(14, 2.55 * rows), dpi=100)
     for ax in axes.flat:
         ax.axis("off")
     for ax, (png, title) in zip(axes.flat, figures, strict=False):
         with Image.open(png) as img:
             ax.imshow(img.convert("RGB"))
         ax.set_title("\n".join(textwrap.wrap(title, 44)), y=-0.02, va="top", fontsize=9)
-    fig.subplots_adjust(left=0.005, right=0.995, top=0.995, bottom=0.03, wspace=0.04, hspace=0.3)
+    fig.subplots_adjust(left=0.005, right=0.995, top=0.995, bottom=0.04, wspace=0.04, hspace=0.28)
     fig.savefig(path, dpi=100, facecolor="white")
     plt.close(fig)
     shrink(path, 1400)
@@ -223,7 +222,6 @@ def main() -> None:
             if figure.slug == "dnntune-table4":  # its --plot drew the bars; the terminal table goes beside it
                 draw_text(printed, f"$ {figure.command}", out / f"{figure.slug}-table.png")
                 shrink(out / f"{figure.slug}-table.png", WIDTH_PX)
-                sheet.append((out / f"{figure.slug}-table.png", figure.title + " (terminal)"))
             else:
                 draw_text(printed, f"$ {figure.command}", png)
         shrink(png, WIDTH_PX)
