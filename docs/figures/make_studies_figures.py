@@ -59,8 +59,10 @@ LOCAL = "this VM (2 cores, no GPU, no power sensor, no hardware PMU)"
 FIXTURE = "the Jetson TX2 fixture tree (a copied tree: its readings stand still)"
 
 SWEEP = "--set models=[lenet] --set batch_sizes=[4,16,64] --set threads=[1] --set steps=5 --set warmup=2"
-MOBILENET = ("edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --threads 1 --steps 5 --warmup 1"
-             " --min-time 1s")  # a second of samples: a copied tree's utilization estimate needs some
+MOBILENET = (
+    "edgebench run -m mobilenet_v2 --preset cifar10 --mode infer -b 1 --threads 1 --steps 5 --warmup 1"
+    " --min-time 1s"
+)  # a second of samples: a copied tree's utilization estimate needs some
 
 # One thread per trial: this 2-core VM is shared, and two torch threads spinning against a neighbour's process
 # made a batch of 16 seventy times slower than a batch of 4 in a first run.
