@@ -70,7 +70,7 @@ TRIALS = (
     Trials("local-sweep", LOCAL, (f"edgebench sweep {SWEEP} --set infer_steps=0",)),
     Trials("tx2-sweep", FIXTURE, (f"edgebench sweep --sysfs-root {TX2} {SWEEP} --set infer_steps=0 --set idle=0",)),
     Trials("local-traced", LOCAL,
-           ("edgebench run -m lenet -b 256 --threads 1 --steps 3 --warmup 1 --infer-steps 0 --trace layers"
+           ("edgebench run -m lenet -b 1024 --threads 1 --steps 3 --warmup 1 --infer-steps 0 --trace layers"
             " --counters task-clock,context-switches,page-faults",)),
     Trials("tx2-fake", FIXTURE + "; the fake backend (50 ms steps, no framework): the figure is about the sensors",
            (f"EDGEBENCH_FAKE_STEP_MS=50 edgebench run --backend fake --steps 20 --warmup 0 --infer-steps 0"
