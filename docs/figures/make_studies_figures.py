@@ -32,6 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 TX2 = "tests/fixtures/sysfs/jetson_tx2"
 WIDTH_PX = 900
 THUMB_PX = 300
+TEXT_COLUMNS = 150  # a terminal's width: longer lines of a table's notes wrap, as a terminal would
+TEXT_WIDTH_PX = 1100  # a terminal picture is not reduced below its native width (the text would blur)
 SHEET_COLUMNS = 4
 
 
@@ -158,7 +160,8 @@ def draw_text(text: str, title: str, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lines = text.rstrip("\n").splitlines()
+    lines = [part for line in text.rstrip("\n").splitlines()
+             for part in (textwrap.wrap(line, TEXT_COLUMNS, subsequent_indent="    ") or [""])]  # fmt: skip
     wide = max(len(line) for line in lines)
     fig = plt.figure(figsize=(max(6.0, 0.2 + wide * 0.0715), 0.45 + 0.135 * len(lines)), dpi=100)
     fig.text(0.01, 1 - 0.08 / fig.get_figheight(), title, family="DejaVu Sans", size=9, weight="bold", va="top")
@@ -223,10 +226,10 @@ def main() -> None:
             (out / f"{figure.slug}.txt").write_text(f"$ {figure.command}\n{printed}")
             if figure.slug == "dnntune-table4":  # its --plot drew the bars; the terminal table goes beside it
                 draw_text(printed, f"$ {figure.command}", out / f"{figure.slug}-table.png")
-                shrink(out / f"{figure.slug}-table.png", WIDTH_PX)
+                shrink(out / f"{figure.slug}-table.png", TEXT_WIDTH_PX)
             else:
                 draw_text(printed, f"$ {figure.command}", png)
-        shrink(png, WIDTH_PX)
+        shrink(png, TEXT_WIDTH_PX if figure.text and figure.slug != "dnntune-table4" else WIDTH_PX)
         shrink(png, THUMB_PX, out / "thumbs" / png.name)
         sheet.append((png, figure.title))
     contact_sheet(sheet, out / "all-figures.png")
