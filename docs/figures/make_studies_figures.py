@@ -9,7 +9,7 @@ small (LeNet, three steps, batch sizes 4-64; a fake backend where a figure is ab
 the whole run takes a few minutes on a 2-core machine.  They go to their own store in a temporary folder
 (``EDGEBENCH_STORE``, so the commands stay exactly as printed), never the user's.
 
-Each figure is then reduced for the docs (at most ``WIDTH_PX`` wide, a 64-colour palette: a few tens of KB), a
+Each figure is then reduced for the docs (at most ``WIDTH_PX`` wide, a 128-colour palette: a few tens of KB), a
 thumbnail goes to ``thumbs/``, the two tables' terminal output is kept as text and drawn as a picture, and one
 contact sheet (``all-figures.png``) shows them all with a title under each.
 """
@@ -143,14 +143,14 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 def shrink(path: Path, width: int, dest: Path | None = None) -> None:
-    """At most ``width`` pixels wide, a 64-colour palette: a docs-sized PNG."""
+    """At most ``width`` pixels wide, a 128-colour palette: a docs-sized PNG."""
     from PIL import Image
 
     with Image.open(path) as img:
         img = img.convert("RGB")
         if img.width > width:
             img = img.resize((width, round(img.height * width / img.width)), Image.Resampling.LANCZOS)
-        img.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(dest or path, optimize=True)
+        img.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(dest or path, optimize=True)
 
 
 def draw_text(text: str, title: str, path: Path) -> None:
