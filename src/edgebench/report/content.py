@@ -162,7 +162,10 @@ def build_content(store, results: list[TrialResult], monitor: Path | None, title
         named.views.append(
             _retitle(f.utilization(first, first_steps=3), paper + "utilization over three training steps")
         )
-    for y, name in (("energy_per_step_j", "energy per step"), ("peak_memory_bytes", "memory"),
+    # Figures 4-6 and 8 of the paper: utilization (mean, per core, GPU), energy (device, per rail), throughput
+    for y, name in (("cpu_util_pct", "CPU utilization"), ("core_util_pct", "each core's utilization"),
+                    ("gpu_util_pct", "GPU utilization"), ("energy_per_step_j", "energy per step"),
+                    ("rail_energy_per_step_j", "energy per step by component"), ("peak_memory_bytes", "memory"),
                     ("throughput_sps", "throughput")):  # fmt: skip
         view = f.sweep_curve(results, y, "batch_size", key=f"paper-{y}")
         named.views.append(_retitle(view, f"{paper}{name} against batch size"))

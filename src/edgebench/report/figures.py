@@ -133,7 +133,10 @@ def _unavailable(samples: Samples | None, *names: str) -> str:
 
 
 def _label(r: TrialResult) -> str:
-    return f"{r.trial.model} b{r.trial.batch_size} [{r.trial_id}]"
+    """``lenet b32 [id]``, with the backend and mode where they are not torch and train: a fake or ONNX Runtime
+    trial's figure must not read as PyTorch training."""
+    unusual = [v for v, usual in ((r.trial.backend, "torch"), (r.trial.mode, "train")) if v != usual]
+    return " ".join([r.trial.model, f"b{r.trial.batch_size}", *unusual, f"[{r.trial_id}]"])
 
 
 # ---- one trial ----------------------------------------------------------------------------------------------------
@@ -489,6 +492,7 @@ Y_FIELDS = {
     "process_cpu_pct": "worker CPU (% of a core)",
     "cpu_util_pct": "CPU utilization (%, mean over cores)",
     "gpu_util_pct": "GPU utilization (%, mean over GPUs)",
+    "core_util_pct": "utilization of each CPU core (%)",
     "rail_energy_per_step_j": "energy per step by rail (J)",
 }
 X_FIELDS = {
@@ -500,7 +504,7 @@ X_FIELDS = {
 
 
 def y_value(r: TrialResult, y: str) -> float | None:
-    if y == "rail_energy_per_step_j":  # one value per rail: drawn by _rail_curves, never as one number
+    if y in ("rail_energy_per_step_j", "core_util_pct"):  # one value per rail / core: drawn as several curves
         return None
     if y == "step_time_ms":
         return r.latency.step_ms.mean if r.latency.step_ms else None
@@ -553,6 +557,8 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     ok = [r for r in results if r.ok]
     if y == "rail_energy_per_step_j":
         return _rail_curves(ok, x, key, title)
+    if y == "core_util_pct":
+        return _core_curves(ok, x, key, title)
     points = [(r, x_value(r, x), y_value(r, y)) for r in ok]
     points = [(r, px, py) for r, px, py in points if px is not None and py is not None]
     if not points:
@@ -599,6 +605,26 @@ def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> Vie
                          kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
     note = "above idle (the rail's idle power subtracted)" if net else "gross: no idle baseline was measured"
     return Figure(key, title, X_FIELDS[x], Y_FIELDS["rail_energy_per_step_j"], traces, notes=(note,))
+
+
+def _core_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> View:
+    """Each CPU core's mean utilization against ``x`` (the paper's Figure 5: cores of one SoC change differently
+    with the batch size): one curve per core and per model (and other varying setting); an offline core has none."""
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for r in ok:
+        px = x_value(r, x)
+        if px is None or r.cpu.util_pct is None:
+            continue
+        for core, pct in enumerate(r.cpu.util_pct.per_core):
+            if pct is not None:
+                groups.setdefault(f"{_series_key(r, x)} cpu{core}", []).append((px, pct))
+    if not groups:
+        return Missing(key, title, f"no successful trial has per-core CPU utilization and a {X_FIELDS[x]}")
+    labels = _short_labels(list(groups))
+    traces = tuple(Trace(labels[k], [p[0] for p in sorted(v)], [p[1] for p in sorted(v)],
+                         kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
+    note = "each core's busy share over the measured steps (all processes on it, not only the worker)"
+    return Figure(key, title, X_FIELDS[x], Y_FIELDS["core_util_pct"], traces, notes=(note,))
 
 
 def _short_labels(keys: list[str]) -> dict[str, str]:

@@ -93,6 +93,7 @@ def report_page(world):
                 shapes: div.querySelectorAll('.shapelayer path').length,
                 marks: [...div.querySelectorAll('.scatterlayer .trace path, .barlayer .trace path')]
                     .filter(p => (p.getAttribute('d') || '').length > 2).length,
+                legend: [...div.querySelectorAll('.legendtext')].map(t => t.textContent),
                 title: (div.querySelector('.gtitle') || {}).textContent || ''}));
             const rows = [...document.querySelectorAll('#summary tbody tr')].map(tr => {
                 const cells = {};
@@ -154,8 +155,14 @@ def test_the_jetson_trial_shows_gpu_utilization_and_every_rail(report_page, worl
         "GPU utilization" in charts[f"gpu-{sensed}"]["title"]
         and "Power by component" in charts[f"rails-{sensed}"]["title"]
     )
+    rails = next(r for r in world["results"] if r.trial_id == sensed).energy.by_rail
+    assert len(rails) >= 3 and all(any(rail in name for name in charts[f"rails-{sensed}"]["legend"]) for rail in rails)
     missing = set(report_page["page"]["missing"])
     assert {f"gpu-{traced}", f"rails-{traced}"} <= missing  # this VM has neither: a sentence, not an empty chart
+    # Against batch size (the paper's Figures 4-6): the TX2 trial's GPU and per-rail energy, this VM's cores
+    for key in ("paper-gpu_util_pct", "paper-rail_energy_per_step_j", "paper-cpu_util_pct", "paper-core_util_pct"):
+        assert charts[key]["marks"] >= 1, key
+    assert all(any(rail in name for name in charts["paper-rail_energy_per_step_j"]["legend"]) for rail in rails)
 
 
 def test_gpu_rail_and_category_plots_and_utilization_sweep_axes(world):
@@ -167,7 +174,8 @@ def test_gpu_rail_and_category_plots_and_utilization_sweep_axes(world):
         _check_file(out, ".svg", kind)
     # GPU utilization from the TX2 trial; CPU utilization from the sweep on this machine (the copied tree's CPU
     # counters stand still).
-    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", ["--sweep", world["sweep"]]),
+    swept = ["--sweep", world["sweep"]]
+    for y, chosen in (("gpu_util_pct", [sensed]), ("cpu_util_pct", swept), ("core_util_pct", swept),
                       ("rail_energy_per_step_j", [sensed])):  # fmt: skip
         out = root / f"sweep-{y}.png"
         proc = cli("plot", "sweep", *chosen, "--y", y, "-o", str(out))
@@ -337,6 +345,22 @@ def test_energy_per_step_by_rail_against_batch_size(world):
     assert next(t for t in view.traces if t.name.endswith(rail)).y == [energy.energy_j / steps]
     others = [r for r in world["results"] if r.trial_id != world["sensed"]]
     assert isinstance(sweep_curve(others, "rail_energy_per_step_j"), Missing)
+
+
+def test_each_cores_utilization_against_batch_size(world):
+    """The paper's Figure 5: one curve per core, its points each trial's per-core utilization."""
+    from edgebench.report.figures import Figure, Missing, sweep_curve
+
+    swept = [r for r in world["results"] if r.trial_id not in (world["sensed"], world["traced"])]
+    view = sweep_curve(swept, "core_util_pct")
+    cores = [c for c, pct in enumerate(swept[0].cpu.util_pct.per_core) if pct is not None]
+    assert isinstance(view, Figure) and sorted(t.name.split()[-1] for t in view.traces) == [f"cpu{c}" for c in cores]
+    by_batch = sorted(swept, key=lambda r: r.trial.batch_size)
+    trace = next(t for t in view.traces if t.name.endswith(f"cpu{cores[-1]}"))
+    assert trace.x == [r.trial.batch_size for r in by_batch]
+    assert trace.y == [r.cpu.util_pct.per_core[cores[-1]] for r in by_batch]
+    no_util = [r.model_copy(update={"cpu": r.cpu.model_copy(update={"util_pct": None})}) for r in swept]
+    assert isinstance(sweep_curve(no_util, "core_util_pct"), Missing)
 
 
 def test_the_jetson_trace_has_gpu_utilization_and_rail_tracks(world):
