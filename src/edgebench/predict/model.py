@@ -94,8 +94,9 @@ BLOCK = "block"
 
 
 def family(kind: str) -> str:
-    """The family whose model predicts ``kind`` when no stored trial had it (``block`` for a model's own)."""
-    return _FAMILY_OF.get(kind, BLOCK)
+    """The family whose model predicts ``kind`` when no stored trial had it (``block`` for a model's own);
+    a kind with its kernel (``Conv2d/Slow2d``) is in its type's family."""
+    return _FAMILY_OF.get(kind.split("/", 1)[0], BLOCK)
 
 
 def family_key(kind: str) -> str:
@@ -129,14 +130,37 @@ def layer_features(graph: Graph, direction: int, ref_khz: float | None, stream_b
     return x
 
 
-def overhead_features(graph: Graph) -> np.ndarray:
-    """``[fixed, GB the optimizer update and loss move, module calls / 1000, GFLOPs outside every module]``.
+#: Bytes one element-wise op of the optimizer update moves per parameter element (fp32 parameter, gradient and
+#: momentum: three tensors of four bytes), compared with the streaming working set per tensor.
+UPDATE_OP_BYTES_PER_ELEMENT = 12
 
-    The update reads and writes every parameter, its gradient and its state (bytes); the autograd engine and
-    the framework pay a dispatch per module outside every module's own time (calls); a loss or a target
-    network run outside the model's modules computes (FLOPs).
+
+def streamed_update_share(graph: Graph, stream_bytes: float) -> float:
+    """The share of the parameters in tensors whose update ops move more than ``stream_bytes`` (0 where the
+    parameter sizes are not known).
+
+    Why per tensor: the update runs op by op on one tensor at a time (SGD with momentum: three element-wise
+    ops on parameter, gradient and momentum); a tensor whose three fit the caches is read from DRAM once and
+    hit in cache by the next ops, a bigger one is streamed from DRAM by every op.
     """
-    return np.array([1.0, graph.unattributed_bytes / 1e9, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
+    numels = np.asarray(graph.param_numels, dtype=float)
+    if numels.sum() <= 0:
+        return 0.0
+    return float(numels[numels * UPDATE_OP_BYTES_PER_ELEMENT > stream_bytes].sum() / numels.sum())
+
+
+def overhead_features(graph: Graph, stream_bytes: float = float("inf")) -> np.ndarray:
+    """``[fixed, GB the update and loss move in cached tensors, GB in streamed tensors, module calls / 1000,
+    GFLOPs outside every module]``.
+
+    The update reads and writes every parameter, its gradient and its state (bytes, cached or streamed by
+    tensor size: :func:`streamed_update_share`); the autograd engine and the framework pay a dispatch per module
+    outside every module's own time (calls); a loss or a target network run outside the model's modules
+    computes (FLOPs).
+    """
+    share = streamed_update_share(graph, stream_bytes)
+    moved = graph.unattributed_bytes / 1e9
+    return np.array([1.0, moved * (1 - share), moved * share, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
 
 
 @dataclass
@@ -181,7 +205,7 @@ class CostModel:
         or all layers' model (not their own)."""
         out = np.zeros((len(graph.types), 2))
         unseen: set[str] = set()
-        types = np.asarray(graph.types)
+        types = np.asarray(graph.kinds)
         for d in (0, 1):
             x = layer_features(graph, d, self.ref_khz, self.stream_bytes)
             active = x.sum(axis=1) > 0
@@ -197,8 +221,9 @@ class CostModel:
     def predict(self, graph: Graph) -> Breakdown:
         per_label, unseen = self.label_ms(graph)
         parts = per_label.sum(axis=0)
-        unseen_ms = float(per_label[np.isin(np.asarray(graph.types), unseen)].sum())
-        over = float(max(self.overhead.predict(overhead_features(graph)[None, :])[0], 0.0))  # type: ignore[attr-defined]
+        unseen_ms = float(per_label[np.isin(np.asarray(graph.kinds), unseen)].sum())
+        x_o = overhead_features(graph, self.stream_bytes)[None, :]
+        over = float(max(self.overhead.predict(x_o)[0], 0.0))  # type: ignore[attr-defined]
         step = float(parts[0] + parts[1]) + over
         memory = None
         if self.memory is not None:
@@ -237,7 +262,7 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
             keep = (x.sum(axis=1) > 0) | (y > 0)
             xs.append(x[keep])
             ys.append(y[keep])
-            kinds += list(np.asarray(obs.graph.types)[keep])
+            kinds += list(np.asarray(obs.graph.kinds)[keep])
             trial_of += [i] * int(keep.sum())
         if not kinds:
             continue
@@ -255,7 +280,7 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
             layers[(group, d)] = _fit_group(x_all[rows], y_all[rows], t_all[rows]) if ran else _Zero()
     for d in (0, 1):  # an inference-only store has no backward: a model that predicts 0 for it
         layers.setdefault((POOLED, d), _Zero())
-    x_o = np.stack([overhead_features(o.graph) for o in observations])
+    x_o = np.stack([overhead_features(o.graph, stream_bytes) for o in observations])
     y_o = np.array([o.overhead_ms for o in observations])
     w = np.array([1.0 / max(o.step_ms, 1e-6) for o in observations])
     overhead = _linear().fit(x_o, y_o, sample_weight=w)

@@ -124,8 +124,8 @@ def predicted_step(p: Prediction, model: CostModel, hooks: HookCost | None = Non
     per_label, _ = model.label_ms(g)
     names = g.names or tuple(f"#{i}" for i in range(len(g.types)))
     layers = tuple(
-        PredictedLayer(name, kind, float(ms[0]), float(ms[1]), model.learned_by(kind))
-        for name, kind, ms in zip(names, g.types, per_label, strict=True)
+        PredictedLayer(name, kind, float(ms[0]), float(ms[1]), model.learned_by(key))
+        for name, kind, key, ms in zip(names, g.types, g.kinds, per_label, strict=True)
     )
     b = p.point
     return PredictedStep(
