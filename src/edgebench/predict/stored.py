@@ -85,7 +85,6 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
     found, repeats = quietest(found)
     skipped += repeats
     found = [with_plan(o) for o in found]
-    skipped += sorted({note for o in found for note in o.notes if "conv kernels not known" in note})
     if not found:
         cores = f" on cores {','.join(map(str, selection.cores))}" if selection.cores else ""
         raise UsageError(
