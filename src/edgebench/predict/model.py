@@ -282,7 +282,9 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
         layers.setdefault((POOLED, d), _Zero())
     x_o = np.stack([overhead_features(o.graph, stream_bytes) for o in observations])
     y_o = np.array([o.overhead_ms for o in observations])
-    w = np.array([1.0 / max(o.step_ms, 1e-6) for o in observations])
+    # 1/step squared, like the layers' sums: the fit minimises relative errors, a small model's rest of the step
+    # counts as much as a big one's (1/step, as first written, left the big models' update dominating it)
+    w = np.array([1.0 / max(o.step_ms, 1e-6) ** 2 for o in observations])
     overhead = _linear().fit(x_o, y_o, sample_weight=w)
     with_energy = [o for o in observations if o.energy_j is not None]
     power = (
