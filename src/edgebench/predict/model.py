@@ -3,15 +3,19 @@
 Why these models: a device has a handful of traced trials, not nn-Meter's thousands of kernels, so each model is
 a non-negative linear map from features with a physical reading, which extrapolates to bigger layers the way
 compute does instead of flattening like a tree ensemble.  For each layer type (``Conv2d``, ``Linear``,
-``BatchNorm2d``, ``InvertedResidual``...) and direction (forward, backward) apart:
+``BatchNorm2d``, ``InvertedResidual``...), a convolution's type with the kernel the framework dispatches it to
+(``Conv2d/Slow2d``, ``Conv2d/Mkldnn``: PyTorch runs a one-thread 1x1 convolution at a batch under 16 on a native
+path that ran 4-6x fewer FLOP/s here), and direction (forward, backward) apart:
 
-``ms = (a * FLOPs + b * FLOPs/threads + c * bytes + d * bytes/threads + e * calls) * f_ref / f``
+``ms = (a*FLOPs + b*FLOPs/threads + c*cached bytes + d*cached bytes/threads + e*streamed bytes + g*calls) * f_ref/f``
 
 a compute term, a memory term and a per-call overhead, with threads and the clock ``f`` scaling them.  A type with
-too few observations (fewer than two trials) falls back to the model of all layers of that direction, and the
+too few observations (fewer than two trials) falls back to its family's model, then to all layers', and the
 share of a prediction made so is reported.  The untraced rest of a step (loss, optimizer update, framework) is
-``ms = g + h * optimizer bytes + k * parameters`` (the optimizer update reads and writes every parameter, its
-gradient and its state).  Every fit weighs a trial by 1/its step time, so small models count as much as big ones.
+``ms = h + i * update bytes in cached tensors + j * in streamed tensors + k * module calls + l * FLOPs outside``
+(the update reads and writes every parameter, its gradient and its state, one tensor at a time: a tensor too big
+for the caches streams from DRAM).  Every fit minimises relative errors (sums weighted by 1/their square), so
+small models count as much as big ones.
 
 Energy per step is the predicted time times the stored trials' mean power (power x time, the power learned), and
 peak memory ``= m + n * parameter bytes + o * forward bytes``: both only where the device's trials have them.
