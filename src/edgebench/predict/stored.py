@@ -84,7 +84,8 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
                 skipped.append(str(exc))
     found, repeats = quietest(found)
     skipped += repeats
-    found = [with_plan(o) for o in found]
+    if selection.backend == "torch":  # the conv kernels are PyTorch's choice; other runtimes choose their own
+        found = [with_plan(o) for o in found]
     if not found:
         cores = f" on cores {','.join(map(str, selection.cores))}" if selection.cores else ""
         raise UsageError(
