@@ -10,7 +10,7 @@ once and answers many configurations; :func:`predict_step` is the one-call form.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -99,7 +99,10 @@ class Predictor:
         config = Config(
             model, batch_size, mode=mode, threads=threads or self.threads, preset=preset, input_shape=input_shape
         )
-        return graph_of_config(config)
+        graph = graph_of_config(config)
+        if not any(o.graph.kernels for o in self.observations):  # trials without kernels: key convs by type alone
+            graph = replace(graph, kernels=())
+        return graph
 
     def prediction(self, graph: Graph) -> Prediction:
         return predict(graph, self.observations, model=self.model, boot=self.boot)
