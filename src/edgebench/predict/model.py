@@ -3,15 +3,19 @@
 Why these models: a device has a handful of traced trials, not nn-Meter's thousands of kernels, so each model is
 a non-negative linear map from features with a physical reading, which extrapolates to bigger layers the way
 compute does instead of flattening like a tree ensemble.  For each layer type (``Conv2d``, ``Linear``,
-``BatchNorm2d``, ``InvertedResidual``...) and direction (forward, backward) apart:
+``BatchNorm2d``, ``InvertedResidual``...), a convolution's type with the kernel the framework dispatches it to
+(``Conv2d/Slow2d``, ``Conv2d/Mkldnn``: PyTorch runs a one-thread 1x1 convolution at a batch under 16 on a native
+path that ran 4-6x fewer FLOP/s here), and direction (forward, backward) apart:
 
-``ms = (a * FLOPs + b * FLOPs/threads + c * bytes + d * bytes/threads + e * calls) * f_ref / f``
+``ms = (a*FLOPs + b*FLOPs/threads + c*cached bytes + d*cached bytes/threads + e*streamed bytes + g*calls) * f_ref/f``
 
 a compute term, a memory term and a per-call overhead, with threads and the clock ``f`` scaling them.  A type with
-too few observations (fewer than two trials) falls back to the model of all layers of that direction, and the
+too few observations (fewer than two trials) falls back to its family's model, then to all layers', and the
 share of a prediction made so is reported.  The untraced rest of a step (loss, optimizer update, framework) is
-``ms = g + h * optimizer bytes + k * parameters`` (the optimizer update reads and writes every parameter, its
-gradient and its state).  Every fit weighs a trial by 1/its step time, so small models count as much as big ones.
+``ms = h + i * update bytes in cached tensors + j * in streamed tensors + k * module calls + l * FLOPs outside``
+(the update reads and writes every parameter, its gradient and its state, one tensor at a time: a tensor too big
+for the caches streams from DRAM).  Every fit minimises relative errors (sums weighted by 1/their square), so
+small models count as much as big ones.
 
 Energy per step is the predicted time times the stored trials' mean power (power x time, the power learned), and
 peak memory ``= m + n * parameter bytes + o * forward bytes``: both only where the device's trials have them.
@@ -94,8 +98,9 @@ BLOCK = "block"
 
 
 def family(kind: str) -> str:
-    """The family whose model predicts ``kind`` when no stored trial had it (``block`` for a model's own)."""
-    return _FAMILY_OF.get(kind, BLOCK)
+    """The family whose model predicts ``kind`` when no stored trial had it (``block`` for a model's own);
+    a kind with its kernel (``Conv2d/Slow2d``) is in its type's family."""
+    return _FAMILY_OF.get(kind.split("/", 1)[0], BLOCK)
 
 
 def family_key(kind: str) -> str:
@@ -129,14 +134,37 @@ def layer_features(graph: Graph, direction: int, ref_khz: float | None, stream_b
     return x
 
 
-def overhead_features(graph: Graph) -> np.ndarray:
-    """``[fixed, GB the optimizer update and loss move, module calls / 1000, GFLOPs outside every module]``.
+#: Bytes one element-wise op of the optimizer update moves per parameter element (fp32 parameter, gradient and
+#: momentum: three tensors of four bytes), compared with the streaming working set per tensor.
+UPDATE_OP_BYTES_PER_ELEMENT = 12
 
-    The update reads and writes every parameter, its gradient and its state (bytes); the autograd engine and
-    the framework pay a dispatch per module outside every module's own time (calls); a loss or a target
-    network run outside the model's modules computes (FLOPs).
+
+def streamed_update_share(graph: Graph, stream_bytes: float) -> float:
+    """The share of the parameters in tensors whose update ops move more than ``stream_bytes`` (0 where the
+    parameter sizes are not known).
+
+    Why per tensor: the update runs op by op on one tensor at a time (SGD with momentum: three element-wise
+    ops on parameter, gradient and momentum); a tensor whose three fit the caches is read from DRAM once and
+    hit in cache by the next ops, a bigger one is streamed from DRAM by every op.
     """
-    return np.array([1.0, graph.unattributed_bytes / 1e9, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
+    numels = np.asarray(graph.param_numels, dtype=float)
+    if numels.sum() <= 0:
+        return 0.0
+    return float(numels[numels * UPDATE_OP_BYTES_PER_ELEMENT > stream_bytes].sum() / numels.sum())
+
+
+def overhead_features(graph: Graph, stream_bytes: float = float("inf")) -> np.ndarray:
+    """``[fixed, GB the update and loss move in cached tensors, GB in streamed tensors, module calls / 1000,
+    GFLOPs outside every module]``.
+
+    The update reads and writes every parameter, its gradient and its state (bytes, cached or streamed by
+    tensor size: :func:`streamed_update_share`); the autograd engine and the framework pay a dispatch per module
+    outside every module's own time (calls); a loss or a target network run outside the model's modules
+    computes (FLOPs).
+    """
+    share = streamed_update_share(graph, stream_bytes)
+    moved = graph.unattributed_bytes / 1e9
+    return np.array([1.0, moved * (1 - share), moved * share, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
 
 
 @dataclass
@@ -181,7 +209,7 @@ class CostModel:
         or all layers' model (not their own)."""
         out = np.zeros((len(graph.types), 2))
         unseen: set[str] = set()
-        types = np.asarray(graph.types)
+        types = np.asarray(graph.kinds)
         for d in (0, 1):
             x = layer_features(graph, d, self.ref_khz, self.stream_bytes)
             active = x.sum(axis=1) > 0
@@ -197,8 +225,9 @@ class CostModel:
     def predict(self, graph: Graph) -> Breakdown:
         per_label, unseen = self.label_ms(graph)
         parts = per_label.sum(axis=0)
-        unseen_ms = float(per_label[np.isin(np.asarray(graph.types), unseen)].sum())
-        over = float(max(self.overhead.predict(overhead_features(graph)[None, :])[0], 0.0))  # type: ignore[attr-defined]
+        unseen_ms = float(per_label[np.isin(np.asarray(graph.kinds), unseen)].sum())
+        x_o = overhead_features(graph, self.stream_bytes)[None, :]
+        over = float(max(self.overhead.predict(x_o)[0], 0.0))  # type: ignore[attr-defined]
         step = float(parts[0] + parts[1]) + over
         memory = None
         if self.memory is not None:
@@ -237,7 +266,7 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
             keep = (x.sum(axis=1) > 0) | (y > 0)
             xs.append(x[keep])
             ys.append(y[keep])
-            kinds += list(np.asarray(obs.graph.types)[keep])
+            kinds += list(np.asarray(obs.graph.kinds)[keep])
             trial_of += [i] * int(keep.sum())
         if not kinds:
             continue
@@ -255,9 +284,11 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
             layers[(group, d)] = _fit_group(x_all[rows], y_all[rows], t_all[rows]) if ran else _Zero()
     for d in (0, 1):  # an inference-only store has no backward: a model that predicts 0 for it
         layers.setdefault((POOLED, d), _Zero())
-    x_o = np.stack([overhead_features(o.graph) for o in observations])
+    x_o = np.stack([overhead_features(o.graph, stream_bytes) for o in observations])
     y_o = np.array([o.overhead_ms for o in observations])
-    w = np.array([1.0 / max(o.step_ms, 1e-6) for o in observations])
+    # 1/step squared, like the layers' sums: the fit minimises relative errors, a small model's rest of the step
+    # counts as much as a big one's (1/step, as first written, left the big models' update dominating it)
+    w = np.array([1.0 / max(o.step_ms, 1e-6) ** 2 for o in observations])
     overhead = _linear().fit(x_o, y_o, sample_weight=w)
     with_energy = [o for o in observations if o.energy_j is not None]
     power = (

@@ -12,6 +12,7 @@ host (:func:`graph_of_config`), so a configuration never run is described exactl
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -53,10 +54,22 @@ class Graph:
     unattributed_flops: float = 0.0
     #: Each label's module path as the layer tracer names it (``features.3.conv``).
     names: tuple[str, ...] = ()
+    #: Per label, the kernel the framework dispatches its convolution to (``Mkldnn``, ``Slow2d``; "" for other
+    #: modules or where not known): the same layer runs several times slower on one than on another.
+    kernels: tuple[str, ...] = ()
+    #: Element count of every parameter tensor (empty where not known): the optimizer update's traffic per tensor.
+    param_numels: tuple[int, ...] = ()
 
     @property
     def total_flops(self) -> float:
         return float(self.flops.sum())
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Each label's cost-model key: its type, and its kernel where known (``Conv2d/Slow2d``)."""
+        if not self.kernels:
+            return self.types
+        return tuple(f"{t}/{k}" if k else t for t, k in zip(self.types, self.kernels, strict=True))
 
 
 @dataclass(frozen=True)
@@ -170,7 +183,12 @@ def graph_of_config(config: Config) -> Graph:
     from edgebench.backends.torch.tracing.static import graph_costs
 
     counted = graph_costs(
-        config.model, config.batch_size, mode=config.mode, preset=config.preset, input_shape=config.input_shape
+        config.model,
+        config.batch_size,
+        mode=config.mode,
+        preset=config.preset,
+        input_shape=config.input_shape,
+        threads=config.threads,
     )
     return Graph(
         config=replace(config, input_shape=config.input_shape or counted.input_shape),  # as a stored trial has it
@@ -182,4 +200,32 @@ def graph_of_config(config: Config) -> Graph:
         params=counted.params,
         unattributed_flops=counted.unattributed["forward_flops"] + counted.unattributed["backward_flops"],
         names=counted.names,
+        kernels=counted.kernels,
+        param_numels=counted.param_numels,
     )
+
+
+def with_plan(obs: Observation) -> Observation:
+    """``obs`` with its configuration's conv kernels and parameter sizes, which a trial's record does not hold.
+
+    Why recomputed, not stored: both follow from the model, batch, input and thread count alone
+    (:func:`edgebench.backends.torch.tracing.static.kernel_plan` builds the model and runs one forward pass), so
+    trials recorded before they were counted are described exactly as a new configuration is.  A model the
+    workloads do not know, or whose labels differ from the trace's, is returned as it is (a note says so).
+    """
+    cfg = obs.graph.config
+    try:
+        plan = _plan(cfg.model, cfg.batch_size, cfg.threads, cfg.preset, cfg.input_shape)
+    except Exception as exc:  # any failure to build the model leaves the trial as recorded
+        return replace(obs, notes=[*obs.notes, f"{cfg.model}: conv kernels not known ({exc})"])
+    if plan.names != obs.graph.names:
+        return replace(obs, notes=[*obs.notes, f"{cfg.model}: conv kernels not known (labels differ from the trace)"])
+    graph = replace(obs.graph, kernels=plan.kernels, param_numels=plan.param_numels)
+    return replace(obs, graph=graph)
+
+
+@lru_cache(maxsize=256)
+def _plan(model: str, batch: int, threads: int, preset: str | None, shape: tuple[int, ...] | None):  # type: ignore[no-untyped-def]
+    from edgebench.backends.torch.tracing.static import kernel_plan
+
+    return kernel_plan(model, batch, threads=threads, preset=preset, input_shape=shape)

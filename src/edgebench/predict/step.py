@@ -10,7 +10,7 @@ once and answers many configurations; :func:`predict_step` is the one-call form.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -99,7 +99,10 @@ class Predictor:
         config = Config(
             model, batch_size, mode=mode, threads=threads or self.threads, preset=preset, input_shape=input_shape
         )
-        return graph_of_config(config)
+        graph = graph_of_config(config)
+        if not any(o.graph.kernels for o in self.observations):  # trials without kernels: key convs by type alone
+            graph = replace(graph, kernels=())
+        return graph
 
     def prediction(self, graph: Graph) -> Prediction:
         return predict(graph, self.observations, model=self.model, boot=self.boot)
@@ -124,8 +127,8 @@ def predicted_step(p: Prediction, model: CostModel, hooks: HookCost | None = Non
     per_label, _ = model.label_ms(g)
     names = g.names or tuple(f"#{i}" for i in range(len(g.types)))
     layers = tuple(
-        PredictedLayer(name, kind, float(ms[0]), float(ms[1]), model.learned_by(kind))
-        for name, kind, ms in zip(names, g.types, per_label, strict=True)
+        PredictedLayer(name, kind, float(ms[0]), float(ms[1]), model.learned_by(key))
+        for name, kind, key, ms in zip(names, g.types, g.kinds, per_label, strict=True)
     )
     b = p.point
     return PredictedStep(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from edgebench.errors import UsageError
-from edgebench.predict.observations import Observation, observation_of
+from edgebench.predict.observations import Observation, observation_of, with_plan
 from edgebench.records.result import TrialResult
 
 
@@ -84,6 +84,8 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
                 skipped.append(str(exc))
     found, repeats = quietest(found)
     skipped += repeats
+    if selection.backend == "torch":  # the conv kernels are PyTorch's choice; other runtimes choose their own
+        found = [with_plan(o) for o in found]
     if not found:
         cores = f" on cores {','.join(map(str, selection.cores))}" if selection.cores else ""
         raise UsageError(

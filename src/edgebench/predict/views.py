@@ -67,8 +67,8 @@ def _streaming(stream_bytes: float) -> str:
     if stream_bytes == float("inf"):
         return "layer traffic priced alike at every size (no streaming split chosen)"
     return (
-        f"layer calls moving over {stream_bytes / MIB:g} MiB priced as streamed from DRAM "
-        "(the split chosen by leave-one-model-out over the stored trials)"
+        f"layer calls moving over {stream_bytes / MIB:g} MiB, and parameter tensors whose update ops move over it, "
+        "priced as streamed from DRAM (the split chosen by leave-one-model-out over the stored trials)"
     )
 
 

@@ -335,3 +335,92 @@ def test_the_tracers_cost_per_call_is_calibrated_from_untraced_twins(synthetic_s
     g = graph("net_c", 16)
     step = predicted_step(predictor.prediction(g), predictor.model, predictor.hooks)
     assert step.untraced_step_ms == pytest.approx(step.step_ms - 0.05 * g.calls.sum(), rel=1e-6)
+
+
+def kernel_observation(model: str, batch: int, layers: list[tuple[str, str, float]], numels: tuple[int, ...]):
+    """A traced training trial on a device whose ``Conv2d`` cost depends on its kernel (``Slow2d`` four times
+    the ms per GFLOP of ``Mkldnn``) and whose optimizer update streams tensors over 4 MiB (12 bytes per element
+    moved per op) at five times the cached rate: ``layers`` are (type, kernel, forward GFLOPs per sample)."""
+    from edgebench.predict.observations import Observation
+
+    rate = {"Slow2d": 8.0, "Mkldnn": 2.0, "": 1.0}  # ms per GFLOP forward; backward: twice the work and time
+    flops = np.array([[f * batch * GB, 2 * f * batch * GB] for _, _, f in layers])
+    layer_ms = np.array([[rate[k] * f * batch, 2 * rate[k] * f * batch] for _, k, f in layers])
+    total = sum(numels)
+    streamed = sum(n for n in numels if 12 * n > 4 * 1024**2)
+    update_bytes = 32.0 * total
+    over = 0.2 + update_bytes / GB * (1.0 * (total - streamed) + 5.0 * streamed) / total
+    g = Graph(
+        config=Config(model, batch, threads=1),
+        types=tuple(t for t, _, _ in layers),
+        flops=flops,
+        bytes=np.zeros_like(flops),
+        calls=np.zeros(len(layers)),
+        unattributed_bytes=update_bytes,
+        params=total,
+        kernels=tuple(k for _, k, _ in layers),
+        param_numels=numels,
+    )
+    step = float(layer_ms.sum()) + over
+    return Observation(f"{model}-{batch}", g, layer_ms, step, over)
+
+
+#: Synthetic models of the kernel device: a 1x1 convolution runs on ``Slow2d`` below batch 16, as PyTorch does.
+KERNEL_MODELS = {
+    "k_a": ([("Conv2d", "1x1", 0.02), ("Conv2d", "Mkldnn", 0.03), ("Linear", "", 0.01)], (200_000, 3_000_000)),
+    "k_b": ([("Conv2d", "1x1", 0.05), ("Linear", "", 0.002)], (50_000, 60_000, 70_000)),
+    "k_c": ([("Conv2d", "Mkldnn", 0.04), ("Conv2d", "1x1", 0.01), ("Linear", "", 0.02)], (20_000_000, 100_000)),
+    "k_d": ([("Conv2d", "Mkldnn", 0.02), ("Linear", "", 0.005)], (400_000, 500_000, 1_000_000)),
+}
+
+
+def resolve(layers: list[tuple[str, str, float]], batch: int) -> list[tuple[str, str, float]]:
+    """A ``1x1`` layer's kernel at ``batch``: ``Slow2d`` under 16, else ``Mkldnn`` (PyTorch's rule, one thread)."""
+    return [(t, ("Slow2d" if batch < 16 else "Mkldnn") if k == "1x1" else k, f) for t, k, f in layers]
+
+
+def kernel_observations(models: dict) -> list:
+    return [
+        kernel_observation(name, batch, resolve(layers, batch), numels)
+        for name, (layers, numels) in models.items()
+        for batch in (4, 8, 16, 32)
+    ]
+
+
+def test_a_convolutions_kernel_and_the_updates_streamed_tensors_are_learned_apart():
+    observations = kernel_observations(KERNEL_MODELS)
+    # The layer split does not matter here (no layer bytes); the update's tensors are split at 4 MiB.
+    model = fit(observations, stream_bytes=4 * 1024**2)
+    for kind in ("Conv2d/Slow2d", "Conv2d/Mkldnn", "Linear"):
+        assert model.learned_by(kind) == "own"
+    # A model never stored, at a batch never stored, on both kernels: its true step.
+    layers = [("Conv2d", "1x1", 0.03), ("Conv2d", "Mkldnn", 0.01), ("Linear", "", 0.004)]
+    for batch in (6, 24):
+        new = kernel_observation("k_new", batch, resolve(layers, batch), (10_000_000, 300_000))
+        assert model.predict(new.graph).step_ms == pytest.approx(new.step_ms, rel=1e-3)
+    # Held out in turn, every model is predicted (its kernels' and its tensors' costs learned from the others).
+    lomo = leave_one_model_out(observations)
+    assert lomo.median_abs_error() == pytest.approx(0.0, abs=0.01) and lomo.share_within(0.05) == 1.0
+
+
+def test_without_the_kernel_a_convolutions_cost_is_not_recovered():
+    """The same device with the kernels hidden: one Conv2d model for both kernels cannot fit it (the term is
+    needed, not decoration)."""
+    observations = [replace(o, graph=replace(o.graph, kernels=())) for o in kernel_observations(KERNEL_MODELS)]
+    lomo = leave_one_model_out(observations)
+    assert lomo.median_abs_error() > 0.05
+
+
+def test_the_framework_says_which_kernel_runs_a_convolution():
+    """PyTorch runs a 1x1 stride-1 convolution at a batch under 16 with one thread on its native path
+    (``Slow2d``) and everything else on oneDNN: the selector is the framework's own."""
+    from edgebench.backends.torch.tracing.static import ConvCall, conv_kernel, kernel_plan
+
+    pointwise = ConvCall((64, 8, 8), (64, 64, 1, 1), False, (1, 1), (0, 0), (1, 1), False, (0, 0), 1)
+    assert conv_kernel(pointwise, 8, threads=1) == "Slow2d"
+    assert conv_kernel(pointwise, 16, threads=1) == "Mkldnn"
+    assert conv_kernel(pointwise, 8, threads=2) == "Mkldnn"
+    three = replace(pointwise, weight_shape=(64, 64, 3, 3), padding=(1, 1))
+    assert conv_kernel(three, 8, threads=1) == "Mkldnn"
+    plan = kernel_plan("lenet", 4)
+    assert [k for k in plan.kernels if k] == ["Mkldnn", "Mkldnn"] and sum(plan.param_numels) > 0
