@@ -26,7 +26,7 @@ NOT_RUN = {
 
 #: The trial id the README's pasted output shows; its examples that name it are run with the id of the trial this
 #: test ran instead.
-README_TRIAL = "20261126-022629"
+README_TRIAL = "20261126-052535"
 
 
 #: Rows a run shows only when they apply: a figure withheld (too short a window on a fast machine), a hygiene
