@@ -236,10 +236,32 @@ def o2(results: Sequence[TrialResult]) -> Verdict:
     if not parts and not any(r.cpu.util_pct and r.cpu.util_pct.mean is not None for r in results):
         return cannot(ob, "the per-core counters of /proc/stat did not advance during the trials (a copied tree)"
                       + ("; " + notes[0] if notes else ""))  # fmt: skip
+    flat = _flat_utilization(results)
+    if not parts and len(flat) >= 2 and not saturated(results):
+        # a step resolved by the sampler, a quiet device, and every core's utilization constant in every trial:
+        # there is no pattern to repeat (a constant series' autocorrelation is undefined, its variation is none)
+        none = stats.Interval(0.0, 0.0, 0.0, len(flat), "every sampled interval of every core equal (the series is "
+                              "constant: its range is 0 exactly, at the sampler's resolution)")  # fmt: skip
+        parts.append(evidence("CPU cores' utilization range within the measured steps (percentage points)", none,
+                              FLAT_RANGE_PP, "above", flat))  # fmt: skip
+        notes.append("the training kept every core equally busy throughout: nothing in the utilization repeats with "
+                     "the step at the sampler's resolution")  # fmt: skip
     if not parts:
         return cannot(ob, "no trial's utilization could be correlated at its step period: "
                       + (most_common(why) or "no samples") + saturated(results))  # fmt: skip
     return verdict(ob, parts, notes=notes)
+
+
+#: The least movement of utilization a step-periodic pattern needs to show at all (percentage points).
+FLAT_RANGE_PP = 1.0
+
+
+def _flat_utilization(results: Sequence[TrialResult]) -> list[TrialResult]:
+    """Trials whose step period the sampler resolved but whose cores' utilization never moved (every core's
+    autocorrelation undefined because its series is constant)."""
+    return [r for r in results if r.predictability and r.predictability.utilization_periodicity
+            and all(v is None for v in r.predictability.utilization_periodicity)
+            and "did not vary" in (r.predictability.periodicity_note or "")]  # fmt: skip
 
 
 def _log2_batches(rs: Sequence[TrialResult]) -> list[float]:
@@ -509,9 +531,11 @@ def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
 PAPER_MODELS = ("densenet40", "resnet50", "squeezenet_1_1", "vgg16", "xception", "googlenet", "char_cnn", "dcgan",
                 "dqn", "alexnet")  # fmt: skip
 PAPER_BATCHES = (4, 8, 16, 32, 64)
-#: ``--quick``: two small models whose steps span several 10 ms samples at these batch sizes (periodicity needs a
-#: step of two sampling intervals), four batch sizes each (three are the least a fit with an interval takes).
-QUICK_MODELS = {"lenet": (32, 64, 128, 256), "dqn": (4, 8, 16, 32)}
+#: ``--quick``: two small models, four batch sizes each (three are the least a fit with an interval takes), from
+#: small to large (throughput against batch, O10), the largest with steps that outlast two 10 ms sampling intervals
+#: on a small CPU (LeNet at 256 takes ~30 ms on two cores, DQN at 64 ~25 ms), so utilization's periodicity (O2) is
+#: measurable too.
+QUICK_MODELS = {"lenet": (16, 64, 256, 512), "dqn": (8, 32, 64, 128)}
 #: With a GPU sensor, the LSTM beside them (Observation 5 compares domains).
 QUICK_LSTM = {"char_cnn": (1, 2)}
 ACCURACY_MIN_BUDGET_S = 600.0

@@ -238,3 +238,21 @@ def test_accuracy_during_training():
     falling = trained([(25, 0.5), (50, 0.41), (75, 0.3), (100, 0.22)])
     assert outcome(tx2.check([falling]), "O12").outcome == "does not hold"
     assert outcome(tx2.check([stored(step_ms=10)]), "O12").outcome == "cannot be checked here"
+
+
+def test_utilization_that_never_moves_has_no_step_pattern_on_a_quiet_device():
+    """Steps the sampler resolves, every core's series constant: O2 does not hold (range 0 exactly) on a quiet
+    device, and cannot be checked where other processes kept the cores busy."""
+    from edgebench.records.result import Hygiene
+
+    def flat(other_pct, i):
+        r = stored(step_ms=40, per_core=[100.0, 100.0], periodicity=[None, None], i=i)
+        p = r.predictability.model_copy(update={"periodicity_note": "utilization did not vary within the steps"})
+        return r.model_copy(update={"predictability": p, "hygiene": Hygiene(other_cpu_pct=other_pct)})
+
+    v = outcome(tx2.check([flat(2.0, i) for i in range(3)]), "O2")
+    assert v.outcome == "does not hold" and v.evidence[0].estimate == 0 and v.evidence[0].n == 3
+    busy = outcome(tx2.check([flat(70.0, i) for i in range(3)]), "O2")
+    assert busy.outcome == "cannot be checked here" and "other processes used 70%" in busy.reason
+    unresolved = stored(step_ms=4, per_core=[100.0, 100.0], i=9)  # no periodicity measured at all
+    assert outcome(tx2.check([unresolved]), "O2").outcome == "cannot be checked here"
