@@ -19,6 +19,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -131,16 +132,18 @@ class Sampler:
         )
         self._stop = False
         self._sleeping = False
+        self._loop_thread: int | None = None
 
     def stop(self, *_: object) -> None:
         """Ask the loop to end after the sample in progress (safe from a signal handler).
 
         A loop asleep until its next sample is woken: Python resumes an interrupted ``sleep`` after the handler
-        returns, so at a long period (``--interval 30s``) the last sample would come a whole period late.
+        returns, so at a long period (``--interval 30s``) the last sample would come a whole period late.  Called
+        from another thread, it only sets the flag: an exception raised there would end that thread, not the sleep.
         """
         self._stop = True
-        if self._sleeping:
-            raise _WakeUp
+        if self._sleeping and threading.get_ident() == self._loop_thread:
+            raise _WakeUp  # in a signal handler on the loop's own thread: cut its sleep short
 
     def poll(self, every_source: bool = False) -> bytes:
         """One raw record: the time, then each source's bytes.  This is the whole cost paid during a trial.
@@ -188,6 +191,7 @@ class Sampler:
                 deadline = now
                 continue
             try:
+                self._loop_thread = threading.get_ident()
                 self._sleeping = True
                 if not self._stop:
                     time.sleep((deadline - now) / 1e9)
