@@ -18,8 +18,8 @@ from edgebench.records.trial import Trial
 from edgebench.store import Store
 from edgebench.store.trials import finished_of
 from tests.conftest import json_out
+from tests.paths import HAS_PMU
 from tests.sshd import board, sshd  # noqa: F401  (the fixtures)
-from tests.unit.host.test_perf_events import HAS_PMU
 
 EVENTS = "task-clock,context-switches,page-faults"
 PERF_INSTALL = "apt-get install -y linux-perf"

@@ -11,7 +11,7 @@ import json
 from edgebench.store import Store
 from edgebench.store.trials import finished_of
 from tests.conftest import TRACED_COUNTERS, store_with_traced_lenet
-from tests.unit.host.test_perf_events import HAS_PMU
+from tests.paths import HAS_PMU
 
 
 def test_run_refuses_unavailable_or_unknown_events_in_one_line(cli):

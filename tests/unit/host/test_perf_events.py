@@ -3,18 +3,10 @@ line where the kernel exposes no PMU (this project's VM), and ``--counters`` rea
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from edgebench.host.perf_events import HARDWARE, SOFTWARE, open_counters, parse_counters, refusal
-
-#: A hardware PMU registered with the kernel (x86's ``cpu``, arm64's ``armv8_pmuv3*``).
-HAS_PMU = any(
-    p.name == "cpu" or p.name.startswith("armv")
-    for p in Path("/sys/bus/event_source/devices").glob("*")
-    if Path("/sys/bus/event_source/devices").is_dir()
-)
+from tests.paths import HAS_PMU
 
 
 def test_software_counters_count_this_process_and_its_threads():
