@@ -1,6 +1,6 @@
 """Where the suite's files are, and what this machine has, named once: test modules live at different depths
 (``tests/unit/<package>/``, ``tests/e2e/<package>/``), so none of them reaches the fixtures or the repository by
-counting parents, and none imports another test module for a shared fact."""
+counting parents."""
 
 from __future__ import annotations
 
