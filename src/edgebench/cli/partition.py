@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,10 @@ from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pydantic import BaseModel
+
     from edgebench.measure.layers import LayerReport
     from edgebench.partition.analysis import PartitionAnalysis
     from edgebench.partition.costs import CostTable
@@ -168,16 +172,22 @@ def partition(
 
 def _show(analysis: PartitionAnalysis, plot: Path | None, as_json: bool) -> int:
     """The analysis as a table (or JSON), and its plot."""
+    from edgebench.report.partition import print_partition
+    from edgebench.report.partition_plot import save_plot
+
+    return _emit(analysis, save_plot, print_partition, plot, as_json)
+
+
+def _emit(
+    record: BaseModel, save: Callable[[Any, Path], None], show: Callable[[Any], None], plot: Path | None, as_json: bool
+) -> int:
+    """One partition result out: its plot where asked, then JSON or the printed table with the plot's path."""
     if plot is not None:
-        from edgebench.report.partition_plot import save_plot
-
-        save_plot(analysis, plot)
+        save(record, plot)
     if as_json:
-        typer.echo(analysis.model_dump_json(indent=2))
+        typer.echo(record.model_dump_json(indent=2))
     else:
-        from edgebench.report.partition import print_partition
-
-        print_partition(analysis)
+        show(record)
         if plot is not None:
             typer.echo(f"plot: {plot}")
     return 0
@@ -247,20 +257,10 @@ def _table4(
     if len(newest) == 1:
         notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
                      "ones) add rows")  # fmt: skip
-    result = table4(analyses, notes)
-    if plot is not None:
-        from edgebench.report.partition_plot import save_table4_plot
+    from edgebench.report.partition import print_table4
+    from edgebench.report.partition_plot import save_table4_plot
 
-        save_table4_plot(result, plot)
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        from edgebench.report.partition import print_table4
-
-        print_table4(result)
-        if plot is not None:
-            typer.echo(f"plot: {plot}")
-    return 0
+    return _emit(table4(analyses, notes), save_table4_plot, print_table4, plot, as_json)
 
 
 def _analysis(
