@@ -78,20 +78,26 @@ class MnnSession:
                     self._build_interpreter(prepared)
                     self.params = self.torch_params
         self.env: dict[str, Any] = {
-            "mnn": runtime.version(),
-            "mnn_threads": self.threads,
-            "mnn_device_supports": device_line,
-            "affinity": sorted(os.sched_getaffinity(0)),
-            "mnn_precision_requested": trial.precision,
-            "mnn_cores": cores_note,
-            "mnn_cpu_core_ids_hint": self.core_ids,
-            "mnn_cpu_groups": runtime.cpu_groups(),
+            **self._runtime_env(device_line, cores_note),
             "mnn_conversion": "torch.onnx (TorchScript exporter) -> ONNX -> MNN converter (C++ binding)",
             "mnn_prepared_in": "a child process (torch exports there; this worker imports MNN and numpy only)",
             **self._build_env,
             "mnn_params": self.params,
             # Whether this worker imported torch by the time the model was built (it must not: see the docstring).
             "mnn_worker_imported_torch": "torch" in sys.modules,
+        }
+
+    def _runtime_env(self, device_line: str, cores_note: str) -> dict[str, Any]:
+        """What the environment records of MNN itself and the placement, for a zoo model and a model file alike."""
+        return {
+            "mnn": runtime.version(),
+            "mnn_threads": self.threads,
+            "mnn_device_supports": device_line,
+            "affinity": sorted(os.sched_getaffinity(0)),
+            "mnn_precision_requested": self.trial.precision,
+            "mnn_cores": cores_note,
+            "mnn_cpu_core_ids_hint": self.core_ids,
+            "mnn_cpu_groups": runtime.cpu_groups(),
         }
 
     def _open_file(self, trial: Trial, device_line: str, cores_note: str) -> None:
@@ -116,14 +122,7 @@ class MnnSession:
         self.module_tree = prepared.module_tree
         self.inputs = np.zeros(0, np.float32)
         self.env = {
-            "mnn": runtime.version(),
-            "mnn_threads": self.threads,
-            "mnn_device_supports": device_line,
-            "affinity": sorted(os.sched_getaffinity(0)),
-            "mnn_precision_requested": trial.precision,
-            "mnn_cores": cores_note,
-            "mnn_cpu_core_ids_hint": self.core_ids,
-            "mnn_cpu_groups": runtime.cpu_groups(),
+            **self._runtime_env(device_line, cores_note),
             "mnn_conversion": "ONNX -> MNN converter (C++ binding, in a child process)"
             if prepared.converted
             else "none: the .mnn file as given",
