@@ -42,11 +42,19 @@ def sysfs_tree():
     return lambda name: FIXTURES / "sysfs" / name
 
 
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this test run that every xdist worker sees (each worker's own temporary root is a folder in
+    it, ``popen-gw0``...), or the run's own root without workers."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
 @pytest.fixture(scope="session")
 def model_counts_cache(tmp_path_factory) -> Path:
-    """One cache of the models' parameter and FLOP counts for the whole run: counting every model takes ~30 s, and
-    the cache is keyed by the model code's fingerprint, so sharing it cannot serve a stale count."""
-    return tmp_path_factory.mktemp("counts") / "model-counts.json"
+    """One cache of the models' parameter and FLOP counts for the whole run, shared by the xdist workers: counting
+    every model takes ~30 s, the cache is keyed by the model code's fingerprint, so sharing it cannot serve a stale
+    count, and it is written by replacing the file whole, so a worker reads one writer's counts or the other's."""
+    return run_folder(tmp_path_factory) / "model-counts.json"
 
 
 class Edgebench:
@@ -320,7 +328,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"this test is {', '.join(sorted(found))} (see tests/conftest.py): move it to tests/e2e/", False)
 
 
+#: The marks whose tests share a component started once per process (the session's sshd, emulated phones and adb
+#: server, Ray cluster, browser, converted MNN and exported ONNX models): with ``pytest -n`` (pyproject's
+#: ``--dist loadgroup``) each such group runs on one worker, so the component starts once, not once per worker.
+SHARED_COMPONENTS = ("adb", "ssh", "ray", "browser", "mnn", "onnxruntime")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        for mark in sorted(marks_of(item)):
+        marks = marks_of(item)
+        for mark in sorted(marks):
             item.add_marker(mark)
+        group = next((m for m in SHARED_COMPONENTS if m in marks), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +33,9 @@ def _free_port() -> int:
 class LocalCluster:
     def __init__(self, root: Path, *, object_store_bytes: int = 100_000_000) -> None:
         self.root = root
-        self.temp = root / "ray"  # Ray's session folder names must stay short (unix sockets)
+        # Ray's session folder holds its unix sockets, whose paths may not pass 107 bytes: a short folder of its own
+        # in /tmp, not under pytest's (``/tmp/pytest-of-root/pytest-479/popen-gw0/fleet0/ray/session_...``).
+        self.temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
         self.object_store_bytes = object_store_bytes
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
@@ -99,10 +103,11 @@ class LocalCluster:
         for _ in range(3):
             pids = self.pids() + [c for p in self.pids() for c in _descendants(p)]
             if not pids:
-                return
+                break
             for pid in pids:
                 _kill(pid)
             time.sleep(0.5)
+        shutil.rmtree(self.temp, ignore_errors=True)
 
 
 def _descendants(pid: int) -> list[int]:

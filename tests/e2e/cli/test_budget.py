@@ -2,19 +2,18 @@
 
 import pytest
 
+from edgebench.units import MIB
 from tests.conftest import json_out
-
-MiB = 2**20
 
 
 def test_alexnet_below_its_need_is_infeasible_and_stays_within_the_budget(cli):
-    budget = 600 * MiB
+    budget = 600 * MIB
     proc = cli("run", "--model", "alexnet", "--batch-size", "4", "--steps", "1", "--warmup", "1",
                "--memory-budget", "600MiB", "--json")  # fmt: skip
     assert proc.returncode == 1
     r = json_out(proc)
     assert r["status"] == "infeasible" and r["trial"]["memory_budget_bytes"] == budget
-    assert 200 * MiB < r["memory"]["peak_bytes"] <= budget * 1.05  # shared libraries count in RSS but not the limit
+    assert 200 * MIB < r["memory"]["peak_bytes"] <= budget * 1.05  # shared libraries count in RSS but not the limit
     assert "600.0 MiB memory budget" in r["reason"]
     assert proc.stderr.strip().splitlines() == [f"edgebench: error: trial infeasible: {r['reason']}"]
 
@@ -24,7 +23,7 @@ def test_feasibility_table(cli):
                "--preset", "cifar10", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json_out(proc)
-    assert out["memory_budget_bytes"] == 700 * MiB and out["batch_sizes"] == [1, 4]
+    assert out["memory_budget_bytes"] == 700 * MIB and out["batch_sizes"] == [1, 4]
     lenet, alexnet = out["models"]
     assert lenet["successful"] == "yes" and lenet["preset"] == "mnist"  # lenet has no cifar10 input
     assert [c["status"] for c in lenet["cells"]] == ["ok", "ok"] and lenet["cells"][0]["peak_memory_bytes"] > 0

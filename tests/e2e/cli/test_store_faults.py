@@ -15,7 +15,7 @@ import pytest
 from edgebench.store import Store
 from edgebench.store.sqlite import SCHEMA_VERSION
 from tests import factories
-from tests.paths import FIXTURES
+from tests.paths import GOLDEN_STORE
 
 #: Every command that opens the store, with the arguments that get it that far (the store is refused first).
 COMMANDS = {
@@ -219,17 +219,14 @@ def test_import_refuses_a_file_it_did_not_write(cli, tmp_path):
     )
 
 
-GOLDEN_V3 = FIXTURES / "golden" / "store_v3" / "store_v3.db"
-
-
 def test_a_reading_command_upgrades_an_older_store_or_reads_it_as_it_is(cli, tmp_path, read_only):
     writable = tmp_path / "v3.sqlite"
-    shutil.copy(GOLDEN_V3, writable)
+    shutil.copy(GOLDEN_STORE, writable)
     proc = cli("export", "--store", str(writable))
     assert proc.returncode == 0, proc.stderr
     assert sqlite3.connect(writable).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     frozen = tmp_path / "v3-frozen.sqlite"
-    shutil.copy(GOLDEN_V3, frozen)
+    shutil.copy(GOLDEN_STORE, frozen)
     read_only(frozen)
     proc = cli("export", "--store", str(frozen))
     assert proc.returncode == 0, proc.stderr

@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import shutil
 
-from tests.paths import FIXTURES
-
-GOLDEN_STORE = FIXTURES / "golden" / "store_v3" / "store_v3.db"
-TRACED = "20261123-174053-438acf01"
+from tests.factories import readable
+from tests.paths import GOLDEN_STORE, GOLDEN_TRACED
 
 
 def at_80(cli, *args: str) -> str:
     proc = cli(*args, env={"COLUMNS": "80"})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
-
-
-def readable(text: str, *whole: str) -> None:
-    assert "…" not in text, text
-    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
-    for word in whole:
-        assert word in text, word
 
 
 def test_models_at_80_columns(cli):
@@ -31,9 +22,9 @@ def test_models_at_80_columns(cli):
 
 def test_layers_at_80_columns(cli):
     shutil.copy(GOLDEN_STORE, cli.store_path)
-    out = at_80(cli, "layers", TRACED, "--no-measure")
+    out = at_80(cli, "layers", GOLDEN_TRACED, "--no-measure")
     readable(out, "classifier.1", "MaxPool2d", "Sequential", "fwd ms", "share %")
-    readable(at_80(cli, "layers", TRACED, "--no-measure", "--roofline"), "classifier.1", "FLOP/B")
+    readable(at_80(cli, "layers", GOLDEN_TRACED, "--no-measure", "--roofline"), "classifier.1", "FLOP/B")
 
 
 def test_sweep_summary_at_80_columns(cli):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.formats.test_export import GOLDEN, phone_store
+from tests.factories import phone_store
+from tests.paths import MNN_SUITE_GOLDEN as GOLDEN
 
 
 def test_mnn_suite_cli_writes_the_files_and_refuses_without_a_device(tmp_path, cli):

@@ -5,7 +5,7 @@ tests/unit/host/test_system.py.
 
 from __future__ import annotations
 
-from tests.unit.host.test_system import laptop_tree
+from tests.factories import laptop_tree
 
 
 def test_system_show_cli_on_a_fixture_tree(cli, tmp_path):

@@ -19,9 +19,11 @@ def hog(core: int) -> subprocess.Popen:
 
 
 def run_trial(cli, core: int) -> dict:
-    """200 steps: a window long enough (>= 0.2 s on one core) for tick accounting even on a fast, quiet machine."""
-    return cli.json("run", "-m", "lenet", "-b", "64", "--steps", "200", "--warmup", "2", "--infer-steps", "0",
-                    "--cores", hex(1 << core), "--threads", "1", "--no-store", "--json")  # fmt: skip
+    """Steps for at least a second: a window long enough for tick accounting on one core, quiet or shared, and no
+    longer (200 fixed steps took 35 s beside the hogs)."""
+    return cli.json("run", "-m", "lenet", "-b", "8", "--steps", "5", "--min-time", "1s", "--warmup", "2",
+                    "--infer-steps", "0", "--cores", hex(1 << core), "--threads", "1", "--no-store",
+                    "--json")  # fmt: skip
 
 
 def test_a_trial_next_to_a_cpu_hog_is_flagged_and_the_same_trial_without_it_is_less_loaded(cli):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from edgebench.store import Store
-from tests.unit.records.test_finished_trial import finished
+from tests.factories import finished
 
 
 def test_show_remeasure_measures_a_stored_trial_again_and_refuses_one_without_its_run(cli, tmp_path):

@@ -8,8 +8,7 @@ from edgebench.report.compare import (
 )
 from edgebench.store import Store
 from tests.conftest import json_out
-from tests.factories import result, save
-from tests.unit.report.test_compare import add, steps
+from tests.factories import add, result, save, steps
 
 
 def test_cli_table_and_json(tmp_path, cli):

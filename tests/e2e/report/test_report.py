@@ -13,7 +13,7 @@ from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.store import Store
 from tests.browser import Browser
 from tests.conftest import pythonpath_first
-from tests.paths import FIXTURES, TESTS
+from tests.paths import FIXTURES, GOLDEN_STORE, GOLDEN_TRACED, TESTS
 
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF", ".svg": b"<?xml"}
 
@@ -291,8 +291,8 @@ def test_plots_and_report_from_an_old_store(cli, tmp_path):
     from edgebench.report.plot import save_figure
 
     old = tmp_path / "old.sqlite"
-    shutil.copy(FIXTURES / "golden" / "store_v3" / "store_v3.db", old)
-    traced = "20261123-174053-438acf01"
+    shutil.copy(GOLDEN_STORE, old)
+    traced = GOLDEN_TRACED
     views = _views(old, traced, "golden", None)
     assert all(isinstance(v, Figure) for v in views)
     for i, view in enumerate(views):

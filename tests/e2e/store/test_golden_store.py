@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.store.test_golden_store import GOLDEN, TRACED, copy_of_the_golden_store
+from tests.factories import copy_of_the_golden_store
+from tests.paths import GOLDEN_STORE_DIR as GOLDEN
+from tests.paths import GOLDEN_TRACED as TRACED
 
 
 @pytest.fixture(scope="module")

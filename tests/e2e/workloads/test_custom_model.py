@@ -10,11 +10,11 @@ import sys
 import pytest
 
 from tests.conftest import pythonpath_first
-from tests.unit.workloads.test_custom_model import MODULE
+from tests.paths import BYO_MODELS
 
 
 def test_cli_runs_a_users_model_and_rejects_a_bad_one(cli, tmp_path):
-    (tmp_path / "byo_models.py").write_text(MODULE)
+    (tmp_path / "byo_models.py").write_text(BYO_MODELS.read_text())
     env = pythonpath_first(tmp_path)
     run = ["run", "--steps", "2", "--warmup", "1", "--no-store", "--json"]
     proc = cli(*run, "--model", "byo_models:tiny", env=env)
@@ -44,7 +44,7 @@ def test_the_edgebench_script_finds_a_model_in_the_current_directory(tmp_path):
     script = shutil.which("edgebench", path=str(Path(sys.executable).parent)) or shutil.which("edgebench")
     if script is None:
         pytest.skip("the edgebench script is not installed in this environment")
-    (tmp_path / "mine.py").write_text(MODULE)
+    (tmp_path / "mine.py").write_text(BYO_MODELS.read_text())
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     args = [
         "run",

@@ -2,65 +2,13 @@
 
 import csv
 import io
-import json
 import os
 
 import pytest
 
 from edgebench.formats.mnn_suite.export import Setting, build_files, folder_names
-from edgebench.store import Store
-from tests.factories import MS, result, save
-from tests.paths import FIXTURES
-
-GOLDEN = FIXTURES / "golden" / "mnn_suite"
-F0 = (4, 5, 6, 7)
-T0 = 10**12
-
-
-#: The sampler's record of a phone's power_supply sensor: the device channel the energy is integrated from, and
-#: the clock anchor that puts its samples on the wall clock (T0 on the monotonic clock = 2021-04-13 05:02:04 UTC).
-PHONE_META = json.dumps(
-    {"interval_ms": 5.0, "columns": [], "sensors": ["power_supply"], "unavailable": {},
-     "anchor_wall_ns": 1_618_290_124_000_000_000, "anchor_mono_ns": T0,
-     "power_channels": [{"name": "device", "source": "power_supply", "scope": "total",
-                         "power_column": "device_power_mw"}]}
-)  # fmt: skip
-
-
-def power_samples(peak_ua: int) -> dict[str, str]:
-    """Battery and USB rails sampled every 5 ms across the first 60 ms (warm-up and training of the trials below);
-    the device draws 2 W, and 3 W in the 5 ms around the peak."""
-    rows = ["t_ns,battery_current_ua,battery_voltage_uv,usb_current_ua,usb_voltage_uv,device_power_mw"]
-    for k in range(13):
-        current = peak_ua if k == 6 else peak_ua - 1000
-        rows.append(f"{T0 + k * 5 * MS},{current},{4_400_000 - k},{480_000 + k},{4_850_000},{3000 if k == 6 else 2000}")
-    return {"samples": "\n".join(rows) + "\n", "sampler_meta": PHONE_META}
-
-
-def phone_store(path) -> Store:
-    """A Meizu-like store: two models on the big cores with energy and power rails, a frequency trial, a little-core
-    mask at two thread counts, a failed trial and a configuration measured twice."""
-    store = Store(path)
-    energy = dict(energy_j=12.5, energy_per_step_j=0.625, energy_per_sample_j=0.3125)
-    common = dict(cores=F0, threads=4, peak_memory_bytes=96 * 2**20, virtual_memory_peak_bytes=512 * 2**20,
-                  process_cpu_pct=312.5, infer_process_cpu_pct=250.0)  # fmt: skip
-    trials = [
-        # (id, steps ms, infer ms, fields, series)
-        ("20260101-000001-0001", [20.0, 22.0, 24.0], [4.0, 5.0], dict(batch_size=1, **common), {}),  # superseded
-        ("20260101-000002-0002", [10.0, 12.0, 14.0], [2.0, 3.0], dict(batch_size=1, **common, **energy),
-         power_samples(500_000)),
-        ("20260101-000003-0003", [15.0, 15.0, 18.0], [2.5, 3.5], dict(batch_size=2, **common, energy_j=20.0),
-         power_samples(510_000)),
-        ("20260101-000004-0004", [250.0, 260.0], [40.0], dict(model="mobilenet_v2", batch_size=1, **common), {}),
-        ("20260101-000005-0005", [30.0, 31.0], [], dict(model="mobilenet_v2", batch_size=2, status="crashed",
-         reason="RuntimeError: x", cores=F0, threads=4, step_time_ms=None, throughput_sps=None), {}),
-        ("20260101-000006-0006", [11.0, 13.0], [2.0], dict(batch_size=1, cores=F0, threads=4, freq_khz=1_708_800), {}),
-        ("20260101-000007-0007", [40.0, 44.0], [8.0], dict(batch_size=4, cores=(0, 1, 2, 3), threads=4), {}),
-        ("20260101-000008-0008", [60.0, 64.0], [9.0], dict(batch_size=4, cores=(0, 1, 2, 3), threads=2), {}),
-    ]  # fmt: skip
-    for trial_id, steps, infer, fields, series in trials:
-        save(store, result(trial_id, steps, infer_ms=infer, **fields), steps, infer, **series)
-    return store
+from tests.factories import phone_store
+from tests.paths import MNN_SUITE_GOLDEN as GOLDEN
 
 
 def test_mnn_suite_files_match_the_golden_copies(tmp_path):

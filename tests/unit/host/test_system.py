@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.host.tuning import checks, reset, tune
-from tests.paths import FIXTURES
-
-POLICIES = "sys/devices/system/cpu/cpufreq"
-
-
-def laptop_tree(folder: Path) -> Path:
-    """A writable copy of the Intel laptop tree with acpi-cpufreq's boost switch on and a busy load average."""
-    root = folder / "laptop"
-    shutil.copytree(FIXTURES / "sysfs" / "intel_laptop", root)
-    (root / POLICIES / "boost").write_text("1\n")
-    (root / "proc").mkdir(exist_ok=True)
-    (root / "proc" / "loadavg").write_text("6.50 5.00 4.00 3/400 1234\n")
-    return root
+from tests.factories import POLICIES, laptop_tree
 
 
 @pytest.fixture

@@ -10,34 +10,14 @@ import pytest
 from edgebench.errors import UsageError
 from edgebench.fleet.task import DeviceReply
 from edgebench.launch.trial import remeasure
-from edgebench.measure.trial import measure
-from edgebench.records.bundle import TrialBundle
-from edgebench.records.events import Done, Ready, Step, as_events
 from edgebench.records.finished import KIND, FinishedTrial
-from edgebench.records.sampling import SamplerMeta
-from edgebench.records.trial import Trial
 from edgebench.store import Store
 from edgebench.store.rescue import keep_unsaved, load_unsaved
 from edgebench.store.trials import load_finished, save_finished
-from tests.factories import events
+from tests.factories import SAMPLES_CSV as CSV
+from tests.factories import finished
 
 SPANS = json.dumps({"format": "edgebench-spans"})  # opaque to the record: kept as text, parsed only on demand
-CSV = "t_ns,cpu0_active_ticks,cpu0_idle_ticks\n1000000000000,5,5\n1000020000000,7,6\n1000040000000,9,7\n"
-
-
-def finished(trial_id: str = "20260101-000000-aaaa0001") -> FinishedTrial:
-    """A trial measured from a hand-built bundle: steps, samples with their meta, the device's environment."""
-    steps = [e for e in as_events(events([10.0, 12.0, 11.0])) if isinstance(e, Step)]
-    bundle = TrialBundle(
-        trial=Trial(model="lenet", steps=3, cores=(0,), threads=1),
-        events=[Ready(pid=7), *steps, Done(stopped_by="fixed")],
-        samples_csv=CSV,
-        sampler_meta=SamplerMeta(
-            interval_ms=10, columns=["cpu0_active_ticks", "cpu0_idle_ticks"], sensors=["procstat"], unavailable={}
-        ),
-        env={"hostname": "board-a"},
-    )
-    return FinishedTrial.from_bundle(measure(bundle, trial_id), bundle)
 
 
 def same(a: FinishedTrial, b: FinishedTrial) -> None:

@@ -14,9 +14,8 @@ from edgebench.records.events import Ready
 from edgebench.records.quantization import Quantization
 from edgebench.records.result import EstimatedEnergy, MeasuredEnergy, TrialResult, stored_trial
 from edgebench.records.result_schema import MOVES, flat_record, load_result, mapping_table, migrate
-from tests.paths import FIXTURES, ROOT
+from tests.paths import GOLDEN_STORE, ROOT
 
-GOLDEN_DB = FIXTURES / "golden" / "store_v3" / "store_v3.db"
 STATS = {"mean": 10.0, "median": 9.5, "p5": 9.0, "p95": 12.0, "std": 1.0, "ci95": 0.9, "n": 5, "cv": 0.1}
 ENV = {"hostname": "board-a", "cpu_model": "Cortex-A57", "cpu_count": 4, "cores_online": "0-3", "cores_allowed": None,
        "governors": {"policy0": "schedutil"}, "freq_max_khz": {"policy0": 2035200}, "mem_total_bytes": 8 * 2**30,
@@ -143,7 +142,7 @@ def test_every_old_field_is_read_back_under_its_old_name(record):
 
 
 def test_every_record_of_the_golden_store_round_trips_through_the_migration():
-    for (text,) in sqlite3.connect(GOLDEN_DB).execute("SELECT result_json FROM trials"):
+    for (text,) in sqlite3.connect(GOLDEN_STORE).execute("SELECT result_json FROM trials"):
         old = json.loads(text)
         result = load_result(old)
         assert load_result(json.loads(result.model_dump_json())) == result  # schema 4 loads as it is

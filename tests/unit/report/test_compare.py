@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 import pytest
 from scipy import stats
 
@@ -16,15 +15,7 @@ from edgebench.report.compare import (
     resolve,
 )
 from edgebench.store import Store
-from tests.factories import result, save
-
-
-def steps(mean: float, seed: int, n: int = 30, sd: float = 0.5) -> list[float]:
-    return [round(float(v), 6) for v in np.random.default_rng(seed).normal(mean, sd, n)]
-
-
-def add(store, trial_id, step_ms, **fields):
-    save(store, result(trial_id, step_ms, **fields), step_ms)
+from tests.factories import add, steps
 
 
 @pytest.fixture

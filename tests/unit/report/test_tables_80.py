@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 
-from tests.e2e.cli.test_tables_80 import readable
+from tests.factories import readable
 
 
 def test_a_sweep_over_backends_says_which_row_is_which_at_80_columns():

@@ -10,7 +10,7 @@ from edgebench.measure.budget import budget_outcome
 from edgebench.records.bundle import MemoryWatch
 from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.feasibility import Cell, Row
-from tests.e2e.cli.test_budget import MiB
+from edgebench.units import MIB
 
 
 def _watch(exceeded: bool, peak_rss_bytes: int | None) -> MemoryWatch:
@@ -33,22 +33,22 @@ def test_watchdog_kills_a_process_that_outgrows_the_budget():
          "time.sleep(60)"],
         text=True,
     )  # fmt: skip
-    watch = wait_within_budget(hog, 60, 150 * MiB, SysFS("/"))
-    assert watch.exceeded and hog.returncode is not None and watch.peak_rss_bytes > 150 * MiB
+    watch = wait_within_budget(hog, 60, 150 * MIB, SysFS("/"))
+    assert watch.exceeded and hog.returncode is not None and watch.peak_rss_bytes > 150 * MIB
 
 
 def test_watchdog_lets_a_small_process_finish():
     proc = subprocess.Popen([sys.executable, "-c", "pass"], text=True)
-    watch = wait_within_budget(proc, 60, 4096 * MiB, SysFS("/"))
+    watch = wait_within_budget(proc, 60, 4096 * MIB, SysFS("/"))
     assert not watch.exceeded and proc.returncode == 0
 
 
 def test_outcomes_under_a_budget():
-    status, reason, peak = budget_outcome("oom", "out of memory: x", 100 * MiB, _watch(False, 90 * MiB), 99 * MiB)
-    assert status == "infeasible" and peak == 99 * MiB and "100.0 MiB memory budget; peak 99.0 MiB" in reason
-    status, reason, _ = budget_outcome("crashed", "killed", 100 * MiB, _watch(True, 120 * MiB), None)
+    status, reason, peak = budget_outcome("oom", "out of memory: x", 100 * MIB, _watch(False, 90 * MIB), 99 * MIB)
+    assert status == "infeasible" and peak == 99 * MIB and "100.0 MiB memory budget; peak 99.0 MiB" in reason
+    status, reason, _ = budget_outcome("crashed", "killed", 100 * MIB, _watch(True, 120 * MIB), None)
     assert status == "infeasible" and "needs more than the 100.0 MiB" in reason
-    assert budget_outcome("crashed", "ValueError: x", 100 * MiB, _watch(False, 1), None)[:2] == (
+    assert budget_outcome("crashed", "ValueError: x", 100 * MIB, _watch(False, 1), None)[:2] == (
         "crashed",
         "ValueError: x",
     )

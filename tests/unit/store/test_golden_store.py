@@ -10,7 +10,6 @@ result later adds an empty column to the trials CSV; every column that was there
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,17 +17,8 @@ from rich.console import Console
 
 from edgebench.report.summary import summary_table
 from edgebench.store import Store
-from tests.paths import FIXTURES
-
-GOLDEN = FIXTURES / "golden" / "store_v3"
-TRACED = "20261123-174053-438acf01"
-
-
-def copy_of_the_golden_store(folder: Path) -> Path:
-    """A copy of the schema-3 store in ``folder``: opening a store may upgrade it in place, the golden file never."""
-    path = folder / "store.sqlite"
-    shutil.copy(GOLDEN / "store_v3.db", path)
-    return path
+from tests.factories import copy_of_the_golden_store
+from tests.paths import GOLDEN_STORE_DIR as GOLDEN
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 import math
 import sys
-import textwrap
 
 import pytest
 from pydantic import ValidationError
@@ -10,39 +9,12 @@ from pydantic import ValidationError
 from edgebench.config.trial import make_trial
 from edgebench.records.trial import Trial
 from edgebench.workloads import get_workload
-
-MODULE = textwrap.dedent(
-    """
-    import torch
-    from torch import nn
-
-    from edgebench.workloads.spec import Workload
-
-
-    def tiny(num_classes=10, input_shape=(3, 8, 8)):
-        return nn.Sequential(nn.Flatten(), nn.Linear(input_shape[0] * input_shape[1] * input_shape[2], num_classes))
-
-
-    tiny.input_shape = (3, 8, 8)
-    tiny.num_classes = 4
-
-
-    def autoencoder():
-        model = nn.Sequential(nn.Flatten(), nn.Linear(16, 4), nn.ReLU(), nn.Linear(4, 16))
-        return model, lambda m, x, y: ((m(x) - x.flatten(1)) ** 2).mean()
-
-
-    autoencoder.input_shape = (16,)
-
-    WORKLOAD = Workload("mine", "vision", "registered elsewhere", lambda n, s: tiny(n, s), (3, 8, 8), 3)
-    NOT_A_MODEL = 42
-    """
-)
+from tests.paths import BYO_MODELS
 
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
-    (tmp_path / "byo_models.py").write_text(MODULE)
+    (tmp_path / "byo_models.py").write_text(BYO_MODELS.read_text())
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "byo_models"
     sys.modules.pop("byo_models", None)

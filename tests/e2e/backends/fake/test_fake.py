@@ -12,7 +12,17 @@ import signal
 from edgebench.backends.fake.session import FAIL_AT_ENV, STEP_MS_ENV
 from edgebench.store import Store
 from tests.sweeping import start_sweep, stored_keys, wait_for
-from tests.unit.backends.fake.test_fake import GRID
+
+#: A 2 x 3 grid of fake trials: 4 measured steps of 30 ms after 1 warm-up, no idle baseline, no inference passes.
+GRID = """\
+models: [lenet, squeezenet]
+batch_sizes: [1, 2, 4]
+backend: fake
+steps: 4
+warmup: 1
+infer_steps: 0
+idle: 0
+"""
 
 
 def test_a_sweep_interrupted_killed_failing_and_resumed_stores_every_trial_once(tmp_path, cli, monkeypatch):

@@ -11,7 +11,8 @@ import pytest
 
 from edgebench.formats.mnn_suite.importing import read_processed_data
 from edgebench.store import Store
-from tests.unit.formats.mnn_suite.test_mnn_suite import REPO, _table
+from tests.factories import csv_rows
+from tests.paths import SUITE_REPO as REPO
 
 
 def test_import_holds_what_the_suite_measured_of_the_meizu(tmp_path, cli):
@@ -36,7 +37,7 @@ def test_import_holds_what_the_suite_measured_of_the_meizu(tmp_path, cli):
     assert lenet.cpu.process_pct == 223 and lenet.cpu.infer_process_pct is None  # the suite wrote 0: no reading
     # batchsize_energy on its own readings, against the figures the suite published: its sampling (every ~0.5 s)
     # bounds the agreement, three standard errors of the window's mean power
-    published = {int(r[""]): float(r["Lenet"]) for r in _table((REPO / "batchsize_energy_MEIZU_Freq_1708800.csv")
+    published = {int(r[""]): float(r["Lenet"]) for r in csv_rows((REPO / "batchsize_energy_MEIZU_Freq_1708800.csv")
                                                                  .read_text())}  # fmt: skip
     rows = read_processed_data(REPO / "MEIZU_Freq_1708800/processed_data/Lenet/processed_data_Lenet.csv")
     for bs, figure in published.items():
@@ -61,7 +62,7 @@ def test_imported_runs_export_back_to_the_suites_files_and_compare_beside_new_on
         assert (out / "train_stamp/Lenet" / name).read_text() == (source / "train_stamp/Lenet" / name).read_text()
     base = "processed_data/Lenet"
     assert (out / base / "time_table_Lenet.csv").read_text() == (source / base / "time_table_Lenet.csv").read_text()
-    ours, theirs = (_table((d / base / "processed_data_Lenet.csv").read_text()) for d in (out, source))
+    ours, theirs = (csv_rows((d / base / "processed_data_Lenet.csv").read_text()) for d in (out, source))
     assert [o | {"processPid": ""} for o in ours] == [t | {"processPid": ""} for t in theirs]
     with Store(cli.store_path, read_only=True) as store:
         ids = {r.trial.batch_size: r.trial_id for r in store.query()}

@@ -12,17 +12,6 @@ from edgebench.errors import UsageError
 from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS
 
-#: A 2 x 3 grid of fake trials: 4 measured steps of 30 ms after 1 warm-up, no idle baseline, no inference passes.
-GRID = """\
-models: [lenet, squeezenet]
-batch_sizes: [1, 2, 4]
-backend: fake
-steps: 4
-warmup: 1
-infer_steps: 0
-idle: 0
-"""
-
 
 def test_it_is_registered_like_the_real_backends_and_imports_no_framework():
     assert "fake" in BACKENDS.names()

@@ -5,40 +5,6 @@ reach MNN (its ``CPU_CORE_IDS`` hint) and where only the process affinity applie
 
 from __future__ import annotations
 
-import textwrap
-
-_WORKER_LIFE = textwrap.dedent(
-    """
-    import json, sys
-    from edgebench.backends.mnn.session import MnnSession
-    from edgebench.backends.mnn.trace import recorder_for
-    from edgebench.records.trial import Trial
-
-    seen = {}
-    train = MnnSession(Trial(model="lenet", backend="mnn", batch_size=4, threads=1, data="mnist", steps=3))
-    seen["train_env"] = train.env["mnn_worker_imported_torch"]
-    recorder = recorder_for(train)
-    recorder.start()
-    losses = [train.train_step() for _ in range(4)]
-    recorder.stop()
-    recorder.remove()
-    recorder.table()
-    accuracy = train.evaluate()
-    train.to_inference()
-    train.infer_step()
-    infer = MnnSession(Trial(model="lenet", backend="mnn", mode="infer", batch_size=2, threads=1, precision="int8",
-                             trace="layers"))
-    recorder = infer.trace_recorder()
-    recorder.ensure_costs(infer.infer_step)
-    recorder.start()
-    infer.infer_step()
-    recorder.stop()
-    recorder.table()
-    seen.update(losses=losses, accuracy=accuracy, int8=infer.quantization["kind"], torch="torch" in sys.modules)
-    print(json.dumps(seen))
-    """
-)
-
 
 def test_orders_cover_the_steps_a_trial_may_take():
     from edgebench.backends.mnn.prepare import UNBOUNDED_EPOCHS, steps_drawn

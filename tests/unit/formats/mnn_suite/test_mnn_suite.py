@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 
 import numpy as np
@@ -23,11 +21,12 @@ from edgebench.formats.mnn_suite.series import load_series, mib_text, nan_or
 from edgebench.host.cpuset import format_mask
 from edgebench.measure.power import above_idle
 from edgebench.store import Store
+from tests.factories import csv_rows
 from tests.paths import FIXTURES as TEST_FIXTURES
+from tests.paths import SUITE_REPO
 
 FIXTURES = TEST_FIXTURES / "mnn_suite"
 SUITE = FIXTURES / "suite_outputs"
-REPO = FIXTURES / "suite_repo"
 FOLDER = "PHONE_Core_03"
 
 
@@ -41,10 +40,6 @@ def phone(tmp_path_factory) -> tuple[dict[str, str], list]:
         return build_files(results, "PHONE", store.series), [load_series(r, store.series) for r in results]
 
 
-def _table(text: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(text)))
-
-
 def test_the_suites_scripts_read_the_export_as_their_own_files(phone):
     files, _ = phone
     # temperature.py turned our freq_temperature.result into exactly our freq_temperature.csv
@@ -53,14 +48,14 @@ def test_the_suites_scripts_read_the_export_as_their_own_files(phone):
     # files, but for processPid, where its parser keeps the word "of" of "status of pid N" (as in its own results)
     base = f"{FOLDER}/processed_data/Lenet"
     assert files[f"{base}/time_table_Lenet.csv"] == (SUITE / base / "time_table_Lenet.csv").read_text()
-    ours = _table(files[f"{base}/processed_data_Lenet.csv"])
-    theirs = _table((SUITE / base / "processed_data_Lenet.csv").read_text())
+    ours = csv_rows(files[f"{base}/processed_data_Lenet.csv"])
+    theirs = csv_rows((SUITE / base / "processed_data_Lenet.csv").read_text())
     assert len(ours) == len(theirs) > 1000
     assert all(o | {"processPid": ""} == t | {"processPid": ""} for o, t in zip(ours, theirs, strict=True))
     assert {t["processPid"] for t in theirs} <= {"of", "nan"} and {o["processPid"] for o in ours} - {"nan"}
     # the rails' maxima over the training run: ours over every reading, the suite's over the rows that also hold a
     # top reading (it skips the others), so ours is at least theirs
-    for o, t in zip(_table(files[f"{base}/performance_Lenet.csv"]), _table((SUITE / base / "performance_Lenet.csv")
+    for o, t in zip(csv_rows(files[f"{base}/performance_Lenet.csv"]), csv_rows((SUITE / base / "performance_Lenet.csv")
                     .read_text()), strict=True):  # fmt: skip
         assert float(o["usb_current"]) >= float(t["usb_current"]) > 300_000
 
@@ -70,8 +65,8 @@ def test_the_suites_energy_agrees_with_edgebenchs_within_the_sampling_error(phon
     10 samples) against ours (the trapezoid integral over the run, above the idle window's mean power): they may
     differ by the sampling error of a mean power over the window, three standard errors (T x sd / sqrt(n))."""
     files, loaded = phone
-    ours = {int(r[""]): float(r["Lenet"]) for r in _table(files[f"batchsize_energy_{FOLDER}.csv"])}
-    theirs = {int(r[""]): float(r["Lenet"]) for r in _table((SUITE / f"batchsize_energy_{FOLDER}.csv").read_text())}
+    ours = {int(r[""]): float(r["Lenet"]) for r in csv_rows(files[f"batchsize_energy_{FOLDER}.csv"])}
+    theirs = {int(r[""]): float(r["Lenet"]) for r in csv_rows((SUITE / f"batchsize_energy_{FOLDER}.csv").read_text())}
     assert sorted(ours) == sorted(theirs) == [1, 2, 4, 8, 16]
     for ts in loaded:
         s, (t0, t1) = ts.samples, ts.train_ns
@@ -83,7 +78,7 @@ def test_the_suites_energy_agrees_with_edgebenchs_within_the_sampling_error(phon
         assert abs(ours[bs] - theirs[bs]) <= error_j, (bs, ours[bs], theirs[bs], error_j)
     # singleBatch: ours divides by the run's batches (5 warm-up + 20 measured); the suite's script divides by its own
     # binary's fixed count (LeNet: 2 + 1024/bs + 100 + 1), which does not describe an edgebench run
-    single = {int(r[""]): float(r["Lenet"]) for r in _table(files[f"singleBatch_energy_{FOLDER}.csv"])}
+    single = {int(r[""]): float(r["Lenet"]) for r in csv_rows(files[f"singleBatch_energy_{FOLDER}.csv"])}
     assert all(single[bs] == pytest.approx(ours[bs] / 25) for bs in ours)
 
 
@@ -145,11 +140,11 @@ def test_a_sweep_keeps_the_typed_mask_and_still_runs_duplicates_once():
 def test_the_raw_monitor_reads_as_the_suites_own_processing_of_it(tmp_path):
     """Xiaomi MI 9 (unrooted: no rails): usage_monitor_Lenet.result parsed here gives the rows the suite's
     dataprocess_unroot.py wrote to processed_data_Lenet.csv."""
-    from_monitor = read_usage_monitor(REPO / "XIAOMI/usage_monitor/usage_monitor_Lenet.result")
-    from_csv = read_processed_data(REPO / "XIAOMI/processed_data/Lenet/processed_data_Lenet.csv")
+    from_monitor = read_usage_monitor(SUITE_REPO / "XIAOMI/usage_monitor/usage_monitor_Lenet.result")
+    from_csv = read_processed_data(SUITE_REPO / "XIAOMI/processed_data/Lenet/processed_data_Lenet.csv")
     assert from_monitor == from_csv and len(from_csv) == 373
     folder = tmp_path / "XIAOMI"
-    shutil.copytree(REPO / "XIAOMI", folder, ignore=shutil.ignore_patterns("processed_data"))
+    shutil.copytree(SUITE_REPO / "XIAOMI", folder, ignore=shutil.ignore_patterns("processed_data"))
     imported = read_folder(folder, "Xiaomi MI 9")
     assert [r.trial.batch_size for r, _ in imported.trials] == [1, 2, 4, 8, 16]
     r, series = imported.trials[0]
