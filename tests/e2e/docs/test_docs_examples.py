@@ -57,9 +57,6 @@ class Sub:
     why: str
 
 
-#: Where the working folder's files are named by the pages: a user's host, phone or board; where a duration, a model
-#: size or a matrix is cut to what a test may cost.  Only what cannot run as written here has an entry; every other
-#: example runs as the page writes it.
 #: Two examples whose lines are longer than this file's.
 RESNET_PARTITION = (
     "edgebench partition -m resnet50 --cloud-trial SERVER_TRIAL_ID --sweep-bandwidth 0.5-100Mbps --plot resnet50.png"
@@ -67,10 +64,13 @@ RESNET_PARTITION = (
 PLOT_USAGE = (
     "edgebench plot KIND [TRIAL] [--sweep ID] [--y FIELD] [--x FIELD] [--steps N] [--monitor DIR] -o FIG.png|.pdf|.svg"
 )
-SMALL_SWEEP = "--set models=[lenet] --set batch_sizes=[1] --set cores=[0x3] --set backend=fake"
 #: The MNN suite's sweep file is written for a Snapdragon 855 (cores f0 and 0f: cpu4-7 and cpu0-3); this machine has
 #: cpu0-1, so its masks become 0x3, and its 5 models x 6 batch sizes (60 trials, a 120 s cool-down between models)
 #: become one trial of LeNet on the fake backend (the file names no backend: the sweep's machinery is the point).
+SMALL_SWEEP = "--set models=[lenet] --set batch_sizes=[1] --set cores=[0x3] --set backend=fake"
+#: What runs instead of an example, and why: a user's host, phone or board mapped onto the suite's stand-in; a
+#: duration, a model's input or a matrix cut to what a test may cost; a usage line's placeholders filled.  Only what
+#: cannot run as written here has an entry; every other example runs as the page writes it.
 SUBSTITUTED: dict[str, Sub] = {
     # --- backends.md: the backends run as named; the 224x224 models on the page's own small preset ------------------
     "edgebench run -m mobilenet_v2 --mode infer --backend onnxruntime --precision int8": Sub(
@@ -180,7 +180,6 @@ SUBSTITUTED: dict[str, Sub] = {
         "edgebench export --format mnn-suite --device MEIZU --out results-sweep/ --sweep meizu-cores --host vm",
         "a usage line: its optional parts given (the sweep above, this machine's host name)",
     ),
-    'edgebench import --format mnn-suite old/MEIZU_Freq_1708800 old/XIAOMI --device "Meizu 16T"': None,  # as is
     "edgebench compare <an imported trial> <a new one>": Sub(
         "edgebench compare {imported} {traced}", "a usage line: an imported Meizu trial and the traced LeNet trial"
     ),
@@ -194,9 +193,6 @@ SUBSTITUTED: dict[str, Sub] = {
         "a process that exists (4242 is the page's), a phone's tree for its frequency, thermal and battery "
         "sensors (this VM has none), one second rather than until Ctrl-C",
     ),
-    # --- own-workload.md ---------------------------------------------------------------------------------------------
-    'edgebench run --command "./runTrainDemo.out MnistBenchmark data 8 MobileNetV2" --push runTrainDemo.out,data'
-    "      --step-pattern mnn-train-demo --model MobileNetV2 --batch-size 8": None,  # as is
     # --- partition.md: the traced MobileNetV2 trial of layers.md is the device's ------------------------------------
     RESNET_PARTITION: Sub(
         "edgebench partition -m resnet50 --cloud-trial {server_trial} --sweep-bandwidth 0.5-100Mbps "
@@ -259,7 +255,6 @@ SUBSTITUTED: dict[str, Sub] = {
         "edgebench monitor --target orin --duration 2s --out orin-mon", "two seconds, not ten minutes"
     ),
     # --- zoo.md ------------------------------------------------------------------------------------------------------
-    "edgebench run --model lenet --data mnist --until-accuracy 0.95": None,  # as is
     "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25": Sub(
         "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25 --max-steps 50 "
         "--idle 0",
@@ -286,7 +281,6 @@ SUBSTITUTED: dict[str, Sub] = {
         "the phone on Wi-Fi is an emulated one on 127.0.0.1",
     ),
 }
-SUBSTITUTED = {line: sub for line, sub in SUBSTITUTED.items() if sub is not None}
 
 #: Examples that run in a store of their own, and why (the sandbox's store would refuse them or they would change
 #: what another example reads).
@@ -326,7 +320,7 @@ EXPECTED: dict[str, Expect] = {
     "edgebench study tx2 --quick": Expect(shows=("O12", "cannot be checked here")),
     "edgebench fleet status": Expect(shows=("pixel-a", "pixel-b", "orin")),
     "edgebench snapshot --target adb:// -o pixel-tree": Expect(shows=("copied",)),
-    "edgebench compare 20261122-0352 20261122-0401": Expect(shows=("step",)),
+    "edgebench compare 20261122-0352 20261122-0401": Expect(shows=(r"(slower|faster|not significant) \(p=",)),
     "edgebench compare meizu-cores meizu-cores-tuned": Expect(shows=("geometric mean",)),
     "edgebench compare phone-a phone-b --match model,batch_size": Expect(shows=("geometric mean",)),
 }
@@ -546,7 +540,7 @@ def sandbox(cli_factory, traced_lenet, sshd, adbd_sim, tmp_path_factory) -> Iter
     cli = Edgebench(cli.store_path, cli.cache_path, cwd=folder)
     # the store: the traced LeNet trial and the golden schema-3 store (mnn-suite.md's import adds the Meizu's runs)
     _ok(cli("import", str(GOLDEN / "store_v3.db")))
-    # a server's store holding a traced ResNet-50 trial, and the device's own small one
+    # a server's store holding a traced ResNet-50 trial (partition.md imports it and names it --cloud-trial)
     server = folder / "server.sqlite"
     small = ["--preset", "cifar10", "--mode", "infer", "-b", "1", "--trace", "layers", "--steps", "2", "--warmup", "1",
              "--idle", "0"]  # fmt: skip
@@ -588,15 +582,16 @@ def _ray_values(root: Path, sandbox: Sandbox) -> dict[str, str]:
     sandbox.env.update({k: v for k, v in cluster.env.items() if k.startswith("RAY_")})
     sandbox.env["RAY_ADDRESS"] = cluster.address
     common = f"--num-cpus 1 --object-store-memory {cluster.object_store_bytes}"
+    low = cluster._worker_port  # as LocalCluster.join picks them: below the ephemeral range, a random block
     workers = "--min-worker-port={} --max-worker-port={} --ray-client-server-port={} --disable-usage-stats"
     (root / "tmp").mkdir()
     return {
         "ray_tmp": str(root / "tmp"),
         "ray_address": cluster.address,
         "head_args": f"--name h1 --port {cluster.port} --temp-dir {cluster.temp} {common} -- "
-        + workers.format(21000, 21150, _free_port())
+        + workers.format(low, low + 150, _free_port())
         + f" --node-manager-port={_free_port()} --object-manager-port={_free_port()}",
-        "node_args": f"--name h2 {common} -- " + workers.format(21200, 21350, _free_port()),
+        "node_args": f"--name h2 {common} -- " + workers.format(low + 200, low + 350, _free_port()),
     }
 
 
