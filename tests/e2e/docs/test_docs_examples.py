@@ -323,7 +323,8 @@ EXPECTED: dict[str, Expect] = {
 }
 
 #: The examples, grouped in lanes: a lane's examples run one after the other, in this order (an example that reads
-#: what another wrote follows it), and the lanes run side by side.
+#: what another wrote follows it), and the lanes run side by side, so a lane is a few examples of about the same
+#: cost as the others (the frameworks table alone is one).
 LANES: dict[str, list[str]] = {
     "store": [
         "edgebench layers TRIAL",  # measures this device's peak first (stored once)
@@ -343,12 +344,14 @@ LANES: dict[str, list[str]] = {
         "edgebench compare 20261122-0352 20261122-0401",
         "edgebench compare phone-a phone-b --match model,batch_size",
         "edgebench compare <an imported trial> <a new one>",
-        "edgebench sensors",
-        "edgebench sensors --json --sysfs-root tests/fixtures/sysfs/jetson_tx2",
+    ],
+    "zoo": [
         "edgebench models",
         "edgebench models resnet50 bert_base --json",
         "edgebench models --preset cifar10 --no-flops",
         "edgebench models --no-measure",
+        "edgebench sensors",
+        "edgebench sensors --json --sysfs-root tests/fixtures/sysfs/jetson_tx2",
         "edgebench monitor --interval 10ms --duration 1h --out run1/",
         "edgebench monitor --out run2/ --pid 4242 --sensors cpu_freq,thermal,power_supply,process",
     ],
@@ -378,16 +381,18 @@ LANES: dict[str, list[str]] = {
         " --model mobilenet_v1_tflite",
         'edgebench run --command "./runTrainDemo.out MnistBenchmark data 8 MobileNetV2" --push runTrainDemo.out,data'
         "      --step-pattern mnn-train-demo --model MobileNetV2 --batch-size 8",
-        "edgebench run --model lenet --data mnist --until-accuracy 0.95",
-        "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25",
         "edgebench run --model vgg16 --batch-size 32 --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 2GiB -m resnet50 -m alexnet --batch-sizes 1,8,32 --json",
     ],
+    "accuracy": [
+        "edgebench run --model lenet --data mnist --until-accuracy 0.95",
+        "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25",
+    ],
+    "frameworks": ["edgebench frameworks --models lenet,mobilenet_v2 --mode infer --precisions fp32,int8"],
     "backends": [
         "edgebench run -m mobilenet_v2 --mode infer --backend onnxruntime --precision int8",
         "edgebench run -m lenet --mode infer --precision int8",
-        "edgebench frameworks --models lenet,mobilenet_v2 --mode infer --precisions fp32,int8",
         "edgebench run --backend mnn --model lenet --json",
         "edgebench run --backend mnn --model mobilenet_v2 --mode infer --precision fp16 --trace layers",
         "edgebench run --backend mnn --model lenet --mode infer --precision int8",
@@ -493,7 +498,10 @@ def _ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[s
 
 
 @pytest.fixture(scope="module")
-def sandbox(cli_factory, traced_lenet, sshd, adbd_sim, tmp_path_factory) -> Iterator[Sandbox]:  # noqa: F811
+def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_factory) -> Iterator[Sandbox]:  # noqa: F811
+    """The working folder, store and devices, built once (the session's traced trial, ONNX exports, sshd and adb
+    server are shared with the other modules); the Ray cluster is started by the fleet examples themselves and
+    stopped here."""
     cli = cli_factory("docs-sandbox")
     folder = cli.cwd
     assert folder is not None
