@@ -1,8 +1,9 @@
 """The tests mirror the package: a unit test of ``src/edgebench/<package>/`` lives in ``tests/unit/<package>/``, an
 end-to-end test in ``tests/e2e/<package>/``, and the repository's own checks (layers, docs, README) in
-``tests/repo/``.  A test file anywhere else, or a folder named after no package, fails here, so the layout cannot
-drift as files are added; and no test in ``tests/unit/`` starts the command, a server, a cluster or a browser
-(conftest fails one that does), so ``pytest tests/unit`` is the quick subset.
+``tests/repo/``; the docs site's examples, run by the command, in ``tests/e2e/docs/``.  A test file anywhere
+else, or a folder named after no package, fails here, so the layout cannot drift as files are added; and no test
+in ``tests/unit/`` starts the command, a server, a cluster or a browser (conftest fails one that does), so
+``pytest tests/unit`` is the quick subset.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def misplaced(path) -> str | None:
     tree, folders, name = parts[0], parts[1:-1], parts[-1]
     if tree == "repo" and not folders:
         return None
+    if tree == "e2e" and folders == ("docs",):
+        return None  # the docs site's examples, run by the command: they span every package
     if tree not in ("unit", "e2e"):
         return "test files live in tests/unit/<package>/, tests/e2e/<package>/ or tests/repo/"
     if not folders:
@@ -53,6 +56,8 @@ def test_the_layout_rule_refuses_what_it_should():
     assert misplaced(TESTS / "unit" / "nopackage" / "test_x.py")
     assert misplaced(TESTS / "unit" / "test_store.py")  # a package's tests go in its folder
     assert misplaced(TESTS / "e2e" / "cli" / "test_run.py") is None
+    assert misplaced(TESTS / "e2e" / "docs" / "test_docs_examples.py") is None
+    assert misplaced(TESTS / "unit" / "docs" / "test_x.py")  # only end-to-end: the examples run the command
     assert misplaced(TESTS / "unit" / "backends" / "torch" / "test_flops.py") is None
     assert misplaced(TESTS / "unit" / "test_units.py") is None
 
