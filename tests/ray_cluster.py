@@ -24,7 +24,7 @@ from pathlib import Path
 JOIN = [sys.executable, "-c", "import sys; from edgebench.cli import main; sys.exit(main())", "fleet", "join"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -37,7 +37,7 @@ class LocalCluster:
         # in /tmp, not under pytest's (``/tmp/pytest-of-root/pytest-479/popen-gw0/fleet0/ray/session_...``).
         self.temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
         self.object_store_bytes = object_store_bytes
-        self.port = _free_port()
+        self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
@@ -70,9 +70,9 @@ class LocalCluster:
         low = self._worker_port
         self._worker_port += 200
         args += ["--", f"--min-worker-port={low}", f"--max-worker-port={low + 150}",
-                 f"--ray-client-server-port={_free_port()}", "--disable-usage-stats"]  # fmt: skip
+                 f"--ray-client-server-port={free_port()}", "--disable-usage-stats"]  # fmt: skip
         if not self.nodes:
-            args += [f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}"]
+            args += [f"--node-manager-port={free_port()}", f"--object-manager-port={free_port()}"]
         done = subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=180, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"fleet join {name} failed ({done.returncode}): {done.stderr[-2000:]}")

@@ -40,12 +40,11 @@ import yaml
 
 from tests.adbd import AdbdSim, adbd_sim  # noqa: F401  (the session fixture)
 from tests.conftest import Edgebench, store_with_traced_lenet
-from tests.paths import FIXTURES, HAS_PMU, ROOT
+from tests.factories import copy_of_the_golden_store
+from tests.paths import FIXTURES, HAS_PMU, ROOT, SRC
+from tests.ray_cluster import LocalCluster, free_port
 from tests.repo.test_docs_examples import examples
 from tests.sshd import Sshd, sshd  # noqa: F401  (the session fixture)
-from tests.unit.store.test_golden_store import GOLDEN
-
-SRC = ROOT / "src"
 
 
 @dataclass(frozen=True)
@@ -550,9 +549,11 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
     server = folder / "server.sqlite"
     small = ["--preset", "cifar10", "--trace", "layers", "--steps", "2", "--warmup", "1", "--infer-steps", "0",
              "--idle", "0"]  # fmt: skip
+    (folder / "golden").mkdir()
     with ThreadPoolExecutor(max_workers=3) as pool:
         stored = [
-            pool.submit(cli, "import", str(GOLDEN / "store_v3.db")),
+            # a copy: a reader of a WAL store writes its -shm file beside it, and the fixture stays as it is
+            pool.submit(cli, "import", str(copy_of_the_golden_store(folder / "golden"))),
             pool.submit(cli, "run", "-m", "resnet50", "--mode", "infer", "-b", "1", *small, store=server),
             pool.submit(cli, "run", "-m", "mobilenet_v2", "-b", "8", "--estimate-energy", "idle=2.7W,max=6.4W", *small),
         ]
@@ -561,7 +562,7 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
     for done in stored:
         _ok(done.result())
     sleeper = subprocess.Popen(["sleep", "600"])
-    ray_root = Path(tmp_path_factory.mktemp("ray"))  # short: Ray's socket paths are limited to 107 bytes
+    ray_root = Path(tmp_path_factory.mktemp("ray"))
     sandbox = Sandbox(cli, folder, env)
     sandbox.values = {
         "traced": record["trial_id"],
@@ -575,19 +576,20 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
         "imported": lambda: _newest(cli.store_path, "json_extract(result_json, '$.imported_from') is not null"),
         "server_trial": lambda: _newest(server, "model = 'resnet50'"),
     }
-    sandbox.values.update(_ray_values(ray_root, sandbox))
+    cluster = LocalCluster(ray_root)
+    sandbox.values.update(_ray_values(cluster, sandbox))
     try:
         yield sandbox
     finally:
         sleeper.kill()
         sleeper.wait()
-        _stop_ray(ray_root)
+        cluster.stop()
 
 
-def _ray_values(root: Path, sandbox: Sandbox) -> dict[str, str]:
-    from tests.ray_cluster import LocalCluster, _free_port
-
-    cluster = LocalCluster(root)
+def _ray_values(cluster: LocalCluster, sandbox: Sandbox) -> dict[str, str]:
+    """The fleet examples' head and node arguments: the ports, session folder and worker settings of ``cluster``
+    (tests/ray_cluster.py), whose ``stop`` ends what the examples started."""
+    root = cluster.root
     sandbox.env.update({k: v for k, v in cluster.env.items() if k.startswith("RAY_")})
     sandbox.env["RAY_ADDRESS"] = cluster.address
     common = f"--num-cpus 1 --object-store-memory {cluster.object_store_bytes}"
@@ -598,16 +600,10 @@ def _ray_values(root: Path, sandbox: Sandbox) -> dict[str, str]:
         "ray_tmp": str(root / "tmp"),
         "ray_address": cluster.address,
         "head_args": f"--name h1 --port {cluster.port} --temp-dir {cluster.temp} {common} -- "
-        + workers.format(low, low + 150, _free_port())
-        + f" --node-manager-port={_free_port()} --object-manager-port={_free_port()}",
-        "node_args": f"--name h2 {common} -- " + workers.format(low + 200, low + 350, _free_port()),
+        + workers.format(low, low + 150, free_port())
+        + f" --node-manager-port={free_port()} --object-manager-port={free_port()}",
+        "node_args": f"--name h2 {common} -- " + workers.format(low + 200, low + 350, free_port()),
     }
-
-
-def _stop_ray(root: Path) -> None:
-    from tests.ray_cluster import LocalCluster
-
-    LocalCluster(root).stop()
 
 
 def _run(sandbox: Sandbox, line: str) -> subprocess.CompletedProcess[str]:
