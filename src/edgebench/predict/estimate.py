@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgebench.predict.model import MIN_TRIALS_PER_TYPE, Breakdown, CostModel, fit, select_stream_bytes
+from edgebench.predict.model import MIN_TRIALS_PER_TYPE, Breakdown, CostModel, fit, select_update_bytes
 from edgebench.predict.observations import Graph, Observation
 
 BOOTSTRAP = 40
@@ -40,8 +40,9 @@ class Prediction:
     learned_from: list[Observation]
     nearest: Nearest
     extrapolation: list[str] = field(default_factory=list)
-    #: The working set above which the models price a layer's bytes as streamed (:func:`select_stream_bytes`).
-    stream_bytes: float = float("inf")
+    #: The working set above which the models price a parameter tensor's update as streamed
+    #: (:func:`edgebench.predict.model.select_update_bytes`).
+    update_bytes: float = float("inf")
 
     @property
     def relative_width(self) -> float:
@@ -59,17 +60,17 @@ def residual_quantiles(model: CostModel, observations: list[Observation]) -> tup
 
 
 def bootstrap_models(
-    observations: list[Observation], rounds: int = BOOTSTRAP, seed: int = 0, stream_bytes: float | None = None
+    observations: list[Observation], rounds: int = BOOTSTRAP, seed: int = 0, update_bytes: float | None = None
 ) -> list[CostModel]:
     """Models fitted on resamples of the trials (whole trials are resampled: a trial's layers are not independent),
-    at the streaming working set chosen on all of them (``stream_bytes``, or chosen here once)."""
+    at the update's streaming working set chosen on all of them (``update_bytes``, or chosen here once)."""
     rng = np.random.default_rng(seed)
     n = len(observations)
     if n < 2:
         return []
-    if stream_bytes is None:
-        stream_bytes = select_stream_bytes(observations)
-    return [fit([observations[i] for i in rng.integers(0, n, n)], stream_bytes) for _ in range(rounds)]
+    if update_bytes is None:
+        update_bytes = select_update_bytes(observations)
+    return [fit([observations[i] for i in rng.integers(0, n, n)], update_bytes) for _ in range(rounds)]
 
 
 def extrapolation(graph: Graph, observations: list[Observation], point: Breakdown) -> tuple[Nearest, list[str]]:
@@ -124,7 +125,7 @@ def predict(
 ) -> Prediction:
     """Predict ``graph``'s step from ``observations`` (pass ``model``/``boot`` to reuse fitted ones)."""
     model = model or fit(observations)
-    boot = bootstrap_models(observations, stream_bytes=model.stream_bytes) if boot is None else boot
+    boot = bootstrap_models(observations, update_bytes=model.update_bytes) if boot is None else boot
     point = model.predict(graph)
     steps = [b.predict(graph).step_ms for b in boot] or [point.step_ms]
     lo_b, hi_b = np.quantile(steps, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
@@ -141,5 +142,5 @@ def predict(
         learned_from=observations,
         nearest=nearest,
         extrapolation=flags,
-        stream_bytes=model.stream_bytes,
+        update_bytes=model.update_bytes,
     )

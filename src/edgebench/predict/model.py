@@ -7,15 +7,16 @@ compute does instead of flattening like a tree ensemble.  For each layer type (`
 (``Conv2d/Slow2d``, ``Conv2d/Mkldnn``: PyTorch runs a one-thread 1x1 convolution at a batch under 16 on a native
 path that ran 4-6x fewer FLOP/s here), and direction (forward, backward) apart:
 
-``ms = (a*FLOPs + b*FLOPs/threads + c*cached bytes + d*cached bytes/threads + e*streamed bytes + g*calls) * f_ref/f``
+``ms = (a*FLOPs + b*FLOPs/threads + c*bytes + d*bytes/threads + g*calls + p*input planes) * f_ref/f``
 
-a compute term, a memory term and a per-call overhead, with threads and the clock ``f`` scaling them.  A type with
-too few observations (fewer than two trials) falls back to its family's model, then to all layers', and the
-share of a prediction made so is reported.  The untraced rest of a step (loss, optimizer update, framework) is
-``ms = h + i * update bytes in cached tensors + j * in streamed tensors + k * module calls + l * FLOPs outside``
-(the update reads and writes every parameter, its gradient and its state, one tensor at a time: a tensor too big
-for the caches streams from DRAM).  Every fit minimises relative errors (sums weighted by 1/their square), so
-small models count as much as big ones.
+a compute term, a memory term, a per-call overhead and a per-plane cost (a per-channel kernel's loop over the
+(sample, channel) planes of its input: :func:`input_planes`), with threads and the clock ``f`` scaling them.  A
+type with too few observations (fewer than two trials) falls back to its family's model, then to all layers', and
+the share of a prediction made so is reported.  The untraced rest of a step (loss, optimizer update, framework)
+is ``ms = q * parameter tensors + i * update bytes in cached tensors + j * in streamed tensors + k * module calls
++ l * FLOPs outside``, with no fixed term (:func:`overhead_features`; the update reads and writes every parameter,
+its gradient and its state, one tensor at a time: a tensor too big for the caches streams from DRAM).  Every fit
+minimises relative errors (sums weighted by 1/their square), so small models count as much as big ones.
 
 Energy per step is the predicted time times the stored trials' mean power (power x time, the power learned), and
 peak memory ``= m + n * parameter bytes + o * forward bytes``: both only where the device's trials have them.
@@ -23,6 +24,7 @@ peak memory ``= m + n * parameter bytes + o * forward bytes``: both only where t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,25 +115,43 @@ def _linear():  # type: ignore[no-untyped-def]
     return LinearRegression(positive=True, fit_intercept=False)
 
 
-#: Candidate working sets (bytes a layer call moves) above which its traffic is taken to stream from DRAM rather
-#: than stay in the caches; :func:`select_stream_bytes` picks one per device from its trials.
+#: Candidate working sets (bytes a parameter tensor's update ops move) above which the update's traffic is taken
+#: to stream from DRAM rather than stay in the caches; :func:`select_update_bytes` picks one per device.
 STREAM_CHOICES = (256 * 1024, 1024**2, 4 * 1024**2, 16 * 1024**2, float("inf"))
 
 
-def layer_features(graph: Graph, direction: int, ref_khz: float | None, stream_bytes: float) -> np.ndarray:
-    """``[label, 6]`` features of one direction (see the module docstring)."""
+def layer_features(graph: Graph, direction: int, ref_khz: float | None) -> np.ndarray:
+    """``[label, 6]`` features of one direction (see the module docstring): GFLOPs, GFLOPs/threads, GB moved,
+    GB moved/threads, thousands of calls, millions of input planes (:func:`input_planes`).
+
+    A layer's bytes are priced at one rate per type whatever the call's size: a streamed rate apart (calls over a
+    working set chosen per device, as first written) was learned from the few models with big calls and priced
+    DenseNet-40's batch norms, whose 5-20 MB calls ran at cache speed in this machine's 32 MiB L3, 3-5x too dear
+    whenever DenseNet was the model held out.
+    """
     threads = max(graph.config.threads, 1)
     flops = graph.flops[:, direction] / 1e9
-    moved = graph.bytes[:, direction]
+    moved = graph.bytes[:, direction] / 1e9
     calls = graph.calls  # every forward call has its backward
-    streams = moved / np.maximum(calls, 1.0) > stream_bytes
-    cached = np.where(streams, 0.0, moved) / 1e9
-    streamed = np.where(streams, moved, 0.0) / 1e9
-    x = np.stack([flops, flops / threads, cached, cached / threads, streamed, calls / 1e3], axis=1)
+    x = np.stack([flops, flops / threads, moved, moved / threads, calls / 1e3, input_planes(graph) / 1e6], axis=1)
     freq = graph.config.freq_khz
     if ref_khz and freq:
         x = x * (ref_khz / freq)
     return x
+
+
+def input_planes(graph: Graph) -> np.ndarray:
+    """Per label, the (sample, channel) planes its calls loop over per step: batch x rows per sample x calls
+    (zeros where the rows are not known).
+
+    Why a term of its own: a normalisation, pooling or per-channel kernel vectorises within a plane and pays a
+    fixed cost per plane, so bytes alone price a network of many small maps (2x2 of 1024 channels) too cheap and
+    one of few big maps (32x32 of 160 channels) too dear; on this machine a batch norm's backward cost about
+    20 ns per plane besides its bytes.
+    """
+    if not graph.rows:
+        return np.zeros(len(graph.types))
+    return graph.config.batch_size * np.asarray(graph.rows, dtype=float) * graph.calls
 
 
 #: Bytes one element-wise op of the optimizer update moves per parameter element (fp32 parameter, gradient and
@@ -154,17 +174,30 @@ def streamed_update_share(graph: Graph, stream_bytes: float) -> float:
 
 
 def overhead_features(graph: Graph, stream_bytes: float = float("inf")) -> np.ndarray:
-    """``[fixed, GB the update and loss move in cached tensors, GB in streamed tensors, module calls / 1000,
-    GFLOPs outside every module]``.
+    """``[fixed (only where the parameter tensors are not known), thousands of parameter tensors, GB the update
+    and loss move in cached tensors, GB in streamed tensors, thousands of module calls, GFLOPs outside every
+    module]``.
 
     The update reads and writes every parameter, its gradient and its state (bytes, cached or streamed by
-    tensor size: :func:`streamed_update_share`); the autograd engine and the framework pay a dispatch per module
-    outside every module's own time (calls); a loss or a target network run outside the model's modules
-    computes (FLOPs).
+    tensor size: :func:`streamed_update_share`) and dispatches its ops, and the autograd engine accumulates a
+    gradient, once per parameter tensor (30-50 us per tensor here, the same from LeNet's 8 tensors to
+    ShuffleNet's 170); the framework pays a dispatch per module outside every module's own time (calls); a loss
+    or a target network run outside the model's modules computes (FLOPs).  No fixed term where the tensors are
+    known: a fixed one learned from models whose rest of the step is 3-150 ms priced LeNet's 0.4 ms at 1.6.
     """
     share = streamed_update_share(graph, stream_bytes)
     moved = graph.unattributed_bytes / 1e9
-    return np.array([1.0, moved * (1 - share), moved * share, graph.calls.sum() / 1e3, graph.unattributed_flops / 1e9])
+    tensors = len(graph.param_numels)
+    return np.array(
+        [
+            0.0 if tensors else 1.0,
+            tensors / 1e3,
+            moved * (1 - share),
+            moved * share,
+            graph.calls.sum() / 1e3,
+            graph.unattributed_flops / 1e9,
+        ]
+    )
 
 
 @dataclass
@@ -186,8 +219,8 @@ class Breakdown:
 @dataclass
 class CostModel:
     ref_khz: float | None
-    #: The working set above which a layer's traffic counts as streamed (see :func:`select_stream_bytes`).
-    stream_bytes: float
+    #: The working set above which a parameter tensor's update ops count as streamed (:func:`select_update_bytes`).
+    update_bytes: float
     #: ``(type, direction) -> fitted regressor``; ``("(family)", direction)`` and ``(POOLED, direction)`` for
     #: types without their own.
     layers: dict[tuple[str, int], object]
@@ -211,7 +244,7 @@ class CostModel:
         unseen: set[str] = set()
         types = np.asarray(graph.kinds)
         for d in (0, 1):
-            x = layer_features(graph, d, self.ref_khz, self.stream_bytes)
+            x = layer_features(graph, d, self.ref_khz)
             active = x.sum(axis=1) > 0
             for kind in sorted(set(types[active].tolist())):
                 rows = (types == kind) & active
@@ -226,7 +259,7 @@ class CostModel:
         per_label, unseen = self.label_ms(graph)
         parts = per_label.sum(axis=0)
         unseen_ms = float(per_label[np.isin(np.asarray(graph.kinds), unseen)].sum())
-        x_o = overhead_features(graph, self.stream_bytes)[None, :]
+        x_o = overhead_features(graph, self.update_bytes)[None, :]
         over = float(max(self.overhead.predict(x_o)[0], 0.0))  # type: ignore[attr-defined]
         step = float(parts[0] + parts[1]) + over
         memory = None
@@ -248,20 +281,39 @@ def memory_features(graph: Graph) -> np.ndarray:
     return np.array([1.0, graph.params * 4 / 1e9, graph.bytes[:, 0].sum() / 1e9])
 
 
-def fit(observations: list[Observation], stream_bytes: float | None = None) -> CostModel:
-    """Learn the layer, overhead, power and memory models from ``observations`` (at least one); the streaming
-    working set is selected from them (:func:`select_stream_bytes`) unless given."""
+def fit(observations: list[Observation], update_bytes: float | None = None) -> CostModel:
+    """Learn the layer, overhead, power and memory models from ``observations`` (at least one); the update's
+    streaming working set is selected from them (:func:`select_update_bytes`) unless given."""
     if not observations:
         raise ValueError("no traced trials to learn from")
-    if stream_bytes is None:
-        stream_bytes = select_stream_bytes(observations)
+    if update_bytes is None:
+        update_bytes = select_update_bytes(observations)
     freqs = [o.graph.config.freq_khz for o in observations if o.graph.config.freq_khz]
     ref_khz = float(np.median(freqs)) if freqs else None
+    layers = fit_layers(observations, ref_khz)
+    overhead = fit_overhead(observations, update_bytes)
+    with_energy = [o for o in observations if o.energy_j is not None]
+    power = (
+        sum(o.energy_j for o in with_energy) / sum(o.step_ms / 1e3 for o in with_energy)  # type: ignore[misc]
+        if with_energy
+        else None
+    )
+    with_memory = [o for o in observations if o.peak_bytes]
+    memory = None
+    if len(with_memory) >= 2:
+        memory = _linear().fit(
+            np.stack([memory_features(o.graph) for o in with_memory]), np.array([o.peak_bytes for o in with_memory])
+        )
+    return CostModel(ref_khz, update_bytes, layers, overhead, power, memory, [o.trial_id for o in observations])
+
+
+def fit_layers(observations: list[Observation], ref_khz: float | None) -> dict[tuple[str, int], object]:
+    """Per (type, direction), (family, direction) and (all layers, direction), a model of a layer's time."""
     layers: dict[tuple[str, int], object] = {}
     for d in (0, 1):
         xs, ys, kinds, trial_of = [], [], [], []
         for i, obs in enumerate(observations):
-            x = layer_features(obs.graph, d, ref_khz, stream_bytes)
+            x = layer_features(obs.graph, d, ref_khz)
             y = obs.layer_ms[:, d]
             keep = (x.sum(axis=1) > 0) | (y > 0)
             xs.append(x[keep])
@@ -284,49 +336,62 @@ def fit(observations: list[Observation], stream_bytes: float | None = None) -> C
             layers[(group, d)] = _fit_group(x_all[rows], y_all[rows], t_all[rows]) if ran else _Zero()
     for d in (0, 1):  # an inference-only store has no backward: a model that predicts 0 for it
         layers.setdefault((POOLED, d), _Zero())
-    x_o = np.stack([overhead_features(o.graph, stream_bytes) for o in observations])
+    return layers
+
+
+def fit_overhead(observations: list[Observation], update_bytes: float) -> object:
+    """The model of the rest of a step (:func:`overhead_features`), each trial weighted by 1/its step squared
+    like the layers' sums: the fit minimises relative errors, a small model's rest of the step counts as much as
+    a big one's (1/step, as first written, left the big models' update dominating it)."""
+    x_o = np.stack([overhead_features(o.graph, update_bytes) for o in observations])
     y_o = np.array([o.overhead_ms for o in observations])
-    # 1/step squared, like the layers' sums: the fit minimises relative errors, a small model's rest of the step
-    # counts as much as a big one's (1/step, as first written, left the big models' update dominating it)
     w = np.array([1.0 / max(o.step_ms, 1e-6) ** 2 for o in observations])
-    overhead = _linear().fit(x_o, y_o, sample_weight=w)
-    with_energy = [o for o in observations if o.energy_j is not None]
-    power = (
-        sum(o.energy_j for o in with_energy) / sum(o.step_ms / 1e3 for o in with_energy)  # type: ignore[misc]
-        if with_energy
-        else None
-    )
-    with_memory = [o for o in observations if o.peak_bytes]
-    memory = None
-    if len(with_memory) >= 2:
-        memory = _linear().fit(
-            np.stack([memory_features(o.graph) for o in with_memory]), np.array([o.peak_bytes for o in with_memory])
-        )
-    return CostModel(ref_khz, stream_bytes, layers, overhead, power, memory, [o.trial_id for o in observations])
+    return _linear().fit(x_o, y_o, sample_weight=w)
 
 
-def select_stream_bytes(observations: list[Observation]) -> float:
-    """The working set above which a layer's bytes cost DRAM bandwidth on this device, chosen from
-    :data:`STREAM_CHOICES` by leave-one-model-out over ``observations`` alone (the smallest median error).
+def select_update_bytes(observations: list[Observation]) -> float:
+    """The working set above which a parameter tensor's update is streamed on this device, chosen from
+    :data:`STREAM_CHOICES` by leave-one-model-out over ``observations`` alone: the choice of the smallest mean
+    |error| of the rest of the step (relative to the step) over the held-out models.
 
     Why chosen, not fixed: where traffic stops fitting the caches depends on the device's cache sizes, which the
     records do not hold; why from these trials only: a model being validated is not among them, so its error
-    does not choose the threshold it is judged with.  Fewer than three models: no split (all traffic alike).
+    does not choose the split it is judged with; why by the rest of the step alone: its model depends on nothing
+    else (a choice in seconds, not minutes); why the mean, not the median: over a dozen held-out models the median
+    is flat between choices, and the choice flipped when one model was left out.  Fewer than three models: no
+    split (all traffic alike).
     """
     models = sorted({o.graph.config.model for o in observations})
     if len(models) < 3:
         return float("inf")
-    best, best_error = float("inf"), float("inf")
-    for choice in STREAM_CHOICES:
+    folds = [
+        (
+            [o for o in observations if o.graph.config.model != held],
+            [o for o in observations if o.graph.config.model == held],
+        )
+        for held in models
+    ]
+
+    def error(choice: float) -> float:
         errors = []
-        for held in models:
-            train = [o for o in observations if o.graph.config.model != held]
-            model = fit(train, stream_bytes=choice)
-            test = [o for o in observations if o.graph.config.model == held]
-            errors.append(abs(np.mean([model.predict(o.graph).step_ms / o.step_ms - 1 for o in test])))
-        error = float(np.median(errors))
-        if error < best_error - 1e-9:
-            best, best_error = choice, error
+        for train, test in folds:
+            model = fit_overhead(train, choice)
+            x = np.stack([overhead_features(o.graph, choice) for o in test])
+            predicted = np.clip(model.predict(x), 0.0, None)  # type: ignore[attr-defined]
+            errors.append(abs(np.mean([(p - o.overhead_ms) / o.step_ms for p, o in zip(predicted, test, strict=True)])))
+        return float(np.mean(errors))
+
+    return _best(STREAM_CHOICES, error)
+
+
+def _best(choices: tuple[float, ...], error: Callable[[float], float]) -> float:
+    """The choice of the smallest error; of equals the largest working set (a split is kept only where it lowers
+    the error: with no traffic past any split, "never")."""
+    best, best_error = choices[-1], float("inf")
+    for choice in reversed(choices):
+        value = error(choice)
+        if value < best_error - 1e-9:
+            best, best_error = choice, value
     return best
 
 

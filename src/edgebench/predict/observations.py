@@ -57,8 +57,12 @@ class Graph:
     #: Per label, the kernel the framework dispatches its convolution to (``Mkldnn``, ``Slow2d``; "" for other
     #: modules or where not known): the same layer runs several times slower on one than on another.
     kernels: tuple[str, ...] = ()
-    #: Element count of every parameter tensor (empty where not known): the optimizer update's traffic per tensor.
+    #: Element count of every parameter tensor (empty where not known): the optimizer update's traffic and
+    #: dispatches per tensor.
     param_numels: tuple[int, ...] = ()
+    #: Per label, the rows (channels) of one sample's input (empty where not known): a per-channel kernel's cost
+    #: per plane (:func:`edgebench.backends.torch.tracing.static.rows_per_sample`).
+    rows: tuple[int, ...] = ()
 
     @property
     def total_flops(self) -> float:
@@ -202,11 +206,13 @@ def graph_of_config(config: Config) -> Graph:
         names=counted.names,
         kernels=counted.kernels,
         param_numels=counted.param_numels,
+        rows=counted.rows,
     )
 
 
 def with_plan(obs: Observation) -> Observation:
-    """``obs`` with its configuration's conv kernels and parameter sizes, which a trial's record does not hold.
+    """``obs`` with its configuration's conv kernels, input rows and parameter sizes, which a trial's record does
+    not hold.
 
     Why recomputed, not stored: both follow from the model, batch, input and thread count alone
     (:func:`edgebench.backends.torch.tracing.static.kernel_plan` builds the model and runs one forward pass), so
@@ -220,7 +226,7 @@ def with_plan(obs: Observation) -> Observation:
         return replace(obs, notes=[*obs.notes, f"{cfg.model}: conv kernels not known ({exc})"])
     if plan.names != obs.graph.names:
         return replace(obs, notes=[*obs.notes, f"{cfg.model}: conv kernels not known (labels differ from the trace)"])
-    graph = replace(obs.graph, kernels=plan.kernels, param_numels=plan.param_numels)
+    graph = replace(obs.graph, kernels=plan.kernels, param_numels=plan.param_numels, rows=plan.rows)
     return replace(obs, graph=graph)
 
 

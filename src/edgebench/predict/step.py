@@ -74,7 +74,7 @@ class Predictor:
         #: The tracer's cost per module call on this device, where calibrated (None: not known).
         self.hooks = hooks
         self.model: CostModel = fit(observations)
-        self.boot = bootstrap_models(observations, stream_bytes=self.model.stream_bytes)
+        self.boot = bootstrap_models(observations, update_bytes=self.model.update_bytes)
         counts = Counter(o.graph.config.threads for o in observations)
         #: The stored trials' most common thread count: the default of a configuration that names none.
         self.threads = counts.most_common(1)[0][0]
@@ -100,8 +100,15 @@ class Predictor:
             model, batch_size, mode=mode, threads=threads or self.threads, preset=preset, input_shape=input_shape
         )
         graph = graph_of_config(config)
-        if not any(o.graph.kernels for o in self.observations):  # trials without kernels: key convs by type alone
+        # What the stored trials were not described by (a runtime other than PyTorch: no plan) is left out of the
+        # new configuration too, so it is priced by the same features: convs keyed by type alone, the rest of the
+        # step with its fixed term instead of one per parameter tensor, no per-plane term.
+        if not any(o.graph.kernels for o in self.observations):
             graph = replace(graph, kernels=())
+        if not any(o.graph.param_numels for o in self.observations):
+            graph = replace(graph, param_numels=())
+        if not any(o.graph.rows for o in self.observations):
+            graph = replace(graph, rows=())
         return graph
 
     def prediction(self, graph: Graph) -> Prediction:

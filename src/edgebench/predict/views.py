@@ -46,7 +46,7 @@ def print_prediction(p: Prediction, hooks: HookCost | None = None) -> None:
         + ", ".join(f"{m}@{bs}" for m, bs in learned[:12])
         + (" ..." if len(learned) > 12 else "")
     )
-    typer.echo(f"  {_streaming(p.stream_bytes)}")
+    typer.echo(f"  {_streaming(p.update_bytes)}")
     n = p.nearest
     typer.echo(
         f"  nearest stored trial: {n.trial_id} ({n.model} batch {n.batch_size}), "
@@ -63,12 +63,12 @@ def print_prediction(p: Prediction, hooks: HookCost | None = None) -> None:
     )
 
 
-def _streaming(stream_bytes: float) -> str:
-    if stream_bytes == float("inf"):
-        return "layer traffic priced alike at every size (no streaming split chosen)"
+def _streaming(update_bytes: float) -> str:
+    if update_bytes == float("inf"):
+        return "the optimizer update's traffic priced alike for every tensor (no streaming split chosen)"
     return (
-        f"layer calls moving over {stream_bytes / MIB:g} MiB, and parameter tensors whose update ops move over it, "
-        "priced as streamed from DRAM (the split chosen by leave-one-model-out over the stored trials)"
+        f"parameter tensors whose update ops move over {update_bytes / MIB:g} MiB priced as streamed from DRAM "
+        "(the split chosen by leave-one-model-out over the stored trials)"
     )
 
 

@@ -15,7 +15,7 @@ from edgebench.config.sweep_file import load_config
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.trial import measure
 from edgebench.predict.estimate import bootstrap_models, predict
-from edgebench.predict.model import fit
+from edgebench.predict.model import fit, select_update_bytes
 from edgebench.predict.observations import Config, Graph
 from edgebench.predict.step import predicted_step
 from edgebench.predict.stored import Selection, load_observations
@@ -339,8 +339,9 @@ def test_the_tracers_cost_per_call_is_calibrated_from_untraced_twins(synthetic_s
 
 def kernel_observation(model: str, batch: int, layers: list[tuple[str, str, float]], numels: tuple[int, ...]):
     """A traced training trial on a device whose ``Conv2d`` cost depends on its kernel (``Slow2d`` four times
-    the ms per GFLOP of ``Mkldnn``) and whose optimizer update streams tensors over 4 MiB (12 bytes per element
-    moved per op) at five times the cached rate: ``layers`` are (type, kernel, forward GFLOPs per sample)."""
+    the ms per GFLOP of ``Mkldnn``) and whose optimizer update costs 0.05 ms per parameter tensor and streams
+    tensors over 4 MiB (12 bytes per element moved per op) at five times the cached rate: ``layers`` are (type,
+    kernel, forward GFLOPs per sample)."""
     from edgebench.predict.observations import Observation
 
     rate = {"Slow2d": 8.0, "Mkldnn": 2.0, "": 1.0}  # ms per GFLOP forward; backward: twice the work and time
@@ -349,7 +350,7 @@ def kernel_observation(model: str, batch: int, layers: list[tuple[str, str, floa
     total = sum(numels)
     streamed = sum(n for n in numels if 12 * n > 4 * 1024**2)
     update_bytes = 32.0 * total
-    over = 0.2 + update_bytes / GB * (1.0 * (total - streamed) + 5.0 * streamed) / total
+    over = 0.05 * len(numels) + update_bytes / GB * (1.0 * (total - streamed) + 5.0 * streamed) / total
     g = Graph(
         config=Config(model, batch, threads=1),
         types=tuple(t for t, _, _ in layers),
@@ -389,8 +390,9 @@ def kernel_observations(models: dict) -> list:
 
 def test_a_convolutions_kernel_and_the_updates_streamed_tensors_are_learned_apart():
     observations = kernel_observations(KERNEL_MODELS)
-    # The layer split does not matter here (no layer bytes); the update's tensors are split at 4 MiB.
-    model = fit(observations, stream_bytes=4 * 1024**2)
+    # The update's tensors are split at 4 MiB (chosen so from these trials too).
+    assert select_update_bytes(observations) == 4 * 1024**2
+    model = fit(observations, update_bytes=4 * 1024**2)
     for kind in ("Conv2d/Slow2d", "Conv2d/Mkldnn", "Linear"):
         assert model.learned_by(kind) == "own"
     # A model never stored, at a batch never stored, on both kernels: its true step.
@@ -424,3 +426,54 @@ def test_the_framework_says_which_kernel_runs_a_convolution():
     assert conv_kernel(three, 8, threads=1) == "Mkldnn"
     plan = kernel_plan("lenet", 4)
     assert [k for k in plan.kernels if k] == ["Mkldnn", "Mkldnn"] and sum(plan.param_numels) > 0
+    # LeNet's first convolution reads one 28x28 channel per sample, its second the first's 20 channels, and its
+    # first Linear a vector: the rows a per-channel kernel would loop over.
+    rows = dict(zip(plan.names, plan.rows, strict=True))
+    assert (rows["features.0"], rows["features.3"], rows["classifier.1"]) == (1, 20, 1)
+
+
+def plane_observation(model: str, batch: int, layers: list[tuple[int, int]], numels: tuple[int, ...]):
+    """A traced training trial on a device whose ``BatchNorm2d`` costs 20 ms per GB plus 20 ns per (sample,
+    channel) plane of its input, forward and backward: ``layers`` are (channels, pixels per channel)."""
+    from edgebench.predict.observations import Observation
+
+    bytes_ = np.array([[8.0 * batch * c * hw, 16.0 * batch * c * hw] for c, hw in layers])
+    planes = np.array([batch * c for c, _ in layers], dtype=float)
+    layer_ms = bytes_ / GB * 20.0 + planes[:, None] * 20e-6
+    g = Graph(
+        config=Config(model, batch, threads=1),
+        types=("BatchNorm2d",) * len(layers),
+        flops=np.zeros_like(bytes_),
+        bytes=bytes_,
+        calls=np.ones(len(layers)),
+        unattributed_bytes=0.0,
+        params=sum(numels),
+        param_numels=numels,
+        rows=tuple(c for c, _ in layers),
+    )
+    over = 0.05 * len(numels)
+    return Observation(f"{model}-{batch}", g, layer_ms, float(layer_ms.sum()) + over, over)
+
+
+#: Few channels of big maps (a DenseNet's) against many channels of small ones (a ResNet's at a small input).
+PLANE_MODELS = {
+    "p_few": ([(24, 1024), (48, 1024), (96, 256)], (24, 24, 48, 48, 96, 96)),
+    "p_mid": ([(128, 64), (256, 64), (256, 16)], (128, 128, 256, 256, 256, 256)),
+    "p_many": ([(512, 16), (1024, 4), (2048, 1)], (512, 512, 1024, 1024, 2048, 2048)),
+    "p_mix": ([(64, 256), (1024, 4)], (64, 64, 1024, 1024)),
+}
+
+
+def test_a_per_channel_kernels_cost_per_plane_is_learned_from_its_input_rows():
+    """The same bytes cost more in many small planes: with the input rows the held-out models come back; with
+    them hidden (a trial whose layout is not known) one rate per byte cannot fit both kinds of network."""
+    observations = [
+        plane_observation(name, batch, layers, numels)
+        for name, (layers, numels) in PLANE_MODELS.items()
+        for batch in (4, 8, 16)
+    ]
+    lomo = leave_one_model_out(observations)
+    assert lomo.median_abs_error() == pytest.approx(0.0, abs=0.01) and lomo.share_within(0.05) == 1.0
+    hidden = [replace(o, graph=replace(o.graph, rows=())) for o in observations]
+    assert leave_one_model_out(hidden).median_abs_error() > 0.05
+    assert select_update_bytes(observations) == float("inf")  # no tensor streams: nothing favours a split

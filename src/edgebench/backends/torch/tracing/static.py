@@ -9,8 +9,11 @@ Two facts of the configuration are not FLOPs or bytes but change a layer's cost 
 without timing anything: which kernel the framework dispatches a convolution to (:func:`conv_kernel`: with one
 thread, PyTorch runs a 1x1 stride-1 convolution at a batch under 16 on its native im2col/GEMM path, ``Slow2d``,
 and every other on oneDNN, ``Mkldnn``; on this machine the native path ran 4-6x fewer FLOP/s), and the size of
-every parameter tensor (the optimizer update streams a tensor too big for the caches from DRAM once per op).
-:func:`kernel_plan` gives both for a stored trial's configuration, which its record does not hold.
+every parameter tensor (the optimizer update streams a tensor too big for the caches from DRAM once per op, and
+pays a dispatch per tensor).  A third is each module's input layout (:func:`rows_per_sample`): a normalisation,
+pooling or per-channel kernel loops over the (sample, channel) planes of its input, and pays per plane, so the
+same bytes cost more in many small planes (a 2x2 feature map of 1024 channels) than in a few big ones.
+:func:`kernel_plan` gives all three for a stored trial's configuration, which its record does not hold.
 """
 
 from __future__ import annotations
@@ -46,6 +49,23 @@ class GraphCosts:
     kernels: tuple[str, ...] = ()
     #: Element count of every parameter tensor, in ``parameters()`` order.
     param_numels: tuple[int, ...] = ()
+    #: Per label, the rows of its input per sample (:func:`rows_per_sample`; 0 for a module without one).
+    rows: tuple[int, ...] = ()
+
+
+def rows_per_sample(shape: tuple[int, ...]) -> int:
+    """The rows (contiguous inner runs) of one sample's input of ``shape`` (without the batch dimension): its
+    channels for a 2-D or higher input (``C`` of ``C x H x W``: the planes a per-channel kernel loops over), 1 for a
+    vector.
+
+    Why: a batch norm, a pooling or a depthwise kernel loops over (sample, channel) planes and vectorises within
+    one; on this machine a batch norm's backward cost about 20 ns per plane on top of its bytes, so a network of
+    2x2 maps of many channels (ResNet-50 at 32x32) runs its normalisation several times slower per byte than one
+    of 32x32 maps of few channels (DenseNet-40).  It follows from the shapes alone.
+    """
+    if not shape:
+        return 0
+    return int(shape[0]) if len(shape) >= 2 else 1
 
 
 def graph_costs(
@@ -77,7 +97,8 @@ def graph_costs(
 
     handles = [m.register_forward_pre_hook(counter(i)) for i, m in enumerate(modules)]
     conv_calls, conv_handles = _conv_hooks(modules)
-    handles += conv_handles
+    inputs, input_handles = _input_hooks(modules)
+    handles += conv_handles + input_handles
     try:
         if mode == "train":
             costs, unattributed = count_layer_costs(net, task.train_step)
@@ -99,6 +120,7 @@ def graph_costs(
         input_shape=tuple(getattr(task, "input_shape", None) or shape or workload.input_shape),
         kernels=_kernels(len(modules), conv_calls, batch_size, threads),
         param_numels=tuple(p.numel() for p in net.parameters()),
+        rows=_rows(len(modules), inputs),
     )
 
 
@@ -188,17 +210,37 @@ def _conv_hooks(modules: list[torch.nn.Module]) -> tuple[dict[int, ConvCall], li
     return calls, handles
 
 
+def _input_hooks(modules: list[torch.nn.Module]) -> tuple[dict[int, tuple[int, ...]], list[Any]]:
+    """Forward pre-hooks that record, per label, the shape of its first call's input without the batch."""
+    shapes: dict[int, tuple[int, ...]] = {}
+
+    def hook(label: int) -> Any:
+        def pre(module: torch.nn.Module, args: Any) -> None:
+            if label not in shapes and args and isinstance(args[0], torch.Tensor):
+                shapes[label] = tuple(args[0].shape[1:])
+
+        return pre
+
+    return shapes, [m.register_forward_pre_hook(hook(i)) for i, m in enumerate(modules)]
+
+
+def _rows(n_labels: int, shapes: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
+    return tuple(rows_per_sample(shapes[i]) if i in shapes else 0 for i in range(n_labels))
+
+
 def _kernels(n_labels: int, calls: dict[int, ConvCall], batch_size: int, threads: int) -> tuple[str, ...]:
     return tuple(conv_kernel(calls[i], batch_size, threads) if i in calls else "" for i in range(n_labels))
 
 
 @dataclass(frozen=True)
 class KernelPlan:
-    """What a configuration's record lacks for the predictor: conv kernels per label and parameter sizes."""
+    """What a configuration's record lacks for the predictor: conv kernels and input rows per label, and
+    parameter sizes."""
 
     names: tuple[str, ...]
     kernels: tuple[str, ...]
     param_numels: tuple[int, ...]
+    rows: tuple[int, ...] = ()
 
 
 def kernel_plan(
@@ -209,19 +251,20 @@ def kernel_plan(
     preset: str | None = None,
     input_shape: tuple[int, ...] | None = None,
 ) -> KernelPlan:
-    """The conv kernels (:func:`conv_kernel`) and parameter sizes of ``model`` at ``batch_size``.
+    """The conv kernels (:func:`conv_kernel`), input rows (:func:`rows_per_sample`) and parameter sizes of
+    ``model`` at ``batch_size``.
 
     The model is built and runs one forward pass at batch 2 without gradients (a convolution's input shape past
     the batch does not depend on it), once per model and input; each batch size then only asks the selector.
     """
-    names, calls, numels = _conv_calls(model, preset, input_shape)
-    return KernelPlan(names, _kernels(len(names), calls, batch_size, threads), numels)
+    names, calls, numels, rows = _conv_calls(model, preset, input_shape)
+    return KernelPlan(names, _kernels(len(names), calls, batch_size, threads), numels, rows)
 
 
 @lru_cache(maxsize=64)
 def _conv_calls(
     model: str, preset: str | None, input_shape: tuple[int, ...] | None
-) -> tuple[tuple[str, ...], dict[int, ConvCall], tuple[int, ...]]:
+) -> tuple[tuple[str, ...], dict[int, ConvCall], tuple[int, ...], tuple[int, ...]]:
     workload = get_workload(model)
     chosen = workload.preset(preset) if preset else None
     shape = input_shape or (chosen.input_shape if chosen else None)
@@ -231,10 +274,11 @@ def _conv_calls(
     net: torch.nn.Module = task.model
     modules, names, _, _ = module_labels(net)
     calls, handles = _conv_hooks(modules)
+    inputs, input_handles = _input_hooks(modules)
     try:
         with torch.no_grad():
             task.infer_step()
     finally:
-        for handle in handles:
+        for handle in handles + input_handles:
             handle.remove()
-    return tuple(names), calls, tuple(p.numel() for p in net.parameters())
+    return tuple(names), calls, tuple(p.numel() for p in net.parameters()), _rows(len(names), inputs)
