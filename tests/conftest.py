@@ -305,10 +305,14 @@ def needs_of(item: pytest.Item) -> set[str]:
 
 
 def marks_of(item: pytest.Item) -> set[str]:
-    """The marks ``item`` gets: what it needs, and ``e2e`` for every test under ``tests/e2e/``."""
+    """The marks ``item`` gets: what it needs, ``e2e`` for every test under ``tests/e2e/``, and ``docs_examples`` for
+    those under ``tests/e2e/docs/`` (a stage of its own: pyproject's ``addopts`` deselects them from a plain run)."""
     marks = needs_of(item)
-    if E2E_FOLDER in Path(str(item.path)).resolve().parents:
+    parents = Path(str(item.path)).resolve().parents
+    if E2E_FOLDER in parents:
         marks.add("e2e")
+    if E2E_FOLDER / "docs" in parents:
+        marks.add("docs_examples")
     return marks
 
 
@@ -328,17 +332,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"this test is {', '.join(sorted(found))} (see tests/conftest.py): move it to tests/e2e/", False)
 
 
-#: The marks whose tests share a component started once per process (the session's sshd, emulated phones and adb
-#: server, Ray cluster, browser, converted MNN and exported ONNX models): with ``pytest -n`` (pyproject's
-#: ``--dist loadgroup``) each such group runs on one worker, so the component starts once, not once per worker.
-SHARED_COMPONENTS = ("adb", "ssh", "ray", "browser", "mnn", "onnxruntime")
+#: The marks whose tests share a component started once per process (the Ray cluster, browser, emulated phones and
+#: adb server, converted MNN and exported ONNX models, sshd), costliest to start first.
+SHARED_COMPONENTS = ("ray", "browser", "adb", "mnn", "onnxruntime", "ssh")
+
+
+def xdist_groups(marks: dict[pytest.Item, set[str]]) -> dict[pytest.Item, str]:
+    """The xdist group of each test (pyproject's ``--dist loadgroup``: a group runs on one worker): a module stays
+    whole on one worker, so its module-scoped fixtures (a shared store, a traced trial) are built once, and the
+    modules that use one shared component run on one worker, so the component starts once.  A module's group is
+    the costliest component any of its tests uses, else the module itself."""
+    by_module: dict[str, set[str]] = {}
+    for item, found in marks.items():
+        by_module.setdefault(str(item.path), set()).update(found)
+    group_of = {path: next((m for m in SHARED_COMPONENTS if m in found), path) for path, found in by_module.items()}
+    return {item: group_of[str(item.path)] for item in marks}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        marks = marks_of(item)
-        for mark in sorted(marks):
+    marks = {item: marks_of(item) for item in items}
+    for item, group in xdist_groups(marks).items():
+        for mark in sorted(marks[item]):
             item.add_marker(mark)
-        group = next((m for m in SHARED_COMPONENTS if m in marks), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(group))

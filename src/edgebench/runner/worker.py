@@ -194,7 +194,8 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         params=session.params,
         input_shape=list(session.input_shape),
         num_classes=session.num_classes,
-        env=session.env,
+        # the cores the worker runs on (``apply_affinity``), for every backend alike, then the backend's own facts
+        env={"affinity": sorted(os.sched_getaffinity(0)), **session.env},
         quantization=getattr(session, "quantization", None),
     )
     rule = train_rule(trial, session.evaluate, lambda **e: emit("eval", **e))

@@ -39,7 +39,7 @@ def worker_of(launcher: subprocess.Popen[str], timeout_s: float = 60) -> int:
 
 
 def test_a_worker_killed_by_a_user_is_killed_not_oom_and_no_step_is_claimed(cli):
-    launcher = cli.start("run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    launcher = cli.start("run", "--backend", "fake", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
     os.kill(worker_of(launcher), signal.SIGKILL)  # while it imports torch: no memory pressure, no step measured
     out, err = launcher.communicate(timeout=120)
     assert launcher.returncode == 1, err
@@ -54,7 +54,7 @@ def test_a_worker_killed_by_a_user_is_killed_not_oom_and_no_step_is_claimed(cli)
 
 
 def test_ctrl_c_on_run_prints_its_line_and_exits_130(cli):
-    launcher = cli.start("run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    launcher = cli.start("run", "--backend", "fake", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
     worker_of(launcher)
     time.sleep(1.0)
     launcher.send_signal(signal.SIGINT)
@@ -68,7 +68,7 @@ def test_ctrl_c_on_run_prints_its_line_and_exits_130(cli):
 
 def test_the_resume_hint_after_ctrl_c_is_the_command_that_resumes_this_sweep(cli, tmp_path):
     overrides = ["--set", "models=[lenet]", "--set", "batch_sizes=[1, 2, 3]", "--set", "steps=2",
-                 "--set", "infer_steps=0"]  # fmt: skip
+                 "--set", "infer_steps=0", "--set", "backend=fake"]  # fmt: skip
     sweep = start_sweep(cli, *overrides)
     wait_for(cli.store_path, 1, sweep)
     sweep.send_signal(signal.SIGINT)
@@ -91,7 +91,7 @@ def work_dirs(launcher: subprocess.Popen[str]) -> list[Path]:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_terminating_signal_on_run_stops_its_worker_and_removes_its_trial_folder(cli, signum):
-    launcher = cli.start("run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    launcher = cli.start("run", "--backend", "fake", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
     worker = worker_of(launcher)
     assert len(work_dirs(launcher)) == 1
     launcher.send_signal(signum)
@@ -103,7 +103,7 @@ def test_a_terminating_signal_on_run_stops_its_worker_and_removes_its_trial_fold
 
 
 def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
-    launcher = cli.start("run", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
+    launcher = cli.start("run", "--backend", "fake", "--steps", "100000", "--warmup", "0", "--infer-steps", "0")
     worker = worker_of(launcher)
     (left,) = work_dirs(launcher)
     launcher.kill()  # no cleanup runs at all; the worker dies with it
@@ -112,7 +112,7 @@ def test_the_folder_of_a_killed_launcher_is_removed_by_the_next_trial(cli):
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert left.is_dir()
-    proc = cli("run", "--steps", "1", "--warmup", "0", "--infer-steps", "0", "--no-store")
+    proc = cli("run", "--backend", "fake", "--steps", "1", "--warmup", "0", "--infer-steps", "0", "--no-store")
     assert proc.returncode == 0, proc.stderr
     assert not left.exists()
 

@@ -1,4 +1,6 @@
-"""``edgebench sweep`` end to end: real workers, a real store, a sweep interrupted and killed for real, then resumed."""
+"""``edgebench sweep`` end to end: real workers, a real store, a sweep interrupted and killed for real, then resumed.
+The sweep's trials run on the fake backend: the sweep's machinery is the point, and a framework's trials only cost
+time (the torch trials' own tests are tests/e2e/cli/test_run.py's)."""
 
 import os
 import shutil
@@ -8,8 +10,9 @@ from edgebench.store import Store
 from tests.conftest import json_out
 from tests.sweeping import start_sweep, stored_keys, wait_for
 
-# 2 models x 2 batch sizes x 2 core masks, as small as a trial gets: SqueezeNet at 32x32 steps in ~10 ms here.
+# 2 models x 2 batch sizes x 2 core masks on the fake backend (5 ms steps).
 CONFIG = """
+backend: fake
 models: [lenet, {name: squeezenet, input_shape: 3x32x32}]
 batch_sizes: [1, 2]
 cores: [0x1, 0x2]

@@ -17,7 +17,9 @@ output, a line of it.  :func:`test_every_docs_example_is_run_here` fails on a ne
 lane below.
 
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
-the lanes run side by side, so the module's time is that of its longest lane rather than the sum.
+a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
+(deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
+its 82 commands take about 6 CPU-minutes, which a 2-core machine cannot fit beside the rest of the suite.
 """
 
 from __future__ import annotations
@@ -631,7 +633,9 @@ def ran(sandbox) -> dict[str, subprocess.CompletedProcess[str]]:
         return {line: _run(sandbox, line) for line in lines}
 
     results: dict[str, subprocess.CompletedProcess[str]] = {}
-    with ThreadPoolExecutor(max_workers=len(LANES)) as pool:
+    # One lane a core and one more (most of an example is its processes' CPU time; more lanes than that only
+    # slowed every example down, past its timeout under load)
+    with ThreadPoolExecutor(max_workers=min(len(LANES), (os.cpu_count() or 1) + 1)) as pool:
         for done in pool.map(lane, LANES.values()):
             results.update(done)
     return results

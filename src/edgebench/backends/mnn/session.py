@@ -13,7 +13,6 @@ runs with file descriptor 1 sent to stderr.
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -93,7 +92,6 @@ class MnnSession:
             "mnn": runtime.version(),
             "mnn_threads": self.threads,
             "mnn_device_supports": device_line,
-            "affinity": sorted(os.sched_getaffinity(0)),
             "mnn_precision_requested": self.trial.precision,
             "mnn_cores": cores_note,
             "mnn_cpu_core_ids_hint": self.core_ids,

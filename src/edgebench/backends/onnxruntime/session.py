@@ -71,7 +71,6 @@ class OrtSession:
     """The exported model in an ``InferenceSession``, its input batch, and the profiler for ``--trace layers``."""
 
     def __init__(self, trial: Trial) -> None:
-        import os
 
         from edgebench.backends.onnxruntime.prepare import run_in_child
 
@@ -100,7 +99,6 @@ class OrtSession:
         self.input_shape = exported.input_shape
         self.num_classes: int | None = exported.num_classes
         self.env.update(
-            affinity=sorted(os.sched_getaffinity(0)),
             onnx_opset=exported.opset,
             onnx_exporter=exported.exporter,
             onnx_model=Path(prepared.model_path).name,
@@ -109,7 +107,6 @@ class OrtSession:
         self.quantization = prepared.quantization
 
     def _open_file(self, ort: Any, trial: Trial, options: Any) -> None:
-        import os
 
         from edgebench.backends import model_file as mf
 
@@ -134,7 +131,6 @@ class OrtSession:
         self.modules = dict(zip(tree["names"][1:], tree["types"][1:], strict=True))
         self.root_class = tree["names"][0]
         self.env.update(
-            affinity=sorted(os.sched_getaffinity(0)),
             model_file=path,
             model_file_io=mf.describe(info),
             model_file_feeds={f.name: list(f.dims) for f in feeds},

@@ -48,7 +48,6 @@ def torch_env() -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "affinity": sorted(os.sched_getaffinity(0)),
         "parallel_backend": parallel_backend(),
     }
 
