@@ -349,6 +349,7 @@ def xdist_groups(marks: dict[pytest.Item, set[str]]) -> dict[pytest.Item, str]:
     return {item: group_of[str(item.path)] for item in marks}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     marks = {item: marks_of(item) for item in items}
     for item, group in xdist_groups(marks).items():
