@@ -278,6 +278,13 @@ def _analysis(
     if cloud is None and cloud_speedup is None:
         table = _labelled_default(table)
     if objective == "energy" and table.energy_source is None:
+        if result.trial.estimate_energy:  # asked for, but the power model had no utilization to apply to
+            steps = result.latency.measured_steps
+            raise UsageError(
+                "--steps",
+                f"energy cannot be ranked: trial {result.trial_id}'s --estimate-energy could not be applied, its "
+                f"{steps} measured steps too short a window to resolve the CPU's utilization; give more --steps",
+            )
         raise UsageError(
             "--objective",
             f"energy cannot be ranked: trial {result.trial_id} had no power sensor and no estimate; "

@@ -81,15 +81,20 @@ def test_energy_objective_without_energy_is_a_usage_error(cli, first):
     assert proc.stderr.startswith("edgebench: error: --objective: energy cannot be ranked")
 
 
+#: Enough steps for the CPU's utilization over the window, which the power model applies to (2 steps of LeNet are
+#: a few milliseconds: the estimate is then withheld, and energy cannot be ranked)
+ESTIMATED = ("--model", "lenet", "--steps", "300", "--warmup", "1")
+
+
 def test_energy_objective_with_a_labelled_estimate(cli, first):
-    proc = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
+    proc = cli("partition", *ESTIMATED, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
     assert proc.returncode == 0, proc.stderr
     a = json.loads(proc.stdout)
     assert a["energy_source"].startswith("estimated: linear-utilization: P = 2 W + (6 W - 2 W) * U_cpu (")
     assert "running one" in proc.stderr  # the stored trial has no estimate
-    again = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
+    again = cli("partition", *ESTIMATED, "--objective", "energy", "--estimate-energy", "idle=2W,max=6W", "--json")
     assert "running one" not in again.stderr and json.loads(again.stdout)["mobile_source"] == a["mobile_source"]
-    other = cli("partition", *TINY, "--objective", "energy", "--estimate-energy", "idle=1W,max=9W", "--json")
+    other = cli("partition", *ESTIMATED, "--objective", "energy", "--estimate-energy", "idle=1W,max=9W", "--json")
     assert "running one" in other.stderr  # other coefficients: another trial
     energies = [r["total_energy_j"] for r in a["rows"]]
     assert a["best"]["total_energy_j"] == min(energies)
