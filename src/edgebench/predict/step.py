@@ -66,6 +66,10 @@ class PredictedStep:
         return (self.high_ms - self.low_ms) / self.step_ms if self.step_ms > 0 else float("inf")
 
 
+#: The facts of a configuration's plan (:class:`Graph` fields) that stored trials of another runtime may lack.
+PLAN_FACTS = ("kernels", "param_numels", "rows")
+
+
 class Predictor:
     """The device's cost models, fitted once from its stored traced trials, asked about many configurations."""
 
@@ -99,17 +103,12 @@ class Predictor:
         config = Config(
             model, batch_size, mode=mode, threads=threads or self.threads, preset=preset, input_shape=input_shape
         )
-        graph = graph_of_config(config)
         # What the stored trials were not described by (a runtime other than PyTorch: no plan) is left out of the
-        # new configuration too, so it is priced by the same features: convs keyed by type alone, the rest of the
-        # step with its fixed term instead of one per parameter tensor, no per-plane term.
-        if not any(o.graph.kernels for o in self.observations):
-            graph = replace(graph, kernels=())
-        if not any(o.graph.param_numels for o in self.observations):
-            graph = replace(graph, param_numels=())
-        if not any(o.graph.rows for o in self.observations):
-            graph = replace(graph, rows=())
-        return graph
+        # new configuration too, so it is priced by the same features: convs keyed by type alone (kernels), the
+        # rest of the step with its fixed term instead of one per parameter tensor (param_numels), no per-plane
+        # term (rows).
+        unknown = [f for f in PLAN_FACTS if not any(getattr(o.graph, f) for o in self.observations)]
+        return replace(graph_of_config(config), **dict.fromkeys(unknown, ()))
 
     def prediction(self, graph: Graph) -> Prediction:
         return predict(graph, self.observations, model=self.model, boot=self.boot)
