@@ -13,7 +13,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,17 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import free_port
+
 INSTALL = "apt-get install -y adb mksh"
 REPO = Path(__file__).resolve().parents[1]
 SIM_DIR = REPO / ".." / "shared" / "tools" / "adbd-sim"
 SIM = SIM_DIR / "adbd_sim.py"
 SRC = REPO / "src"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -94,7 +89,7 @@ class AdbdSim:
             return phone
         root = self.folder / name
         log = self.folder / f"{name}.log"
-        port = _free_port()
+        port = free_port()
         process = subprocess.Popen(
             [sys.executable, str(SIM), "--port", str(port), "--root-dir", str(root), "-v", "--log", str(log), *options],
             stdout=subprocess.PIPE,
@@ -138,7 +133,7 @@ def start_adbd_sim() -> AdbdSim:
         Path("/data").mkdir()  # adbd-sim binds the phone's /data over it in its own namespace; it stays empty
     folder = Path(tempfile.mkdtemp(prefix="adbd-sim-", dir="/tmp"))
     folder.chmod(0o755)  # the phone's unrooted shell (uid 2000) walks through it
-    port = _free_port()
+    port = free_port()
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(port)
     done = subprocess.run(["adb", "start-server"], capture_output=True, text=True, timeout=60)
     if done.returncode != 0:

@@ -1,9 +1,10 @@
-"""Where the suite's files are, and what this machine has, named once: test modules live at different depths
-(``tests/unit/<package>/``, ``tests/e2e/<package>/``), so none of them reaches the fixtures or the repository by
-counting parents."""
+"""Where the suite's files are, what this machine has, and a free port, named once: test modules live at
+different depths (``tests/unit/<package>/``, ``tests/e2e/<package>/``), so none of them reaches the fixtures or the
+repository by counting parents."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -30,3 +31,11 @@ HAS_PMU = any(
     for p in Path("/sys/bus/event_source/devices").glob("*")
     if Path("/sys/bus/event_source/devices").is_dir()
 )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now: for the servers the suite starts (sshd, the emulated
+    adbd and its adb server, Ray's head), each on a port of its own."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -14,20 +14,15 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from tests.paths import free_port
+
 JOIN = [sys.executable, "-c", "import sys; from edgebench.cli import main; sys.exit(main())", "fleet", "join"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LocalCluster:

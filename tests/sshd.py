@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import free_port
+
 INSTALL = "apt-get install -y openssh-server mksh busybox adb"
 SRC = Path(__file__).resolve().parents[1] / "src"
 ALIAS = "edgebench-test-board"
@@ -58,12 +60,6 @@ class Sshd:
         }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_sshd(folder: Path) -> Sshd:
     sshd = shutil.which("sshd") or "/usr/sbin/sshd"
     if not os.path.exists(sshd) or shutil.which("ssh") is None or shutil.which("ssh-keygen") is None:
@@ -74,7 +70,7 @@ def start_sshd(folder: Path) -> Sshd:
     shutil.copy(folder / "client_key.pub", folder / "authorized_keys")
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation folder sshd insists on when run as root
-    port = _free_port()
+    port = free_port()
     config = folder / "sshd_config"
     config.write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'host_key'}\n"

@@ -43,8 +43,8 @@ import yaml
 from tests.adbd import AdbdSim, adbd_sim  # noqa: F401  (the session fixture)
 from tests.conftest import Edgebench, store_with_traced_lenet
 from tests.factories import copy_of_the_golden_store
-from tests.paths import FIXTURES, HAS_PMU, ROOT, SRC
-from tests.ray_cluster import LocalCluster, free_port
+from tests.paths import FIXTURES, HAS_PMU, ROOT, SRC, free_port
+from tests.ray_cluster import LocalCluster
 from tests.repo.test_docs_examples import examples
 from tests.sshd import Sshd, sshd  # noqa: F401  (the session fixture)
 
