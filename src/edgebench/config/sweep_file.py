@@ -36,6 +36,7 @@ from pydantic import (
 from edgebench.config.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
 from edgebench.config.yaml_values import parse_yaml
 from edgebench.errors import UsageError, explain
+from edgebench.records.model import Record
 from edgebench.records.trial import check_step_cap
 from edgebench.registry import MODELS
 from edgebench.units import parse_duration_s
@@ -48,7 +49,7 @@ def _as_list(value: Any) -> Any:
     return value if isinstance(value, list | tuple) else [value]
 
 
-class StrictModel(BaseModel):
+class StrictModel(Record):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
 
 
@@ -201,7 +202,7 @@ class SweepConfig(TrialSettings):  # type: ignore[valid-type,misc]
         return list(value) if isinstance(value, list) else [value]
 
 
-class LoadedConfig(BaseModel):
+class LoadedConfig(Record):
     """A validated configuration and what loading it had to say (DNNTune keys that do not apply here)."""
 
     model_config = ConfigDict(frozen=True)
@@ -211,7 +212,7 @@ class LoadedConfig(BaseModel):
     notes: tuple[str, ...] = ()
     raw: dict[str, Any]
     #: native key -> the DNNTune key it came from (``cores`` -> ``processing.CPU_affinity``)
-    origins: dict[str, str] = {}
+    origins: dict[str, str] = Field(default_factory=dict)
     #: keys given with --set
     overridden: frozenset[str] = frozenset()
     from_file: bool = False

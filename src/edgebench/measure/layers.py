@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, model_serializer
+from pydantic import Field, model_serializer
 
 from edgebench.measure.attribution import (
     N_KINDS,
@@ -32,11 +32,12 @@ from edgebench.measure.attribution import (
 )
 from edgebench.measure.roofline import roofline_point
 from edgebench.records.events import EventsLike
+from edgebench.records.model import Record
 from edgebench.records.spans import BACKWARD, FORWARD, OPTIMIZER, SpanTable
 from edgebench.sensors.samples import Samples
 
 
-class LayerRow(BaseModel):
+class LayerRow(Record):
     name: str
     type: str
     depth: int
@@ -84,14 +85,14 @@ class LayerRow(BaseModel):
         return 100.0 * misses / refs if refs and misses is not None else None
 
 
-class PeakSummary(BaseModel):
+class PeakSummary(Record):
     key: str
     gemm_gflops: float
     copy_gbps: float
     measured_at: str
 
 
-class LayerReport(BaseModel):
+class LayerReport(Record):
     trial_id: str
     model: str
     batch_size: int
@@ -110,7 +111,7 @@ class LayerReport(BaseModel):
     energy_basis: str | None = None
     idle_power_w: float | None = None
     gross_step_energy_j: float | None = None
-    notes: list[str] = []
+    notes: list[str] = Field(default_factory=list)
 
 
 def group_labels(spans: SpanTable, depth: int | None) -> np.ndarray:

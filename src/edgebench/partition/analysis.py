@@ -5,15 +5,16 @@ This is the ``--json`` contract of ``edgebench partition`` and what the table an
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
 from edgebench.partition.costs import CostTable
 from edgebench.partition.network import NetworkProfile
 from edgebench.partition.solver import Objective, PointCost, best_point, dag_best_cut, frontier_points
 from edgebench.partition.sweep import SweepSegment, sweep_bandwidth
+from edgebench.records.model import Record
 
 
-class DagCutSummary(BaseModel):
+class DagCutSummary(Record):
     model_config = ConfigDict(frozen=True)
 
     #: The minimum s-t cut's cost (``kind`` ``dag-cut`` when it is not a prefix of the execution order).
@@ -25,7 +26,7 @@ class DagCutSummary(BaseModel):
     gain: float
 
 
-class PartitionAnalysis(BaseModel):
+class PartitionAnalysis(Record):
     model_config = ConfigDict(frozen=True)
 
     model: str
@@ -46,7 +47,7 @@ class PartitionAnalysis(BaseModel):
     branch_points: int
     dag_cut: DagCutSummary
     sweep: list[SweepSegment] | None = None
-    notes: list[str] = []
+    notes: list[str] = Field(default_factory=list)
     #: ``predicted`` when the device's times come from ``edgebench predict``'s cost models, not a traced trial:
     #: every device figure (and the totals, and server times derived from the device's) is then predicted.
     device_basis: str = "measured"

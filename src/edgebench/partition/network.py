@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from edgebench.errors import UsageError, explain
+from edgebench.records.model import Record
 
 
-class NetworkProfile(BaseModel):
+class NetworkProfile(Record):
     """One link between the device and the server."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -11,13 +11,14 @@ saving is of measured device times.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.solver import Objective
+from edgebench.records.model import Record
 
 
-class Table4Row(BaseModel):
+class Table4Row(Record):
     model_config = ConfigDict(frozen=True)
 
     device: str
@@ -36,7 +37,7 @@ class Table4Row(BaseModel):
     source: str
 
 
-class Table4(BaseModel):
+class Table4(Record):
     model_config = ConfigDict(frozen=True)
 
     model: str
@@ -46,7 +47,7 @@ class Table4(BaseModel):
     unit: str
     rows: list[Table4Row]
     cloud_source: str
-    notes: list[str] = []
+    notes: list[str] = Field(default_factory=list)
 
 
 def basis_of(analysis: PartitionAnalysis) -> str:

@@ -13,9 +13,10 @@ import json
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import ConfigDict, field_validator
 
 from edgebench.records.events import Event
+from edgebench.records.model import Record
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
@@ -23,7 +24,7 @@ from edgebench.records.trial import Trial
 BUNDLE_VERSION = 1
 
 
-class Failure(BaseModel):
+class Failure(Record):
     """Why a trial did not run to its end, as the agent saw it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -32,7 +33,7 @@ class Failure(BaseModel):
     reason: str
 
 
-class MemoryWatch(BaseModel):
+class MemoryWatch(Record):
     """What the memory watchdog saw of a trial run under ``--memory-budget``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -41,7 +42,7 @@ class MemoryWatch(BaseModel):
     peak_rss_bytes: int | None
 
 
-class TrialBundle(BaseModel):
+class TrialBundle(Record):
     """One trial as measured on its device: events, samples with their meta, spans, the device's environment."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

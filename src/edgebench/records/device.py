@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import ConfigDict, Field, JsonValue, ValidationError
+
+from edgebench.records.model import Record
 
 #: What :func:`edgebench.host.environment.host_environment` records of a device, all together (some possibly null).
 _HOST_FACTS = (
@@ -19,7 +21,7 @@ _HOST_FACTS = (
 )  # fmt: skip
 
 
-class DeviceEnvironment(BaseModel):
+class DeviceEnvironment(Record):
     """The machine, its OS and the framework a trial ran with.  ``hostname`` is the one place a result names the
     host it ran on (the store indexes it; ``uname -n`` on a remote target)."""
 
@@ -56,7 +58,7 @@ class DeviceEnvironment(BaseModel):
     mnn: str | None = None
     onnxruntime: str | None = None
     #: What a backend or an importer recorded beyond these (``mnn_*``, ``ort_*``, ``onnx_*``, ``command_*``...).
-    extra: dict[str, JsonValue] = {}
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: dict[str, Any]) -> DeviceEnvironment:

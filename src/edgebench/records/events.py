@@ -15,19 +15,20 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from edgebench.records.memory import MemoryByCategory
+from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
 
 Phase = Literal["warmup", "train", "infer_warmup", "infer"]
 
 
-class _Event(BaseModel):
+class _Event(Record):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ModelLoad(BaseModel):
+class ModelLoad(Record):
     """Loading the trial's model in the fresh worker: the backend's own section (its words in ``what``), timed on
     the monotonic clock, with the process's peak resident memory over it (``VmHWM``, reset where the kernel
     allows) and how far that peak rose above the memory resident before the load began."""
@@ -52,7 +53,7 @@ class Ready(_Event):
     input_shape: list[int] | None = None
     num_classes: int | None = None
     #: The backend's own environment (framework version, its thread pools, affinity).
-    env: dict[str, Any] = {}
+    env: dict[str, Any] = Field(default_factory=dict)
     #: An int8 trial's quantization, as the backend measured it while building the model.
     quantization: Quantization | None = None
     #: The model's load, as the backend timed it (None from a worker older than the record).
@@ -143,7 +144,7 @@ class Error(_Event):
 
 
 Event = Annotated[Ready | Idle | Step | FirstStep | Eval | Spans | Done | Error, Field(discriminator="event")]
-_EVENTS = TypeAdapter(list[Event])
+_EVENTS = TypeAdapter(list[Event], config=ConfigDict(defer_build=True))  # as every Record: built on first use
 _KINDS: dict[str, type[_Event]] = {
     kind.model_fields["event"].default: kind for kind in (Ready, Idle, Step, FirstStep, Eval, Spans, Done, Error)
 }

@@ -14,18 +14,21 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Event, as_events, dump_events, parse_events
+from edgebench.records.model import Record
 from edgebench.records.result import TrialResult
 from edgebench.records.result_schema import load_result
 from edgebench.records.sampling import SamplerMeta
-from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
+
+if TYPE_CHECKING:  # spans bring numpy, which a command that reads no spans need not import
+    from edgebench.records.spans import SpanTable
 
 #: The format's name, in every file that holds the record.  It is the name rescue files carried before the record
 #: existed (version 1: ``{"kind", "result", "series"}``), so files kept then still import.
@@ -37,7 +40,7 @@ FINISHED_VERSION = 2
 EVENTS, SAMPLES, SAMPLER_META, SPANS, RUN = "events", "samples", "sampler_meta", "spans", "run"
 
 
-class AgentRun(BaseModel):
+class AgentRun(Record):
     """The agent's bundle without its series: the trial as it ran on the device and what measuring it needs."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -49,7 +52,7 @@ class AgentRun(BaseModel):
     watch: MemoryWatch | None = None
 
 
-class FinishedTrial(BaseModel):
+class FinishedTrial(Record):
     """One finished trial: the result and its raw series (step events, sensor samples with their meta, spans)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", ignored_types=(cached_property,))
@@ -57,7 +60,7 @@ class FinishedTrial(BaseModel):
     kind: Literal["edgebench-unsaved-trial"] = KIND
     version: int = FINISHED_VERSION
     result: TrialResult
-    events: list[Event] = []
+    events: list[Event] = Field(default_factory=list)
     #: The sampler's CSV and what it recorded besides the numbers; None when the trial was not sampled.
     samples_csv: str | None = None
     sampler_meta: SamplerMeta | None = None
@@ -177,4 +180,6 @@ class FinishedTrial(BaseModel):
 
     @cached_property
     def spans(self) -> SpanTable | None:
+        from edgebench.records.spans import SpanTable
+
         return SpanTable.from_json(self.spans_json) if self.spans_json else None

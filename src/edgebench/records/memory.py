@@ -9,7 +9,9 @@ cannot see is None and named in ``unexposed`` with why, never guessed.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
+
+from edgebench.records.model import Record
 
 #: The categories in the order the tables print them: (field, label, a table's short heading).
 CATEGORIES: tuple[tuple[str, str, str], ...] = (
@@ -22,7 +24,7 @@ CATEGORIES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-class MemoryByCategory(BaseModel):
+class MemoryByCategory(Record):
     """One trial's memory split by what holds it, in bytes.
 
     ``runtime_bytes`` is the worker's resident memory before the model is built (the interpreter and the
@@ -48,7 +50,7 @@ class MemoryByCategory(BaseModel):
     #: Whether ``peak_bytes`` includes the runtime (CPU resident memory does; a CUDA allocator's peak does not).
     peak_includes_runtime: bool = True
     #: ``category: why`` for each category this backend cannot measure (None above).
-    unexposed: list[str] = []
+    unexposed: list[str] = Field(default_factory=list)
 
     def value(self, field: str) -> int | None:
         return getattr(self, field)

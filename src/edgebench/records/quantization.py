@@ -1,14 +1,16 @@
 """How an ``int8`` model was quantized and what it cost in accuracy: the worker reports it in its ``ready`` event
-and the result keeps it, so both read this one record (it imports nothing but pydantic)."""
+and the result keeps it, so both read this one record (it imports nothing but pydantic and the base record)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import Field
+
+from edgebench.records.model import Record
 
 
-class Quantization(BaseModel):
+class Quantization(Record):
     """What an ``int8`` trial ran and what it cost in accuracy, against the same model at fp32 on the same inputs.
 
     Never a speed claim: ``cpu_int8_features`` says whether the CPU has the instructions that make int8 fast
@@ -35,5 +37,5 @@ class Quantization(BaseModel):
     max_abs_output_diff: float | None = None
     #: int8 dot-product instructions this CPU has (``avx512_vnni``, ``avx_vnni``, ``asimddp``...); empty: none,
     #: so int8 runs on wider multiply-add sequences and may be no faster than fp32.
-    cpu_int8_features: list[str] = []
+    cpu_int8_features: list[str] = Field(default_factory=list)
     notes: list[str] | None = None

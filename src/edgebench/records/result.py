@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
+from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
 from edgebench.records.device import DeviceEnvironment
 from edgebench.records.memory import MemoryByCategory
+from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
 from edgebench.records.trial import Trial
 
@@ -25,7 +26,7 @@ SCHEMA_VERSION = 4
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
 
 
-class Stats(BaseModel):
+class Stats(Record):
     """Distribution of per-step times in ms; ``ci95`` is the half-width of the 95% t-interval of the mean.
 
     Only the mean is known of a trial imported from a tool that kept nothing else (the MNN-based suite prints one
@@ -42,19 +43,19 @@ class Stats(BaseModel):
     cv: float | None = None
 
 
-class CpuUtil(BaseModel):
+class CpuUtil(Record):
     """Per-core utilization in percent (None for a core that was offline) and its mean over online cores."""
 
     per_core: list[float | None]
     mean: float | None
 
 
-class Range(BaseModel):
+class Range(Record):
     mean: float
     max: float
 
 
-class LossSummary(BaseModel):
+class LossSummary(Record):
     """The first and last training loss.  A loss that was not finite (a diverged run: NaN, inf) is stored as None,
     since JSON has no NaN (it was written as null and then refused on reading, making the store unreadable)."""
 
@@ -68,7 +69,7 @@ class LossSummary(BaseModel):
         return value if value is None or math.isfinite(value) else None
 
 
-class SamplerSummary(BaseModel):
+class SamplerSummary(Record):
     interval_ms: float
     samples: int
     late_samples: int
@@ -77,7 +78,7 @@ class SamplerSummary(BaseModel):
     unavailable: dict[str, str]
 
 
-class RailEnergy(BaseModel):
+class RailEnergy(Record):
     """One power channel (a rail, a RAPL domain, a GPU) over the training window."""
 
     #: idle-subtracted where an idle baseline was measured, like ``energy_j``
@@ -87,14 +88,14 @@ class RailEnergy(BaseModel):
     idle_power_w: float | None
 
 
-class GpuUtil(BaseModel):
+class GpuUtil(Record):
     """Per-GPU utilization in percent over the training window (equation 3) and its mean."""
 
     per_gpu: list[float | None]
     mean: float | None
 
 
-class SweepInfo(BaseModel):
+class SweepInfo(Record):
     """Where a trial sits in a sweep: the sweep, its stable key there, and what was done to the device before it."""
 
     sweep_id: str
@@ -110,7 +111,7 @@ class SweepInfo(BaseModel):
     cooldown_by: str | None = None
 
 
-class AccuracyPoint(BaseModel):
+class AccuracyPoint(Record):
     """One evaluation on held-out data: after ``step`` measured steps, ``elapsed_s`` after the first step began."""
 
     step: int
@@ -118,7 +119,7 @@ class AccuracyPoint(BaseModel):
     elapsed_s: float
 
 
-class Predictability(BaseModel):
+class Predictability(Record):
     """How repeatable the training steps are (the characterization paper's Observation 2).
 
     ``steps_for_ci_*`` is the smallest number of steps whose 95% interval of the mean step time is within
@@ -137,7 +138,7 @@ class Predictability(BaseModel):
     periodicity_note: str | None = None
 
 
-class SeriesPeriodicity(BaseModel):
+class SeriesPeriodicity(Record):
     """:class:`Predictability`'s autocorrelation at one step period, of each GPU's utilization (``gpu0``) and of
     each power rail (``VDD_GPU``...) as sampled (Observation 7: they repeat with the step too); None per series
     where it cannot be measured, ``note`` saying why."""
@@ -147,7 +148,7 @@ class SeriesPeriodicity(BaseModel):
     note: str | None = None
 
 
-class TraceSummary(BaseModel):
+class TraceSummary(Record):
     """What ``--trace`` recorded; the spans themselves are the stored ``spans`` series."""
 
     granularity: Literal["layers", "ops"]
@@ -157,7 +158,7 @@ class TraceSummary(BaseModel):
     covered_pct: float
 
 
-class ThrottleSpan(BaseModel):
+class ThrottleSpan(Record):
     """A stretch of training during which one cpufreq policy was busy, clocked below 95% of its reference clock
     and the device at or above ``Throttling.hot_c`` (``measure.throttling``, the monitor's rule)."""
 
@@ -171,7 +172,7 @@ class ThrottleSpan(BaseModel):
     max_temp_c: float
 
 
-class Throttling(BaseModel):
+class Throttling(Record):
     """Thermal throttling over the measured steps, in 1 s windows; empty ``episodes``: none seen."""
 
     hot_c: float
@@ -180,7 +181,7 @@ class Throttling(BaseModel):
     throttled_s: float
 
 
-class _Group(BaseModel):
+class _Group(Record):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -372,7 +373,7 @@ class Accuracy(_Group):
     curve: list[AccuracyPoint] | None = None
 
 
-class TrialResult(BaseModel):
+class TrialResult(Record):
     """One trial's measurements.  Frozen, and unknown keys are refused: a misspelled field is an error where it is
     made, never a silently stored extra."""
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from edgebench.records.model import Record
 
 PositiveInt = Annotated[int, Field(ge=1)]
 #: Numeric precision: ``fp32``; autocast mixed precision with ``bf16`` / ``fp16`` compute; or ``int8``, post-training
@@ -22,7 +24,7 @@ Mode = Literal["train", "infer"]
 DEFAULT_MAX_STEPS = 2000
 
 
-class Trial(BaseModel):
+class Trial(Record):
     """Everything that defines a measurement; two equal Trials measure the same thing."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

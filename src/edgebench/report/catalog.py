@@ -12,14 +12,15 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from edgebench.backends.torch.fingerprint import cacheable
+from edgebench.records.model import Record
 from edgebench.report.counts_cache import CountCache
 from edgebench.workloads.spec import Preset, Reference, Workload
 
 
-class PresetInfo(BaseModel):
+class PresetInfo(Record):
     model_config = ConfigDict(frozen=True)
 
     name: str
@@ -28,7 +29,7 @@ class PresetInfo(BaseModel):
     description: str
 
 
-class ReferenceInfo(BaseModel):
+class ReferenceInfo(Record):
     """A published figure and what this definition measures at the same configuration."""
 
     model_config = ConfigDict(frozen=True)
@@ -45,7 +46,7 @@ class ReferenceInfo(BaseModel):
     within_tolerance: bool | None
 
 
-class ModelInfo(BaseModel):
+class ModelInfo(Record):
     model_config = ConfigDict(frozen=True)
 
     name: str

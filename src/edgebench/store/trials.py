@@ -16,11 +16,11 @@ from edgebench.errors import UsageError
 from edgebench.records.events import Event
 from edgebench.records.finished import EVENTS, RUN, SAMPLER_META, SAMPLES, SPANS, FinishedTrial
 from edgebench.records.result import TrialResult
-from edgebench.records.spans import SpanTable
-from edgebench.sensors.samples import Samples, parse_samples
 
 if TYPE_CHECKING:
     from edgebench.measure.attribution import PowerSeries
+    from edgebench.records.spans import SpanTable
+    from edgebench.sensors.samples import Samples
     from edgebench.store.sqlite import Store
 
 _SERIES = (EVENTS, SAMPLES, SAMPLER_META, SPANS, RUN)
@@ -50,6 +50,8 @@ class StoredTrial:
 
     @classmethod
     def of(cls, finished: FinishedTrial) -> StoredTrial:
+        from edgebench.sensors.samples import parse_samples  # numpy: only for the views that read samples
+
         csv = finished.samples_csv
         return cls(finished, parse_samples(csv, finished.sampler_meta) if csv else None)
 

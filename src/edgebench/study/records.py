@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
+
+from edgebench.records.model import Record
 
 #: What a check can conclude.  ``inconclusive``: the interval straddles the threshold, so the data support neither
 #: answer; ``cannot be checked here``: the device or the trials lack what the observation needs (the reason says what).
@@ -35,7 +37,7 @@ NEEDS = {
 }
 
 
-class Observation(BaseModel):
+class Observation(Record):
     """One finding of a source study, as published."""
 
     model_config = ConfigDict(frozen=True)
@@ -64,7 +66,7 @@ def observation_of(study: str) -> Callable[..., Observation]:
     return make
 
 
-class Evidence(BaseModel):
+class Evidence(Record):
     """One interval estimate and how it compares with the observation's threshold."""
 
     model_config = ConfigDict(frozen=True)
@@ -90,7 +92,7 @@ class Evidence(BaseModel):
     note: str | None = None
 
 
-class Verdict(BaseModel):
+class Verdict(Record):
     """An observation, what the user's trials say of it, and why."""
 
     model_config = ConfigDict(frozen=True)
@@ -99,11 +101,11 @@ class Verdict(BaseModel):
     outcome: Outcome
     #: One sentence: why it holds or not, why it cannot be checked (the missing sensor or trials), what straddles.
     reason: str
-    evidence: list[Evidence] = []
-    notes: list[str] = []
+    evidence: list[Evidence] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
 
-class StudyReport(BaseModel):
+class StudyReport(Record):
     """A study's verdicts over the trials of one run of its plan (``study --json`` prints this)."""
 
     model_config = ConfigDict(frozen=True)
@@ -117,7 +119,7 @@ class StudyReport(BaseModel):
     trials: int
     trials_ok: int
     verdicts: list[Verdict]
-    notes: list[str] = []
+    notes: list[str] = Field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

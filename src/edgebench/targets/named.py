@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from edgebench.errors import UsageError, explain
+from edgebench.records.model import Record
 
 
-class TargetConfig(BaseModel):
+class TargetConfig(Record):
     """How to reach one device and what to do there."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -215,8 +215,9 @@ def _drop_once_sampling(phone: Phone, records: int = 3, wait_s: float = 120) -> 
     anything was sampled there)."""
     stop = threading.Event()
 
-    def sampled() -> int:
-        return max((len(p.read_bytes().splitlines()) for p in phone.workdir.glob("run-*/samples")), default=0)
+    def sampled() -> int:  # a record is a "T <t>" line and a line per source read (sampler.sh's format)
+        files = phone.workdir.glob("run-*/samples")
+        return max((sum(line.startswith(b"T ") for line in p.read_bytes().splitlines()) for p in files), default=0)
 
     def watch() -> None:
         deadline = time.monotonic() + wait_s
