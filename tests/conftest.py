@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,19 +182,27 @@ def json_out(proc: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="session")
-def onnx_cache(tmp_path_factory):
-    """One folder of exported ONNX models for the run (``$EDGEBENCH_CACHE_DIR``), shared by the tests and the
-    workers they start: an export is keyed by everything that decides its bytes, so sharing cannot serve a stale
-    model, and each model is exported once."""
-    folder = tmp_path_factory.mktemp("edgebench-cache")
+@pytest.fixture(scope="session", autouse=True)
+def derived_files_cache(tmp_path_factory) -> Iterator[Path]:
+    """``$EDGEBENCH_CACHE_DIR`` for the run: the folder of files derived from built-in models (ONNX exports, layer
+    graphs), shared by the xdist workers and every process the tests start, never the user's ``~/.cache``.  Each
+    file is keyed by everything that decides its bytes, so sharing cannot serve a stale one, and each is made once
+    a run."""
+    folder = run_folder(tmp_path_factory) / "edgebench-cache"
+    folder.mkdir(exist_ok=True)
     previous = os.environ.get("EDGEBENCH_CACHE_DIR")
     os.environ["EDGEBENCH_CACHE_DIR"] = str(folder)
-    yield folder / "onnx"
+    yield folder
     if previous is None:
         os.environ.pop("EDGEBENCH_CACHE_DIR", None)
     else:
         os.environ["EDGEBENCH_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(derived_files_cache: Path) -> Path:
+    """The run's folder of exported ONNX models."""
+    return derived_files_cache / "onnx"
 
 
 def require_mnn() -> None:

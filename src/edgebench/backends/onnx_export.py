@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from edgebench.backends import cache
 
 #: ONNX opset of every export: supported by onnxruntime >= 1.17 and by MNN 3.x's converter.
 OPSET = 17
@@ -71,14 +72,6 @@ class ExportedModel:
     @property
     def input_dims(self) -> tuple[int, ...]:
         return (self.batch_size, *self.input_shape)
-
-
-def default_cache_dir() -> Path:
-    """``$EDGEBENCH_CACHE_DIR/onnx``, else ``$XDG_CACHE_HOME/edgebench/onnx`` (``~/.cache`` by default)."""
-    if os.environ.get("EDGEBENCH_CACHE_DIR"):
-        return Path(os.environ["EDGEBENCH_CACHE_DIR"]).expanduser() / "onnx"
-    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache_home / "edgebench" / "onnx"
 
 
 def resolve_input(
@@ -126,7 +119,7 @@ def export_workload(
         "opset": OPSET,
         "code": fingerprint() if cacheable(workload) else None,
     }
-    directory = cache_dir or default_cache_dir()
+    directory = cache_dir or cache.cache_dir("onnx")
     key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()[:20]
     stem = f"{workload.name}-b{batch_size}-{'x'.join(map(str, shape))}-{'train' if training else 'infer'}-{key}"
     path, meta_path = directory / f"{stem}.onnx", directory / f"{stem}.json"
@@ -153,9 +146,7 @@ def export_workload(
         modules={name: type(m).__name__ for name, m in module.named_modules() if name},
         root_class=type(module).__name__,
     )
-    tmp = meta_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(record)))
-    tmp.replace(meta_path)
+    cache.write_replacing(meta_path, json.dumps(asdict(record)))
     return record
 
 

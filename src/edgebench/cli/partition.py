@@ -347,16 +347,9 @@ def _graph(result: TrialResult) -> LayerGraph:
     trial = result.trial
     try:
         if trial.model_file is None:
-            from edgebench.backends.torch.cuts import workload_graph
+            from edgebench.backends.torch.graph_cache import trial_graph
 
-            return workload_graph(
-                trial.model,
-                trial.batch_size,
-                preset=trial.preset,
-                input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else None,
-                num_classes=result.workload.num_classes,
-                precision=trial.precision,
-            )
+            return trial_graph(result)
         from edgebench.backends import model_file as mf
         from edgebench.backends.onnx_cuts import file_graph
 
@@ -382,7 +375,7 @@ def _predicted_table(
     cloud: tuple[TrialResult, LayerReport] | None,
 ) -> CostTable:
     """The device's per-module times predicted from its stored traced trials (``edgebench predict``)."""
-    from edgebench.backends.torch.cuts import workload_graph
+    from edgebench.backends.torch.graph_cache import cached_workload_graph
     from edgebench.cli.predict import check_sklearn, parse_input_shape
     from edgebench.measure.layers import LayerRow
     from edgebench.partition.costs import build_predicted_table
@@ -396,7 +389,7 @@ def _predicted_table(
     predictor = Predictor.from_store(store, Selection(mode=mode))
     step = predictor.step(model, size, mode=mode, input_shape=shape)
     try:
-        graph = workload_graph(model, size, input_shape=shape)
+        graph = cached_workload_graph(model, size, input_shape=shape)
     except ValueError as exc:
         raise UsageError("--model", str(exc)) from None
 

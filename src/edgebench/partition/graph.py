@@ -10,7 +10,9 @@ costed at the model's own precision or at a compressed one (``--transfer-dtype``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 #: Producer index of the model's inputs: they are on the device before any unit runs.
 INPUT = -1
@@ -75,6 +77,23 @@ class LayerGraph:
     #: Bytes of the training targets (labels): sent with the activations in split training.
     label_bytes: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> LayerGraph:
+        """The graph :meth:`to_json` wrote (``ValueError``, ``KeyError`` or ``TypeError`` for any other text)."""
+        doc: dict[str, Any] = json.loads(text)
+        return cls(
+            model=doc["model"],
+            batch_size=doc["batch_size"],
+            units=tuple(Unit(**u) for u in doc["units"]),
+            tensors=tuple(GraphTensor(**{**t, "consumers": tuple(t["consumers"])}) for t in doc["tensors"]),
+            shares=tuple(ContainerShare(**c) for c in doc["shares"]),
+            label_bytes=doc["label_bytes"],
+            notes=tuple(doc["notes"]),
+        )
 
     def crossing(self, point: int) -> list[GraphTensor]:
         """Tensors made on the device and read on the server when units ``[0, point)`` run on the device."""

@@ -33,7 +33,7 @@ def traced(results: Sequence[TrialResult]) -> TrialResult | None:
 
 def analyses(result: TrialResult, store: Any, objective: str) -> dict[str, Any]:
     """The analyzer's answer on each network for ``objective`` (``latency`` or ``energy``)."""
-    from edgebench.backends.torch.cuts import workload_graph
+    from edgebench.backends.torch.graph_cache import trial_graph
     from edgebench.measure.layers import layer_report
     from edgebench.partition.analysis import analyze
     from edgebench.partition.costs import build_table
@@ -43,9 +43,7 @@ def analyses(result: TrialResult, store: Any, objective: str) -> dict[str, Any]:
     stored = StoredTrial.of(finished_of(store, result))
     assert stored.spans is not None
     report = layer_report(result, stored.spans, stored.events, stored.samples, power=power_series(stored, None))
-    graph = workload_graph(result.trial.model, result.trial.batch_size, preset=result.trial.preset,
-                           input_shape=tuple(result.workload.input_shape) if result.workload.input_shape else None,
-                           num_classes=result.workload.num_classes, precision=result.trial.precision)  # fmt: skip
+    graph = trial_graph(result)
     table = build_table(graph, "infer", (result, report), cloud_speedup=CLOUD_SPEEDUP)
     if objective == "energy" and table.energy_source is None:
         return {}
