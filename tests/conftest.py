@@ -15,6 +15,13 @@ import pytest
 
 from tests.paths import FIXTURES
 
+# OpenMP threads that wait for work sleep instead of spinning, in this process and every one the suite starts (the
+# torch workers take the variable from the environment they inherit).  The suite runs two xdist workers on two
+# cores, each starting trials whose torch uses every core: spinning threads then burn the CPU the others need.
+# Three concurrent LeNet-sized trials took 36 s and 70 CPU-s spinning, 18 s and 34 CPU-s sleeping, here.  It changes
+# how fast torch wakes its threads, which no test times; set it to ACTIVE to run the suite as torch's default.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def private_temp_folder(tmp_path_factory):
