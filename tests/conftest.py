@@ -4,6 +4,7 @@ import inspect
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,13 @@ from tests.paths import FIXTURES
 # Three concurrent LeNet-sized trials took 36 s and 70 CPU-s spinning, 18 s and 34 CPU-s sleeping, here.  It changes
 # how fast torch wakes its threads, which no test times; set it to ACTIVE to run the suite as torch's default.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Ctrl-C as a terminal sends it, for the processes the tests start and interrupt.  A shell without job control
+# starts a background command (``pytest ... &`` in a script) with SIGINT ignored, every child inherits that, and
+# the command then rightly ignores the SIGINT the signal tests send it; a handler here is reset to the default in
+# the children.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -86,8 +86,9 @@ def test_frequency_sweep_on_a_fixture_tree_restores_the_governor(tmp_path, cli, 
     tree = tmp_path / "rpi4"
     shutil.copytree(sysfs_tree("rpi4"), tree)
     policy = tree / "sys/devices/system/cpu/cpufreq/policy0"
+    # the fake backend's steps: setting and restoring the clocks is the point, not what runs at them
     args = ["sweep", "--set", "batch_sizes=[4]", "--set", "steps=2", "--set", "warmup=0", "--set", "infer_steps=0",
-            "--set", "frequencies=[600000, 1.5GHz]", "--sysfs-root", str(tree)]  # fmt: skip
+            "--set", "frequencies=[600000, 1.5GHz]", "--set", "backend=fake", "--sysfs-root", str(tree)]  # fmt: skip
     proc = cli(*args)
     if os.geteuid() != 0:  # the refusal a user without root sees
         assert proc.returncode == 2 and "needs root" in proc.stderr and not cli.store_path.exists()
