@@ -58,19 +58,20 @@ def sysfs_tree():
     return lambda name: FIXTURES / "sysfs" / name
 
 
-def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder of this test run that every xdist worker sees (each worker's own temporary root is a folder in
-    it, ``popen-gw0``...), or the run's own root without workers."""
-    root = tmp_path_factory.getbasetemp()
-    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+def derived_folder(config: pytest.Config) -> Path:
+    """Where the suite keeps what it derives from the built-in models (parameter and FLOP counts, ONNX exports, layer
+    graphs): pytest's cache folder (``.pytest_cache``, emptied by ``pytest --cache-clear``), so the xdist workers,
+    every process the tests start and the next run (the docs-examples stage after the first) make each once.
+
+    Sharing cannot serve a stale file: each is keyed by everything that decides it, the model code's fingerprint
+    among them, and written by replacing it whole.  The tests of these caches give their own folders."""
+    return Path(config.cache.mkdir("edgebench-derived"))
 
 
 @pytest.fixture(scope="session")
-def model_counts_cache(tmp_path_factory) -> Path:
-    """One cache of the models' parameter and FLOP counts for the whole run, shared by the xdist workers: counting
-    every model takes ~30 s, the cache is keyed by the model code's fingerprint, so sharing it cannot serve a stale
-    count, and it is written by replacing the file whole, so a worker reads one writer's counts or the other's."""
-    return run_folder(tmp_path_factory) / "model-counts.json"
+def model_counts_cache(pytestconfig) -> Path:
+    """The models' parameter and FLOP counts (``$EDGEBENCH_CACHE``): counting every model takes ~30 s."""
+    return derived_folder(pytestconfig) / "model-counts.json"
 
 
 class Edgebench:
@@ -198,12 +199,10 @@ def json_out(proc: subprocess.CompletedProcess[str]) -> dict:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def derived_files_cache(tmp_path_factory) -> Iterator[Path]:
-    """``$EDGEBENCH_CACHE_DIR`` for the run: the folder of files derived from built-in models (ONNX exports, layer
-    graphs), shared by the xdist workers and every process the tests start, never the user's ``~/.cache``.  Each
-    file is keyed by everything that decides its bytes, so sharing cannot serve a stale one, and each is made once
-    a run."""
-    folder = run_folder(tmp_path_factory) / "edgebench-cache"
+def derived_files_cache(pytestconfig) -> Iterator[Path]:
+    """``$EDGEBENCH_CACHE_DIR`` (ONNX exports, layer graphs) for this process and every one the tests start: the
+    :func:`derived_folder`, never the user's ``~/.cache``."""
+    folder = derived_folder(pytestconfig) / "files"
     folder.mkdir(exist_ok=True)
     previous = os.environ.get("EDGEBENCH_CACHE_DIR")
     os.environ["EDGEBENCH_CACHE_DIR"] = str(folder)
@@ -216,7 +215,7 @@ def derived_files_cache(tmp_path_factory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def onnx_cache(derived_files_cache: Path) -> Path:
-    """The run's folder of exported ONNX models."""
+    """The folder of exported ONNX models (in :func:`derived_folder`)."""
     return derived_files_cache / "onnx"
 
 
