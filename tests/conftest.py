@@ -147,7 +147,7 @@ class Edgebench:
 
 @pytest.fixture
 def cli(tmp_path, model_counts_cache) -> Edgebench:
-    """The real ``edgebench`` command with a store in ``tmp_path`` (``cli.store_path``) and the run's shared model-count
+    """The real ``edgebench`` command with a store in ``tmp_path`` (``cli.store_path``) and the suite's model-count
     cache (``cli.cache_path``; a test of the cache sets its own)."""
     return Edgebench(tmp_path / "store.sqlite", model_counts_cache)
 
