@@ -10,14 +10,17 @@ from tests.paths import HAS_PMU
 
 
 def test_software_counters_count_this_process_and_its_threads():
+    import mmap
     import threading
 
     counters = open_counters(("task-clock", "page-faults", "context-switches"))
     try:
         before = counters.read()
-        pages = bytearray(64 * 2**20)  # touched page by page: minor faults
-        for i in range(0, len(pages), 4096):
-            pages[i] = 1
+        # fresh anonymous pages touched one by one: minor faults (a bytearray may get memory the process's allocator
+        # kept from an earlier test, already faulted in: one run counted 1 fault)
+        with mmap.mmap(-1, 64 * 2**20) as pages:
+            for i in range(0, len(pages), 4096):
+                pages[i] = 1
         worker = threading.Thread(target=lambda: sum(range(2_000_000)))  # a thread started after opening
         worker.start()
         worker.join()
