@@ -19,7 +19,7 @@ lane below.
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
 a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
 (deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
-its 82 commands take about 6 CPU-minutes, which a 2-core machine cannot fit beside the rest of the suite.
+its 82 commands take about 3.5 CPU-minutes (docs/developer/testing.md has the figures).
 """
 
 from __future__ import annotations
