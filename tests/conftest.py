@@ -64,7 +64,7 @@ def derived_folder(config: pytest.Config) -> Path:
     every process the tests start and the next run (the docs-examples stage after the first) make each once.
 
     Sharing cannot serve a stale file: each is keyed by everything that decides it, the model code's fingerprint
-    among them, and written by replacing it whole.  The tests of these caches give their own folders."""
+    among them, and written by replacing it whole.  The tests of the count and graph caches give their own folders."""
     return Path(config.cache.mkdir("edgebench-derived"))
 
 
