@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.backends import cache
+from edgebench.host.files import write_text_replacing
 
 #: ONNX opset of every export: supported by onnxruntime >= 1.17 and by MNN 3.x's converter.
 OPSET = 17
@@ -146,7 +147,7 @@ def export_workload(
         modules={name: type(m).__name__ for name, m in module.named_modules() if name},
         root_class=type(module).__name__,
     )
-    cache.write_replacing(meta_path, json.dumps(asdict(record)))
+    write_text_replacing(meta_path, json.dumps(asdict(record)))
     return record
 
 

@@ -11,8 +11,9 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
+from edgebench.host.files import write_text_replacing
 from edgebench.records.result import TrialResult
-from edgebench.report.outputs import check_output_file, check_output_folder, write_text_replacing
+from edgebench.report.outputs import check_output_file, check_output_folder
 from edgebench.store import Store, default_store_path
 
 

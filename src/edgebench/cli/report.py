@@ -14,7 +14,8 @@ import typer
 from edgebench.cli.browse import open_store
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.report.outputs import check_output_file, write_text_replacing, write_with
+from edgebench.host.files import write_text_replacing, write_with
+from edgebench.report.outputs import check_output_file
 from edgebench.units import MIB
 
 PLOT_KINDS = ("step-times", "utilization", "gpu-utilization", "memory", "power", "power-rails", "clocks", "layers",

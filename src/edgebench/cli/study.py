@@ -164,8 +164,8 @@ def _stored(path: Path | None) -> Iterator[Any]:
 
 
 def _write_html(study, report, results, db, html: Path) -> None:  # type: ignore[no-untyped-def]
+    from edgebench.host.files import write_text_replacing
     from edgebench.report.html import render_html
-    from edgebench.report.outputs import write_text_replacing
     from edgebench.study.report import html_content
 
     write_text_replacing(html, render_html(html_content(study, report, results, db), f"edgebench study {study.name}"))

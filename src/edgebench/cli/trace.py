@@ -10,7 +10,8 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.report.outputs import check_output_file, check_output_folder, write_text_replacing
+from edgebench.host.files import write_text_replacing
+from edgebench.report.outputs import check_output_file, check_output_folder
 
 
 def trace(

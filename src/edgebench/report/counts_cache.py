@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.backends.torch.fingerprint import fingerprint
-from edgebench.report.outputs import write_text_replacing
+from edgebench.host.files import write_text_replacing
 
 
 def default_cache_path() -> Path:

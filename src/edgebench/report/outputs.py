@@ -2,16 +2,13 @@
 
 A trace, an export or a monitor run can take a while; a path that cannot take the result (a folder where a file
 was meant, a folder that does not exist, a place nobody may write such as ``/proc``) is refused first, in one line
-naming the flag.  Files are written beside their final name and renamed into place, and the temporary file is
-removed on every way out, so a failure never leaves a half-written file behind.
+naming the flag.  The files are then written whole or not at all (:mod:`edgebench.host.files`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from edgebench.errors import UsageError
@@ -46,35 +43,3 @@ def _probe(flag: str, folder: Path) -> None:
         raise UsageError(flag, f"cannot write in {folder} ({exc.strerror or exc}); give another path") from None
     os.close(fd)
     os.unlink(name)
-
-
-@contextlib.contextmanager
-def replacing(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write to; renamed onto ``path`` on success, removed on any failure."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    tmp.chmod(0o666 & ~_umask())  # mkstemp makes it private; the file gets the mode a plain open() would give
-    try:
-        yield tmp
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_replacing(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all."""
-    with replacing(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-
-
-def write_with(path: Path, write: Callable[[Path], None]) -> None:
-    """Let ``write`` fill a temporary file, then put it in place as ``path`` (whole or not at all)."""
-    with replacing(path) as tmp:
-        write(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.host.cpuset import format_mask
+from edgebench.host.files import write_with
 from edgebench.records.events import Step, parse_events
 from edgebench.records.result import TrialResult
 from edgebench.records.result_schema import COMPOUND, flat_record
-from edgebench.report.outputs import write_with
 
 #: Lists indexed by core: one column per core.
 PER_CORE = ("cpu_util_pct.per_core", "idle_ratio", "cpu_freq_khz")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from edgebench.backends import cache
 from edgebench.backends.onnx_export import resolve_input
 from edgebench.backends.torch.fingerprint import cacheable, fingerprint
+from edgebench.host.files import write_text_replacing
 from edgebench.partition.graph import LayerGraph
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def cached_workload_graph(
                            precision=precision, seed=seed)  # fmt: skip
     if path is not None:
         with contextlib.suppress(OSError):  # a cache that cannot be written costs the next command its speed only
-            cache.write_replacing(path, graph.to_json())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_replacing(path, graph.to_json())
     return graph
 
 

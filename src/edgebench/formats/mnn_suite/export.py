@@ -53,9 +53,9 @@ from edgebench.formats.mnn_suite.series import (
     usage_monitor_text,
 )
 from edgebench.host.cpuset import format_mask, parse_cpu_list
+from edgebench.host.files import write_text_replacing
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.records.result import TrialResult
-from edgebench.report.outputs import write_text_replacing
 from edgebench.units import MIB
 
 #: edgebench model -> the suite's network name, in the suite's column order.
