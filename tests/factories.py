@@ -178,3 +178,16 @@ def readable(text: str, *whole: str) -> None:
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
     for word in whole:
         assert word in text, word
+
+
+def refused(capsys: Any, *argv: str) -> str:
+    """Run ``edgebench ARGV`` in this process and require a refusal: exit code 2 and one line on stderr, which is
+    returned (the hostile-input probes of issue 39 each end here).  Nothing the refusal wrote to stdout counts."""
+    from edgebench.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("edgebench: error: "), (code, err)
+    return lines[0]

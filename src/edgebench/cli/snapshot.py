@@ -19,7 +19,7 @@ def snapshot(
     root: RootOption = False,
 ) -> int:
     """Copy the device's /proc and /sys files that edgebench reads into a --sysfs-root tree."""
-    from edgebench.host.capture import dump_script, parse_dump, write_tree
+    from edgebench.host.capture import dump_script, parse_dump, write_tree_whole
     from edgebench.targets import open_target
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -31,14 +31,7 @@ def snapshot(
         dump = parse_dump(LocalShell().run(dump_script("/"), timeout_s=60).stdout)
     else:
         dump = target.sysfs().dump()  # type: ignore[attr-defined]
-    tmp = out.with_name(out.name + ".partial")
-    import shutil
-
-    shutil.rmtree(tmp, ignore_errors=True)
-    count = write_tree(dump, tmp)
-    if out.exists():
-        out.rmdir()
-    tmp.replace(out)  # nothing half-written under the name the user gave
+    count = write_tree_whole(dump, out)  # nothing half-written under the name the user gave
     denied = f"; {len(dump.denied)} were not readable ({'root may read them' if not root else 'even as root'})"
     typer.echo(f"copied {count} files from {target.name} into {out}" + (denied if dump.denied else ""))
     return 0
