@@ -52,6 +52,13 @@ def private_temp_folder(tmp_path_factory):
     assert not left, f"the test suite left temporary folders behind: {left}"
 
 
+@pytest.fixture(autouse=True)
+def no_models_named(monkeypatch):
+    """Each test starts with no ``module:attr`` model named (``$EDGEBENCH_NAMED_MODELS``, which naming one sets for
+    the command's own processes): one that a test named is not importable in the next test of the worker."""
+    monkeypatch.delenv("EDGEBENCH_NAMED_MODELS", raising=False)
+
+
 @pytest.fixture
 def sysfs_tree():
     """Path of a fixture device tree by name (``rpi4``...)."""

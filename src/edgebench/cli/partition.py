@@ -322,10 +322,10 @@ def _model_key(model: str, flag: str | None) -> str:
             return "file:" + mf.file_digest(mf.check_path(model))
         except (ValueError, OSError) as exc:
             raise UsageError(flag or "--model", str(exc)) from None
-    from edgebench.workloads import get_workload
+    from edgebench.workloads import named_workload
 
     try:
-        return get_workload(model).name
+        return named_workload(model).name  # the user typed it (or its default): theirs to import
     except KeyError as exc:
         raise UsageError(flag or "--model", str(exc.args[0])) from None
 

@@ -19,6 +19,7 @@ from edgebench.launch.session import Launcher
 from edgebench.records.finished import FinishedTrial
 from edgebench.sweep.plan import PlannedTrial
 from edgebench.targets import open_target
+from edgebench.workloads import name_model
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def run_on_device(request: DeviceRequest) -> DeviceReply:
     else:
         idle = cooler.idle_c = dict(request.idle_c)
     trial = request.planned.trial
+    name_model(trial.model)  # the host's side of a sweep the user named its model for (see edgebench.workloads)
     launcher = Launcher(
         target,
         cooler=cooler,

@@ -170,7 +170,7 @@ def observation(result: TrialResult, spans: SpanTable, events: object) -> Observ
         overhead_ms=max(step_ms - float(times.sum()), 0.0),
         energy_j=float(energy) if energy is not None else None,
         peak_bytes=result.memory.peak_bytes,
-        busy_pct=result.hygiene.other_cpu_pct,
+        busy_pct=result.hygiene.other_cpu_pct if result.hygiene is not None else None,
         wall_step_ms=wall_ms,
         cpu_share=share,
     )

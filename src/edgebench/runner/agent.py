@@ -38,6 +38,7 @@ from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE, is_allocation_failure
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
+from edgebench.workloads import name_model
 
 _STARTUP_TIMEOUT_S = 300.0
 
@@ -238,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     sample = "--no-sample" not in args
     source, *rest = [a for a in args if a != "--no-sample"]
     spec = sys.stdin.readline() if source == "-" else Path(source).read_text()
-    bundle = run_agent(Trial.model_validate_json(spec), sysfs_root=rest[0] if rest else "/", sample=sample)
+    trial = Trial.model_validate_json(spec)
+    name_model(trial.model)  # the device side of a launch the user named its model for (see edgebench.workloads)
+    bundle = run_agent(trial, sysfs_root=rest[0] if rest else "/", sample=sample)
     sys.stdout.write(bundle.model_dump_json() + "\n")
     return 0
 

@@ -42,6 +42,7 @@ def test_a_users_own_model_is_never_cached(tmp_path, monkeypatch):
     (folder / "byo_models.py").write_text(BYO_MODELS.read_text())
     monkeypatch.syspath_prepend(str(folder))
     sys.modules.pop("byo_models", None)
+    monkeypatch.setenv("EDGEBENCH_NAMED_MODELS", "byo_models:tiny")  # as --model byo_models:tiny names it
     try:
         graph = cached_workload_graph("byo_models:tiny", 2, cache_dir=cache)
     finally:
