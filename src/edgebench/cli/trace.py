@@ -10,7 +10,7 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import file_name, write_text_replacing
 from edgebench.report.outputs import check_output_file, check_output_folder
 
 
@@ -69,7 +69,7 @@ def trace(
         sys.stdout.write(text + "\n")
         target = None
     else:
-        target = output or Path(f"{stored.result.trial_id}.trace.json")
+        target = output or Path(f"{file_name(stored.result.trial_id)}.trace.json")  # an id is data: one safe name
         write_text_replacing(target, text)
     where = f"wrote {target}" if target else "wrote the trace to stdout"
     print(
