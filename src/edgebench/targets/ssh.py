@@ -25,22 +25,34 @@ from edgebench.targets.shell import ClientShell
 #: Exit status of ``ssh`` itself failing (connection, authentication), as opposed to the remote command's.
 SSH_FAILED = 255
 
-_HOST = re.compile(r"^[A-Za-z0-9._%-]+$")
+#: A host name, an alias of ``~/.ssh/config`` or an address (IPv6 without its brackets): never starting with ``-``,
+#: which ``ssh`` would read as an option (``ssh://-oProxyCommand=...`` ran a command here).
+_HOST = re.compile(r"^[A-Za-z0-9_%][A-Za-z0-9._%:-]*$")
+#: A login name: what ``useradd`` accepts, and never an option either.
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$")
+
+
+def check_host(host: str, field: str = "--target") -> str:
+    """``host`` if it is a host name, alias or address; else one line naming ``field``.  The one host validator
+    (ssh's host is also passed after ``--``, so that no host can be read as an option)."""
+    if not _HOST.match(host) or len(host) > 253:
+        raise UsageError(field, f"{host!r} is not a host name (letters, digits, and .-_:% after the first)")
+    return host
 
 
 def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
     """``ssh://user@host:port`` -> (user, host, port); the host may be a ``~/.ssh/config`` alias."""
     parts = urlsplit(url)
-    if parts.scheme != "ssh" or not parts.hostname or parts.path not in ("", "/"):
+    if parts.scheme != "ssh" or not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
         raise UsageError("--target", f"{url!r} is not ssh://[user@]host[:port] (a Host alias of ~/.ssh/config works)")
     try:
         port = parts.port
     except ValueError:
         raise UsageError("--target", f"{url!r}: the port is not a number") from None
-    host = parts.hostname if "[" not in parts.netloc else f"[{parts.hostname}]"
-    if not _HOST.match(parts.hostname.replace(":", "")):
-        raise UsageError("--target", f"{url!r}: {parts.hostname!r} is not a host name")
-    return parts.username, host.strip("[]"), port
+    host = check_host(parts.hostname)
+    if parts.username is not None and not _USER.match(parts.username):
+        raise UsageError("--target", f"{url!r}: {parts.username!r} is not a user name")
+    return parts.username, host, port
 
 
 #: Seconds to wait for the device's SSH server to answer at all (``ssh_options: [ConnectTimeout=N]`` overrides).
@@ -71,6 +83,10 @@ class SshShell(ClientShell):
         self.control_path = str(control / key)
 
     def ssh_args(self) -> list[str]:
+        """``ssh``, its options, ``--`` and the host: what every command line starts with."""
+        return [*self.ssh_options(), "--", self.host]
+
+    def ssh_options(self) -> list[str]:
         args = ["ssh"]
         if self.ssh_config:
             args += ["-F", self.ssh_config]
@@ -91,7 +107,7 @@ class SshShell(ClientShell):
             args += ["-p", str(self.port)]
         if self.user:
             args += ["-l", self.user]
-        return [*args, self.host]
+        return args
 
     def command_line(self, script: str) -> list[str]:
         return [*self.ssh_args(), "exec sh -c " + shlex.quote(script)]
@@ -125,7 +141,7 @@ class SshShell(ClientShell):
 
     def close(self) -> None:
         """End the master connection (``ssh -O exit``); later commands open a new one."""
-        subprocess.run([*self.ssh_args()[:-1], "-O", "exit", self.host], capture_output=True, timeout=10)
+        subprocess.run([*self.ssh_options(), "-O", "exit", "--", self.host], capture_output=True, timeout=10)
 
 
 def connection_error(url: str, stderr: str) -> str:
