@@ -13,8 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.paths import FIXTURES
+
+# The property-based tests (the parsers fed hostile input, issue 39): no example database (nothing written into the
+# checkout), no deadline (a loaded 2-core machine makes one example take seconds now and then, which is not a bug),
+# and a small number of examples each test may raise where it needs more.
+settings.register_profile(
+    "edgebench", database=None, deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("edgebench")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """What Hypothesis keeps (the constants it gathers from the code under test) goes to pytest's cache folder
+    beside the suite's derived files, not to ``.hypothesis/`` in the checkout."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(config.cache.mkdir("hypothesis"))
+
 
 # OpenMP threads that wait for work sleep instead of spinning, in this process and every one the suite starts (the
 # torch workers take the variable from the environment they inherit).  The suite runs two xdist workers on two

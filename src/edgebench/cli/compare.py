@@ -9,6 +9,7 @@ import typer
 
 from edgebench.cli.options import JsonOption, StoreOption
 from edgebench.errors import UsageError
+from edgebench.markup import rich_text
 
 
 def compare(
@@ -49,12 +50,12 @@ def compare(
                 }
                 typer.echo(json.dumps(payload))
                 return 0
-            table = Table(title=f"A = {side_a.title}   B = {side_b.title}", title_justify="left")
+            table = Table(title=rich_text(f"A = {side_a.title}   B = {side_b.title}"), title_justify="left")
             for column in ("measurement", "A", "B", "B/A", "t-test on steps"):
                 table.add_column(column, justify="left" if column in ("measurement", "t-test on steps") else "right")
             for r in rows:
                 shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-                table.add_row(r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))
+                table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))))
             Console().print(table)
             if warning:
                 typer.echo(f"warning: {warning}")
@@ -77,20 +78,20 @@ def compare(
         raise UsageError("--match", f"no configuration is in both {side_a.title} and {side_b.title}; "
                          "pair them on fewer fields, e.g. --match model,batch_size")  # fmt: skip
     console = Console()
-    table = Table(title=f"A = {side_a.title}   B = {side_b.title}   (step time, ms)", title_justify="left")
+    table = Table(title=rich_text(f"A = {side_a.title}   B = {side_b.title}   (step time, ms)"), title_justify="left")
     for column in ("configuration", "A", "B", "B/A", "t-test", "samples/s B/A", "memory B/A", "energy B/A"):
         table.add_column(column, justify="left" if column in ("configuration", "t-test") else "right")
     for r in result.rows:
         extra = [f"{v:.3f}" if v is not None else "-" for v in r.extra.values()]
         ratio = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-        table.add_row(r.label, r.a, r.b, ratio, r.verdict.text(), *extra)
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, ratio, r.verdict.text(), *extra)))
     console.print(table)
     if result.geometric_mean is not None:
         console.print(f"geometric mean of step-time ratios B/A over {len(result.rows)} configurations: "
                       f"{result.geometric_mean:.3f}")  # fmt: skip
     if result.only_a or result.only_b:
-        console.print(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
-                      f"(paired on {', '.join(result.fields)})")  # fmt: skip
+        console.print(rich_text(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
+                                f"(paired on {', '.join(result.fields)})"))  # fmt: skip
     return 0
 
 

@@ -27,6 +27,7 @@ from edgebench.cli.plans import PlanFlags, interrupted_line, keyed, run_plan
 from edgebench.config.settings import BY_FIELD
 from edgebench.config.trial import make_trial
 from edgebench.host.sysfs import SysFS
+from edgebench.markup import rich_text
 from edgebench.units import format_size, parse_size_bytes
 
 if TYPE_CHECKING:
@@ -176,15 +177,15 @@ def feasibility(
             guess = ""
             if c.predicted_peak_bytes is not None:
                 shown = format_size(c.predicted_peak_bytes)
-                guess = f"\n[dim]pred. {shown}: {c.prediction}, {c.prediction_check}[/dim]"
-            cells.append(f"{marks.get(c.status, c.status)} {peak}".strip() + guess)
+                guess = f"\n[dim]{rich_text(f'pred. {shown}: {c.prediction}, {c.prediction_check}')}[/dim]"
+            cells.append(f"{marks.get(c.status, rich_text(c.status))} {peak}".strip() + guess)
         verdict = {"yes": "[green]✓[/green]", "partly": "[yellow]partly[/yellow]", "no": "[red]✗[/red]"}[r.successful]
-        table.add_row(r.model, r.preset, *cells, verdict)
+        table.add_row(rich_text(r.model), rich_text(r.preset), *cells, verdict)
     console = Console()
     console.print(table)
     for r in rows:
         if r.growth_basis:
-            console.print(f"{r.model}: predictions {r.growth_basis}")
+            console.print(rich_text(f"{r.model}: predictions {r.growth_basis}"))
     _print_categories(console, [x for x in run.results.values() if x.memory.by_category is not None])
     return 0
 

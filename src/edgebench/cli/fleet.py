@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from edgebench.errors import UsageError
+from edgebench.markup import rich_text
 
 app = typer.Typer(help="A fleet of devices on Ray: join a host, see what runs where.", no_args_is_help=True)
 
@@ -134,11 +135,11 @@ def status(
     for column in ("device", "class", "host", "running"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["device"], row["class"], row["host"], row["running"] or "idle")
+        table.add_row(*map(rich_text, (row["device"], row["class"], row["host"], row["running"] or "idle")))
     console = Console()
     console.print(table)
     for q in queues:
         shown = ", ".join(q["queued"][:5]) + (" ..." if len(q["queued"]) > 5 else "")
         more = f": {shown}" if shown else ""
-        console.print(f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued{more}")
+        console.print(rich_text(f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued{more}"))
     return 0

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import JsonOption, RootOption, TargetOption, sysfs_root
+from edgebench.markup import rich_text
 from edgebench.units import MIB
 
 #: column suffix -> (display unit, factor from the stored unit)
@@ -80,13 +81,15 @@ def sensors(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sensors on {fs.root if target.name == 'local' else target.name}", title_justify="left")
+    table = Table(
+        title=rich_text(f"sensors on {fs.root if target.name == 'local' else target.name}"), title_justify="left"
+    )
     table.add_column("sensor", style="bold")
     table.add_column("status")
     table.add_column("reading")
     for r in reports:
         if not r.available:
-            table.add_row(r.name, "[yellow]missing[/yellow]", r.reason)
+            table.add_row(rich_text(r.name), "[yellow]missing[/yellow]", rich_text(r.reason))
             continue
         cells = [_format(c, v) for c, v in r.values.items()]
         if len(cells) > _MAX_SHOWN:
@@ -96,6 +99,6 @@ def sensors(
             watts = "-" if p.power_w is None else f"{p.power_w:.3f} W"
             lines.append(f"power {p.name} ({p.scope}): {watts} from {p.method}")
         period = f" every {r.min_period_ms:g} ms" if r.min_period_ms else ""
-        table.add_row(r.name, f"[green]ok[/green]{period}", "\n".join(lines))
+        table.add_row(rich_text(r.name), f"[green]ok[/green]{period}", rich_text("\n".join(lines)))
     Console().print(table)
     return 0

@@ -26,6 +26,7 @@ from edgebench.cli.options import (
     TargetOption,
     setting_option,
 )
+from edgebench.markup import rich_text
 
 if TYPE_CHECKING:
     from edgebench.records.result import TrialResult
@@ -126,8 +127,8 @@ def run_study(
     console = Console()
     console.print(table(report))
     counts = report.counts()
-    console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run.sweep_id}"
-                  + (f" in {run.store}" if run.store else " (not stored)"), highlight=False)  # fmt: skip
+    console.print(rich_text(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run.sweep_id}"
+                            + (f" in {run.store}" if run.store else " (not stored)")), highlight=False)  # fmt: skip
     return 0
 
 

@@ -14,6 +14,7 @@ import typer
 
 from edgebench.cli.options import ResumeOption, RootOption, StoreOption, TargetOption
 from edgebench.errors import UsageError
+from edgebench.markup import rich_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,12 +106,12 @@ def sweep(
             raise leg.relabel(exc) from None
     console = Console()
     for note in loaded.notes:
-        console.print(f"[dim]note: {note}[/dim]")
+        console.print(f"[dim]note: {rich_text(note)}[/dim]")
     if dry_run:
         for planned in plans:
-            console.print(f"sweep {planned.sweep_id}: {len(planned.trials)} trials")
+            console.print(rich_text(f"sweep {planned.sweep_id}: {len(planned.trials)} trials"))
             for p in planned.trials:
-                console.print(f"  {p.position:>4}  {p.key}  {p.label}")
+                console.print(rich_text(f"  {p.position:>4}  {p.key}  {p.label}"))
         return 0
 
     from edgebench.launch.trial import check_device_present
@@ -195,7 +196,7 @@ def _summarise(console: Console, stored: list[TrialResult], title: str, objectiv
         console.print(line, highlight=False, markup=False)
     best = best_per_model(stored, objective)
     for model, r in best.items():
-        console.print(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]")
+        console.print(rich_text(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]"))
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 
