@@ -49,9 +49,8 @@ def import_trials(
 ) -> int:
     """Copy another store's trials with their series into this store, store trials a run kept in files, or read the
     MNN-based suite's result folders as imported trials."""
-    from edgebench.store import Store
     from edgebench.store.rescue import load_unsaved
-    from edgebench.store.sqlite import TrialIdTaken
+    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
     from edgebench.store.trials import save_finished
 
     if format_ is ImportFormat.mnn_suite:
@@ -64,7 +63,7 @@ def import_trials(
             raise UsageError("FILE", f"{path} is not a file; give a .sqlite store or an edgebench-unsaved-*.json file")
     stores = [path for path in files if _is_sqlite(path)]
     kept = [(path, load_unsaved(path)) for path in files if path not in stores]
-    with Store(store) as db:
+    with created_or_removed(store) as db, db.batch():  # every file's trials land together, or none
         for other in stores:
             _import_store(db, other)
         for path, finished in kept:
@@ -100,13 +99,12 @@ def _import_store(db: Store, other: Path) -> None:
 def _import_mnn_suite(folders: list[Path], device: str | None, store: Path | None) -> int:
     """Read every folder first (a bad one stores nothing), then store each trial; ids already here are reported."""
     from edgebench.formats.mnn_suite.importing import read_folder
-    from edgebench.store import Store
-    from edgebench.store.sqlite import TrialIdTaken
+    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
 
     if not device or not device.strip():
         raise UsageError("--device", "name the phone the suite measured on, e.g. --device 'Meizu 16T'")
     read = [(folder, read_folder(folder, device.strip())) for folder in folders]
-    with Store(store) as db:
+    with created_or_removed(store) as db, db.batch():
         for folder, imported in read:
             stored = already = 0
             for result, series in imported.trials:

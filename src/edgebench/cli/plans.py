@@ -134,7 +134,6 @@ def run_plan(
                 resume=flags.resume,
                 target=target,
                 reporter=reporter,
-                journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
                 host=socket.gethostname(),
                 frequency_flag="--frequency",
                 skip=None if skip is None else lambda planned: skip(planned, known),

@@ -28,7 +28,7 @@ from edgebench.errors import UsageError
 from edgebench.measure.notes import thread_oversubscription
 
 if TYPE_CHECKING:
-    pass
+    from edgebench.records.result import TrialResult
 
 
 def _own_options(
@@ -91,13 +91,7 @@ def run(**options: Any) -> int:
         with launcher:
             outcome = launcher.launch(trial).finished
         result = outcome.result
-        if as_json:  # printed before it is stored: a store that fails now cannot take the figures with it
-            typer.echo(result.model_dump_json(indent=2))
-        else:
-            from edgebench.report.summary import print_summary
-
-            print_summary(result)
-        launcher.keep(outcome)
+        launcher.keep(outcome, then=lambda: _show(result, as_json))  # stored (or rescued) before it is printed
     finally:
         if db is not None:
             db.close()
@@ -108,6 +102,15 @@ def run(**options: Any) -> int:
     if not result.ok:
         return fail(f"trial {result.status}: {result.reason}", 1)
     return 0
+
+
+def _show(result: TrialResult, as_json: bool) -> None:
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        from edgebench.report.summary import print_summary
+
+        print_summary(result)
 
 
 run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

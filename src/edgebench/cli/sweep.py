@@ -150,7 +150,6 @@ def sweep(
                     target_field=target_field,
                     device=None if fleet else target,
                     sysfs_root=str(sysfs_root or "/"),
-                    journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
                 )
                 for (spec, leg), planned in zip(legs, plans, strict=True)
             ]

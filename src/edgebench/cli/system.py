@@ -64,9 +64,10 @@ def show(sysfs_root_dir: SysfsRootOption = None, as_json: JsonOption = False) ->
 
 def tune(sysfs_root_dir: SysfsRootOption = None, state: StateOption = None) -> int:
     """(root) Every cpufreq policy to the performance governor and boost off; the state found is saved first."""
+    from edgebench.host.tuning import state_file
     from edgebench.host.tuning import tune as tune_device
 
-    path = _state_path(state)
+    path = state_file(_state_path(state))  # a folder: the file inside it
     changed = tune_device(_sysfs(sysfs_root_dir), path)
     for line in changed or ["already tuned: nothing to change"]:
         typer.echo(line)

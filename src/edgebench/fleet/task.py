@@ -8,9 +8,7 @@ block restores the policies it touched before the task ends).  The driver gets b
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from edgebench.config.sweep_file import CooldownConfig
 from edgebench.fleet.devices import device_here
@@ -65,7 +63,6 @@ def run_on_device(request: DeviceRequest) -> DeviceReply:
         target,
         cooler=cooler,
         pins_frequency=trial.freq_khz is not None,
-        journal=Path(tempfile.gettempdir()) / f"edgebench-fleet-{device.name}.cpufreq-restore.json",
         contain_errors=True,
     )
     with launcher:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included

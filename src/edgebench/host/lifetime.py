@@ -51,6 +51,23 @@ def process_running(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+def process_started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/PID/stat`` field 22), or None: with its pid, it
+    names one process, where a pid alone may name a later one that got the number again."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rpartition(b")")[2].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def same_process_running(pid: int, started: int | None) -> bool:
+    """Whether the process recorded as ``(pid, started)`` still runs (not a later one given the same pid)."""
+    if not process_running(pid):
+        return False
+    return started is None or process_started(pid) in (None, started)
+
+
 #: Signals that end a launcher from outside: ``kill``, a supervisor or ``timeout`` (SIGTERM), a closed terminal or a
 #: dropped SSH session to the workstation (SIGHUP).  Python's default for both ends the process at once, skipping
 #: all cleanup: the worker trains on and its trial folder stays.

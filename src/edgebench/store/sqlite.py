@@ -102,6 +102,24 @@ def discard_if_empty(path: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
+@contextmanager
+def created_or_removed(path: str | os.PathLike[str] | None) -> Iterator[Store]:
+    """The store at ``path`` opened for writing; if this call created its file and the block fails, the file goes
+    again (when it still holds nothing): a refused command leaves no empty store behind."""
+    target = Path(path) if path else default_store_path()
+    existed = target.exists()
+    db = Store(target)
+    try:
+        yield db
+    except BaseException:
+        db.close()
+        if not existed:
+            discard_if_empty(target)
+        raise
+    finally:
+        db.close()
+
+
 def default_store_path() -> Path:
     """``$EDGEBENCH_STORE``, else ``$XDG_DATA_HOME/edgebench/edgebench.sqlite`` (``~/.local/share`` by default)."""
     if os.environ.get("EDGEBENCH_STORE"):
@@ -155,6 +173,7 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
         self.path = Path(path) if path else default_store_path()
         self.read_only = read_only
+        self._batches = 0
         self._db = _connect(self.path, read_only)
         try:
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -220,8 +239,30 @@ class Store:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self._batches:  # inside batch(): its one transaction commits or rolls back everything
+            yield self._db
+            return
         with self._db:
             yield self._db
+
+    @contextmanager
+    def batch(self) -> Iterator[Store]:
+        """One transaction around many saves (``import``): all of them land or none does, whatever fails half-way
+        (one bad series blob raised after two trials of an import were stored).  Nested, it is the outer one."""
+        if self._batches:
+            yield self
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._batches += 1
+        try:
+            yield self
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+        finally:
+            self._batches -= 1
 
     def save(self, result: TrialResult, series: dict[str, str] | None = None) -> None:
         """Insert a trial and its series in one transaction: all of it lands or none.
