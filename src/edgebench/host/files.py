@@ -2,6 +2,10 @@
 on every way out, so a failure never leaves a half-written file and a concurrent reader sees the old file or the
 new one (a command's outputs, the caches of derived files).
 
+Derived files (an ONNX export, a layer graph, counts) are trusted only as sealed: :func:`write_sealed` keeps with a
+document the digest of what it was derived from and of its own content, :func:`read_sealed` gives it back only when
+both still hold, so a torn, emptied, stale or edited file is rebuilt, never used.
+
 And where a file may go when its name comes from data (a device's file list, a trial's label): :func:`inside` keeps
 a path under the folder asked for, :func:`file_name` makes one safe file name of any text.  Every name built from
 data goes through one of the two, so nothing is written outside the folder the user gave.
@@ -10,12 +14,15 @@ data goes through one of the two, so nothing is written outside the folder the u
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import posixpath
 import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -42,6 +49,43 @@ def write_with(path: Path, write: Callable[[Path], None]) -> None:
     """Let ``write`` fill a temporary file, then put it in place as ``path`` (whole or not at all)."""
     with replacing(path) as tmp:
         write(tmp)
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in chunks (a model file may be hundreds of MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+#: A sealed document larger than this is not one edgebench wrote (the largest, a DenseNet's graph, is a few MB).
+SEALED_MAX_BYTES = 256 << 20
+
+
+def write_sealed(path: Path, doc: dict[str, Any], derived_from: str) -> None:
+    """Write ``doc`` (JSON) whole, sealed: with ``derived_from`` (a digest of everything that decided it: model code,
+    versions, settings) and the SHA-256 of its own text."""
+    body = json.dumps(doc, sort_keys=True)
+    seal = {"derived_from": derived_from, "sha256": hashlib.sha256(body.encode()).hexdigest(), "body": body}
+    write_text_replacing(path, json.dumps(seal))
+
+
+def read_sealed(path: Path, derived_from: str) -> dict[str, Any] | None:
+    """The document :func:`write_sealed` wrote at ``path`` for ``derived_from``, unchanged since; None where there is
+    none, or it is torn, from other inputs, or edited: the caller derives it again."""
+    try:
+        if path.stat().st_size > SEALED_MAX_BYTES:
+            return None
+        seal = json.loads(path.read_bytes())
+        body = seal["body"]
+        if seal["derived_from"] != derived_from or hashlib.sha256(body.encode()).hexdigest() != seal["sha256"]:
+            return None
+        doc = json.loads(body)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _umask() -> int:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from edgebench.backends import cache
 from edgebench.backends.onnx_export import resolve_input
 from edgebench.backends.torch.fingerprint import cacheable, fingerprint
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import read_sealed, write_sealed
 from edgebench.partition.graph import LayerGraph
 
 if TYPE_CHECKING:
@@ -47,8 +47,10 @@ def cached_workload_graph(
                "precision": precision, "seed": seed, "code": fingerprint()}  # fmt: skip
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
         path = (cache_dir or cache.cache_dir("graphs")) / f"{workload.name}-b{batch_size}-{precision}-{digest}.json"
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: record it
-            return LayerGraph.from_json(path.read_text(encoding="utf-8"))
+        sealed = read_sealed(path, digest)  # none yet, torn, stale or edited: record it again
+        if sealed is not None:
+            with contextlib.suppress(ValueError, KeyError, TypeError):  # nor a graph that is no graph
+                return LayerGraph.from_json(sealed["graph"])
     from edgebench.backends.torch.cuts import workload_graph
 
     graph = workload_graph(model_name, batch_size, preset=preset, input_shape=input_shape, num_classes=num_classes,
@@ -56,7 +58,7 @@ def cached_workload_graph(
     if path is not None:
         with contextlib.suppress(OSError):  # a cache that cannot be written costs the next command its speed only
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_replacing(path, graph.to_json())
+            write_sealed(path, {"graph": graph.to_json()}, digest)
     return graph
 
 
