@@ -16,6 +16,7 @@ import typer
 
 from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
+from edgebench.units import MAX_QUANTITY
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,8 +106,8 @@ def partition(
         raise UsageError("--objective", f"{objective!r} is not an objective; choose latency or energy")
     if mode not in _MODES:
         raise UsageError("--mode", f"{mode!r} is not a mode; choose infer or train")
-    if cloud_speedup is not None and cloud_speedup <= 0:
-        raise UsageError("--cloud-speedup", "must be above 0 (10 = the server is ten times faster)")
+    if cloud_speedup is not None and not 0 < cloud_speedup <= MAX_QUANTITY:  # nan and inf are no speed-up either
+        raise UsageError("--cloud-speedup", "must be a number above 0 (10 = the server is ten times faster)")
     if cloud_speedup is not None and cloud_trial is not None:
         raise UsageError("--cloud-trial", "give the server's costs once: --cloud-trial or --cloud-speedup, not both")
     if transfer_dtype is not None and transfer_dtype not in TRANSFER_DTYPES:

@@ -255,13 +255,13 @@ def _sweep_each_target(
     *,
     dry_run: bool = False,
 ) -> int:
-    """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, all at once, each running its
+    """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, a few at once, each running its
     trials one at a time on its device and storing them as the sweep ``<name>-<target>``.  Each has its own
     process (its own signals, store connection and frequency restore); their lines are prefixed with the target.
     """
-    import subprocess
     import sys
-    import threading
+
+    from edgebench.host.lifetime import run_children
 
     base = _axis_base(loaded, config)
     children = {}
@@ -273,23 +273,8 @@ def _sweep_each_target(
         args += ["--target", spec, *(["--store", str(store)] if store else [])]
         args += [*(["--resume"] if resume else []), *(["--retry-failed"] if retry_failed else [])]
         args += [*(["--root"] if root else []), *(["--dry-run"] if dry_run else [])]
-        children[spec] = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def relay(spec: str, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            typer.echo(f"[{spec}] {line.rstrip()}")
-
-    relays = [threading.Thread(target=relay, args=item, daemon=True) for item in children.items()]
-    for thread in relays:
-        thread.start()
-    try:
-        codes = {spec: proc.wait() for spec, proc in children.items()}
-    finally:
-        for proc in children.values():  # Ctrl-C here reached them too (same process group); wait for cleanup
-            proc.wait()
-        for thread in relays:
-            thread.join(5)
+        children[spec] = args
+    codes = run_children(children, lambda spec, line: typer.echo(f"[{spec}] {line}"))  # a few at a time
     failed = {spec: code for spec, code in codes.items() if code}
     if failed:
         from edgebench.cli import fail

@@ -6,6 +6,9 @@ Derived files (an ONNX export, a layer graph, counts) are trusted only as sealed
 document the digest of what it was derived from and of its own content, :func:`read_sealed` gives it back only when
 both still hold, so a torn, emptied, stale or edited file is rebuilt, never used.
 
+Configuration files other people wrote are read through :func:`yaml_file` / :func:`config_text`: a regular file,
+bounded in size, UTF-8 text, YAML within bounds (:mod:`edgebench.parsing`), else one line naming the flag.
+
 And where a file may go when its name comes from data (a device's file list, a trial's label): :func:`inside` keeps
 a path under the folder asked for, :func:`file_name` makes one safe file name of any text.  Every name built from
 data goes through one of the two, so nothing is written outside the folder the user gave.
@@ -22,7 +25,12 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from edgebench.errors import UsageError
+
+if TYPE_CHECKING:
+    from edgebench.parsing import BoundedLoader
 
 
 @contextlib.contextmanager
@@ -129,3 +137,43 @@ def file_name(text: str, fallback: str = "unnamed") -> str:
     while len(name.encode()) > NAME_BYTES:
         name = name[:-1]
     return name if name.strip("_") else fallback
+
+
+#: The size of a configuration file (a sweep, targets, network profiles): a few KB in practice.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def yaml_file(path: Path, field: str, what: str, loader: type[BoundedLoader] | None = None) -> Any:
+    """The YAML file at ``path`` (``what`` it should be, for the message); anything wrong is one
+    :class:`~edgebench.errors.UsageError` naming ``field``: unreadable, too large, not UTF-8 text, not YAML."""
+    from edgebench.parsing import BoundedLoader, yaml_text  # yaml: imported by the commands that read YAML only
+
+    text = config_text(path, field, what)
+    try:
+        return yaml_text(text, loader or BoundedLoader)
+    except ValueError as exc:
+        raise UsageError(field, str(exc) if field == str(path) else f"{path}: {exc}") from None
+
+
+def config_text(path: Path, field: str, what: str) -> str:
+    """A configuration file's text: a regular file of at most :data:`MAX_CONFIG_BYTES`, UTF-8, no NUL (a FIFO, a
+    device, a binary or a huge file is one :class:`~edgebench.errors.UsageError` naming ``field``)."""
+    it = "it" if field == str(path) else str(path)  # the line names the file once
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise UsageError(field, f"{it} is not a file; give {what}")
+        if size > MAX_CONFIG_BYTES:
+            raise UsageError(field, f"{it} is {size} bytes, not {what} (at most {MAX_CONFIG_BYTES} bytes)")
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise UsageError(field, f"{it} cannot be read ({exc.strerror or exc}); give {what}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            field,
+            f"{it} is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+            f"give {what}, saved as UTF-8",
+        ) from None
+    if "\x00" in text:
+        raise UsageError(field, f"{it} holds NUL bytes: a binary file, not {what}")
+    return text

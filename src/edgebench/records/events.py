@@ -17,6 +17,7 @@ from typing import IO, Annotated, Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from edgebench.parsing import json_text
 from edgebench.records.memory import MemoryByCategory
 from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
@@ -174,8 +175,8 @@ def parse_events(text: str | None) -> list[Event]:
     raw = []
     for line in (text or "").splitlines():
         try:
-            raw.append(json.loads(line))
-        except json.JSONDecodeError:
+            raw.append(json_text(line))
+        except ValueError:
             break
     return as_events(raw)
 

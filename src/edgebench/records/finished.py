@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
+from edgebench.parsing import json_text
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Event, as_events, dump_events, parse_events
 from edgebench.records.model import Record
@@ -143,7 +144,7 @@ class FinishedTrial(Record):
             result=result,
             events=parse_events(series.get(EVENTS) or ""),
             samples_csv=series.get(SAMPLES),
-            sampler_meta=SamplerMeta(**json.loads(meta)) if meta else None,
+            sampler_meta=SamplerMeta(**json_text(meta)) if meta else None,
             spans_json=series.get(SPANS),
             run=AgentRun.model_validate_json(run) if run else None,
         )
@@ -157,8 +158,8 @@ class FinishedTrial(Record):
     def from_json(cls, text: str) -> FinishedTrial:
         """The record from its JSON (or a version-1 rescue file); ``ValueError`` says what is wrong with it."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = json_text(text)
+        except ValueError as exc:
             raise ValueError(f"not JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("kind") != KIND:
             raise ValueError(f'no "kind": "{KIND}"')

@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from edgebench.parsing import json_text
+
 FORWARD, BACKWARD, OPTIMIZER, OTHER = 0, 1, 2, 3
 KINDS = ("forward", "backward", "optimizer", "other")
 FORMAT = "edgebench-spans"
@@ -88,8 +90,8 @@ class SpanTable:
 
     @classmethod
     def from_json(cls, text: str) -> SpanTable:
-        doc = json.loads(text)
-        if doc.get("format") != FORMAT:
+        doc = json_text(text)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError("not an edgebench span table")
         if doc.get("version", 0) > VERSION:
             raise ValueError(f"span table version {doc['version']} is newer than this edgebench ({VERSION})")

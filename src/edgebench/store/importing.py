@@ -9,13 +9,13 @@ bits, so the same id means the same trial was imported before.
 from __future__ import annotations
 
 import gzip
-import json
 import sqlite3
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from edgebench.errors import shortened
+from edgebench.parsing import json_text
 from edgebench.records.result_schema import load_result
 from edgebench.store.sqlite import Store
 
@@ -64,7 +64,7 @@ def _copy(store: Store, other: Path) -> ImportSummary:
                 refused.append(trial_id)
                 continue
             try:
-                result = load_result(json.loads(result_json))
+                result = load_result(json_text(result_json))
                 series = _series(source, trial_id)
             except _DAMAGED as exc:
                 detail = shortened(str(exc).splitlines()[0] if str(exc).strip() else "", 100)

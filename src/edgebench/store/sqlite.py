@@ -11,14 +11,17 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+import sys
+import zlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, shortened
 from edgebench.host.lifetime import process_running
+from edgebench.parsing import json_text
 from edgebench.records.result import TrialResult
 from edgebench.records.result_schema import load_result
 
@@ -170,10 +173,19 @@ class Store:
     edgebench) is a :class:`StoreUnusable` here, not a raw ``sqlite3`` error later.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
         self.path = Path(path) if path else default_store_path()
         self.read_only = read_only
         self._batches = 0
+        #: Where a row that cannot be read is said to be skipped (default: a note on stderr, once per trial).
+        self.notify = notify or _note
+        self._skipped: set[str] = set()
         self._db = _connect(self.path, read_only)
         try:
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -197,18 +209,22 @@ class Store:
                 "upgrade edgebench, or give another --store",
             )
         if version < SCHEMA_VERSION and self.read_only:
-            self._upgrade_beside()  # a store that only reads still upgrades when its file can be written
+            self._migrate_in_memory(version)  # a command that only reads leaves the file as it found it
             return
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
 
-    def _upgrade_beside(self) -> None:
-        """Upgrade an older store through a writable connection of its own; a truly read-only one is read as it
-        is (every table a reading command uses exists since schema 2; a missing one is a one-line error)."""
-        try:
-            Store(self.path).close()
-        except StoreUnusable:
-            return
+    def _migrate_in_memory(self, version: int) -> None:
+        """An older store read as the current schema without writing it: the tables later migrations add are made
+        as temporary (in-memory) tables of this connection, empty, so a reading command sees every table and the
+        file stays what it was (``trials`` upgraded a schema-3 store in place, unasked).  A command that writes
+        upgrades it."""
+        for script in MIGRATIONS[version:]:
+            if "CREATE TABLE" not in script or any(w in script for w in ("ALTER", "DROP", "UPDATE", "INSERT")):
+                raise StoreUnusable(self.path, f"is schema {version}: a command that writes to it (e.g. `edgebench "
+                                               "import`) upgrades it first")  # fmt: skip
+            statements = [st for st in script.split(";") if st.strip() and "CREATE INDEX" not in st]
+            self._db.executescript(";".join(st.replace("CREATE TABLE", "CREATE TEMP TABLE") for st in statements))
 
     def verify(self) -> None:
         """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
@@ -308,20 +324,27 @@ class Store:
                 )
 
     def get(self, trial_id: str) -> TrialResult:
-        """The trial whose id is ``trial_id`` or starts with it; ``KeyError`` if none or ambiguous."""
+        """The trial whose id is ``trial_id`` or starts with it; ``KeyError`` if none or ambiguous; a row that cannot
+        be read is an :class:`UnreadableTrial` line."""
         rows = self._db.execute(
-            "SELECT result_json FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
-            (trial_id, trial_id.replace("%", "") + "%"),
+            "SELECT trial_id, result_json FROM trials WHERE trial_id = ? OR trial_id LIKE ? ESCAPE '\\' "
+            "ORDER BY trial_id",
+            (trial_id, like_prefix(trial_id)),
         ).fetchall()
         if len(rows) != 1:
             raise KeyError(f"{'no' if not rows else 'more than one'} trial matches {trial_id!r}")
-        return load_result(json.loads(rows[0][0]))
+        try:
+            return _result(rows[0][1])
+        except ValueError as exc:
+            raise UnreadableTrial(self.path, rows[0][0], exc) from None
 
     def series(self, trial_id: str, name: str) -> str | None:
-        row = self._db.execute(
-            "SELECT data FROM series WHERE trial_id = ? AND name = ?", (self.get(trial_id).trial_id, name)
-        ).fetchone()
-        return gzip.decompress(row[0]).decode() if row else None
+        found = self.get(trial_id).trial_id
+        row = self._db.execute("SELECT data FROM series WHERE trial_id = ? AND name = ?", (found, name)).fetchone()
+        try:
+            return gzip.decompress(row[0]).decode() if row else None
+        except _DAMAGED as exc:
+            raise UnreadableTrial(self.path, found, ValueError(f"its {name} series: {exc}")) from None
 
     def save_device_peak(self, peak: dict[str, Any]) -> None:
         """Record (or replace) a device's measured ceilings, keyed by ``peak["key"]``."""
@@ -335,14 +358,13 @@ class Store:
 
     def device_peak(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT peak_json FROM device_peaks WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return json_text(row[0]) if row else None
 
     def trials(self, model: str | None = None) -> list[TrialResult]:
-        sql, args = "SELECT result_json FROM trials", ()
+        sql, args = "SELECT trial_id, result_json FROM trials", ()
         if model:
             sql, args = sql + " WHERE model = ?", (model,)
-        rows = self._db.execute(sql + " ORDER BY trial_id", args)
-        return [load_result(json.loads(r[0])) for r in rows]
+        return self._results(self._db.execute(sql + " ORDER BY trial_id", args))
 
     def add_sweep(self, sweep_id: str, planned: int, config_json: str) -> None:
         """Record a sweep (or, on resume, update its plan) before its first trial is stored."""
@@ -420,7 +442,7 @@ class Store:
 
     def query(self, *, sweep_id: str | None = None, hostname: str | None = None) -> list[TrialResult]:
         """Trials of a sweep and/or a host, in the order they ran."""
-        sql = "SELECT t.result_json FROM trials t"
+        sql = "SELECT t.trial_id, t.result_json FROM trials t"
         where, args = [], []
         if sweep_id is not None:
             sql += " JOIN sweep_trials s USING (trial_id)"
@@ -431,8 +453,20 @@ class Store:
             args.append(hostname)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        rows = self._db.execute(sql + " ORDER BY t.rowid", args)
-        return [load_result(json.loads(r[0])) for r in rows]
+        return self._results(self._db.execute(sql + " ORDER BY t.rowid", args))
+
+    def _results(self, rows: Iterator[tuple[str, str]]) -> list[TrialResult]:
+        """The rows' results; one that cannot be read (a future schema, junk) is left out with a note, so that one
+        bad row does not take every listing of the store with it."""
+        out = []
+        for trial_id, text in rows:
+            try:
+                out.append(_result(text))
+            except ValueError as exc:
+                if trial_id not in self._skipped:
+                    self._skipped.add(trial_id)
+                    self.notify(f"skipped trial {shortened(str(trial_id), 40)} of {self.path}: {reason(exc)}")
+        return out
 
     def hostnames(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT hostname FROM trials WHERE hostname IS NOT NULL")]
@@ -440,10 +474,44 @@ class Store:
     def trial_ids(self, prefix: str) -> list[str]:
         """Ids equal to or starting with ``prefix``."""
         rows = self._db.execute(
-            "SELECT trial_id FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
-            (prefix, prefix.replace("%", "") + "%"),
+            "SELECT trial_id FROM trials WHERE trial_id = ? OR trial_id LIKE ? ESCAPE '\\' ORDER BY trial_id",
+            (prefix, like_prefix(prefix)),
         )
         return [r[0] for r in rows]
+
+
+def like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching what starts with ``prefix``, its ``%`` and ``_`` literal (``_`` matched any one
+    character in an id prefix)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+#: What reading a stored record or series can raise when its bytes are not what edgebench wrote.
+_DAMAGED = (ValueError, TypeError, KeyError, AttributeError, OSError, EOFError, zlib.error, RecursionError)
+
+
+def _result(text: Any) -> TrialResult:
+    """A row's result, or a ``ValueError`` for any row that is none (junk, a future schema, the wrong type)."""
+    try:
+        return load_result(json_text(text))
+    except _DAMAGED as exc:
+        raise ValueError(reason(exc)) from None
+
+
+def reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return shortened(text, 160)
+
+
+def _note(text: str) -> None:
+    print(f"edgebench: note: {text}", file=sys.stderr)
+
+
+class UnreadableTrial(UsageError):
+    """A trial asked for by id whose stored record (or series) cannot be read: one line naming it."""
+
+    def __init__(self, path: Path, trial_id: str, exc: BaseException) -> None:
+        super().__init__("TRIAL", f"trial {shortened(str(trial_id), 40)} in {path} cannot be read ({reason(exc)})")
 
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
@@ -452,6 +520,8 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         raise StoreUnusable(
             path, f"is a folder, not a store file: give a file, e.g. --store {path / 'edgebench.sqlite'}"
         )
+    if path.exists() and not path.is_file():  # a FIFO or a device: opening it would wait forever, or read a disk
+        raise StoreUnusable(path, "is not a regular file (a pipe or a device): give a store file")
     if read_only:
         if not path.exists():
             raise StoreUnusable(path, "does not exist: run `edgebench run` or `edgebench sweep` first, or give the "

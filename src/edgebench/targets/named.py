@@ -23,10 +23,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from edgebench.errors import UsageError, explain
+from edgebench.host.files import yaml_file
 from edgebench.records.model import Record
 
 
@@ -129,10 +129,7 @@ def configured_targets() -> dict[str, TargetConfig]:
     path = config_path()
     if not path.is_file():
         return {}
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(str(path), f"cannot be read as YAML: {exc}") from None
+    raw = yaml_file(path, str(path), "edgebench's configuration (YAML with a targets: mapping)") or {}
     if not isinstance(raw, dict):
         raise UsageError(str(path), "give a mapping with a targets: key")
     return parse_targets(raw.get("targets"), str(path))
