@@ -4,6 +4,7 @@ leaves an older store's file as it found it."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 
@@ -77,3 +78,24 @@ def test_a_reading_command_leaves_an_older_store_as_it_found_it(tmp_path, capsys
     before = old.read_bytes()
     assert main(["trials", "--store", str(old)]) == 0 and "lenet" in capsys.readouterr().out
     assert old.read_bytes() == before  # (SQLite's -wal and -shm beside a WAL-mode store are its readers' own)
+
+
+@settings(max_examples=80)
+@given(st.one_of(st.binary(max_size=120),
+                 st.recursive(st.none() | st.integers() | st.text(max_size=8),
+                              lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=3),
+                              max_leaves=8).map(lambda v: json.dumps(v).encode()),
+                 st.dictionaries(st.sampled_from(["kind", "version", "result", "series", "events"]),
+                                 st.none() | st.integers() | st.text(max_size=5) | st.just("edgebench-unsaved-trial"),
+                                 max_size=5).map(lambda v: json.dumps(v).encode())))  # fmt: skip
+def test_any_rescue_file_loads_or_is_one_usage_line(tmp_path_factory, data):
+    """A rescue file is data too (``edgebench import FILE``): a finished trial or one line naming FILE."""
+    from edgebench.errors import UsageError
+    from edgebench.store.rescue import load_unsaved
+
+    path = tmp_path_factory.mktemp("kept") / "edgebench-unsaved-x.json"
+    path.write_bytes(data)
+    try:
+        load_unsaved(path)
+    except UsageError as exc:
+        assert exc.field == "FILE" and "\n" not in str(exc)

@@ -7,6 +7,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edgebench.backends.command import patterns
 from edgebench.backends.command.patterns import PatternTimeout, step_pattern
@@ -50,3 +52,21 @@ def test_probe_the_trial_ends_with_the_reason(monkeypatch, capsys):
                  "--steps", "1", "--warmup", "0", "--timeout", "60s"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1 and "--step-pattern took over 0.2 s on one line" in err
+
+
+@settings(max_examples=150)
+@given(st.text(max_size=20), st.text(max_size=40))
+def test_any_step_pattern_compiles_or_is_one_line_and_matches_bounded(text, line):
+    from edgebench.errors import UsageError
+
+    try:
+        pattern = step_pattern(text)
+    except UsageError as exc:
+        assert exc.field == "--step-pattern" and "\n" not in exc.message
+        return
+    if pattern.regex is not None:
+        try:
+            found = pattern.step_fields(line)
+        except PatternTimeout:
+            return
+        assert found is None or isinstance(found, dict)

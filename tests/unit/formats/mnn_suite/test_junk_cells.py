@@ -69,3 +69,17 @@ def test_any_processed_data_cells_import_or_are_one_line(tmp_path_factory, cells
 def test_a_stamp_file_of_any_text_is_windows_or_none(text):
     windows = parse_train_stamp(f"Begin training : {text}\nEnd trainning : 1618305025663\n")
     assert windows.train is None or all(isinstance(v, int) and v < 10**16 for v in windows.train)
+
+
+@settings(max_examples=100)
+@given(st.text(max_size=300))
+def test_the_suites_logs_of_any_text_read_as_rows_or_nothing(tmp_path_factory, text):
+    """``usage_monitor_<Net>.result`` and ``train_bench_<Net>.result`` as other people left them."""
+    from edgebench.formats.mnn_suite.importing import read_train_bench, read_usage_monitor
+
+    folder = tmp_path_factory.mktemp("logs")
+    monitor, bench = folder / "usage_monitor.result", folder / "train_bench.result"
+    monitor.write_text(f"NEW DATA 1618305025562\n{text}\nEND\nNEW DATA {text}\nusb_current {text}\nEND\n")
+    bench.write_text(f"warmUp: {text}\n{text}\nTraining latency of Lenet is : {text} ms (batchsize is 8)\n")
+    assert all(isinstance(r.stamp_ms, int) for r in read_usage_monitor(monitor))
+    assert all(isinstance(b, int) for b in read_train_bench(bench))
