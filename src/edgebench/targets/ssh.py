@@ -3,17 +3,22 @@
 The real ``ssh`` is called with the host as the user wrote it, so ``~/.ssh/config`` (Host aliases, IdentityFile,
 ProxyJump), keys and the agent all apply.  ``BatchMode=yes`` makes a missing key fail at once instead of asking for a
 password in the middle of a sweep; one master connection per target (``ControlMaster``/``ControlPersist``) makes
-each later command one round trip instead of a handshake.  Files travel through ``ssh ... cat`` so that a board
-without an SFTP server (dropbear, busybox) works the same.
+each later command one round trip instead of a handshake.  The master's socket lives in a folder of this process's
+own (``edgebench-<pid>-ssh-*`` in the temporary folder), and closing the target, or the process ending, ends the
+master and removes the folder: none outlives the command (a test suite's did, by minutes, in ``/tmp``).  Files
+travel through ``ssh ... cat`` so that a board without an SFTP server (dropbear, busybox) works the same.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
+import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -57,6 +62,25 @@ def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
 
 #: Seconds to wait for the device's SSH server to answer at all (``ssh_options: [ConnectTimeout=N]`` overrides).
 CONNECT_TIMEOUT_S = 10
+#: How long an idle master connection stays up: across a trial's cool-down its commands reuse it; it ends with the
+#: target anyway, so this bounds only a process killed before it could close it.
+CONTROL_PERSIST_S = 30
+
+
+def control_folder() -> Path:
+    """A new folder for one master connection's socket: in the temporary folder where its path is short enough for
+    a unix socket (about 100 bytes, ssh's own suffix included), else in ``/tmp``; named after this process, so that
+    one a killed process left is removed by :func:`edgebench.host.workdirs.remove_stale_work_dirs`."""
+    base = Path(tempfile.gettempdir())
+    return Path(tempfile.mkdtemp(prefix=f"edgebench-{os.getpid()}-ssh-", dir=base if len(str(base)) <= 60 else "/tmp"))
+
+
+def _end_master(options: list[str], host: str, folder: Path) -> None:
+    """``ssh -O exit`` the master whose socket is in ``folder`` (if it runs), then remove the folder."""
+    if (folder / "m").exists():
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run([*options, "-O", "exit", "--", host], capture_output=True, timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class SshShell(ClientShell):
@@ -77,16 +101,26 @@ class SshShell(ClientShell):
         self.user, self.host, self.port = parse_ssh_url(url)
         self.ssh_config = ssh_config
         self.options = options
-        control = Path("/tmp") / f"edgebench-ssh-{os.getuid()}"  # short: a socket path has ~100 bytes
-        control.mkdir(mode=0o700, exist_ok=True)
-        key = hashlib.sha1(f"{url}|{ssh_config}|{options}".encode()).hexdigest()[:16]
-        self.control_path = str(control / key)
+        self._control: Path | None = None
+        self._ending: weakref.finalize | None = None
+
+    @property
+    def control_path(self) -> str:
+        """The master connection's socket, in a folder made on first use and removed with the master."""
+        if self._control is None:
+            self._control = control_folder()
+            options = self._options(self._control / "m")
+            self._ending = weakref.finalize(self, _end_master, options, self.host, self._control)
+        return str(self._control / "m")
 
     def ssh_args(self) -> list[str]:
         """``ssh``, its options, ``--`` and the host: what every command line starts with."""
         return [*self.ssh_options(), "--", self.host]
 
     def ssh_options(self) -> list[str]:
+        return self._options(Path(self.control_path))
+
+    def _options(self, control_path: Path) -> list[str]:
         args = ["ssh"]
         if self.ssh_config:
             args += ["-F", self.ssh_config]
@@ -98,8 +132,8 @@ class SshShell(ClientShell):
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
             "-o", "BatchMode=yes",
             "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={self.control_path}",
-            "-o", "ControlPersist=60",
+            "-o", f"ControlPath={control_path}",
+            "-o", f"ControlPersist={CONTROL_PERSIST_S}",
             "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3",
         ]  # fmt: skip
@@ -140,8 +174,10 @@ class SshShell(ClientShell):
         Path(local).write_bytes(done.stdout)
 
     def close(self) -> None:
-        """End the master connection (``ssh -O exit``); later commands open a new one."""
-        subprocess.run([*self.ssh_options(), "-O", "exit", "--", self.host], capture_output=True, timeout=10)
+        """End the master connection (``ssh -O exit``) and remove its folder; later commands open a new one."""
+        if self._ending is not None:
+            self._ending()  # runs once: not again when the shell is collected or the process ends
+        self._control = self._ending = None
 
 
 def connection_error(url: str, stderr: str) -> str:

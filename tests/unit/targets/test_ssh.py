@@ -4,6 +4,7 @@ The tests against a real OpenSSH server are in tests/e2e/targets/test_ssh.py.
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -87,3 +88,24 @@ def test_a_serial_that_adb_would_read_as_an_option_is_refused(serial):
     with pytest.raises(UsageError, match="not a device serial"):
         check_serial(serial)
     assert check_serial("192.168.1.23:5555") and check_serial("emulator-5554")
+
+
+def test_the_master_connections_folder_is_this_processs_and_goes_with_it():
+    """Issue 39: an ssh control master outlived the suite by minutes, its socket in a shared ``/tmp`` folder.  Each
+    shell's master lives in a folder of its own in the temporary folder, removed when the shell closes (or is
+    collected, or the process ends)."""
+    import gc
+    import tempfile
+    from pathlib import Path
+
+    from edgebench.targets.ssh import SshShell
+
+    shell = SshShell("ssh://board", workdir="/tmp")
+    folder = Path(shell.control_path).parent
+    assert folder.is_dir() and folder.parent == Path(tempfile.gettempdir())
+    assert folder.name.startswith(f"edgebench-{os.getpid()}-ssh-") and len(shell.control_path) < 90
+    shell.close()
+    assert not folder.exists()
+    again = Path(SshShell("ssh://board", workdir="/tmp").control_path).parent
+    gc.collect()
+    assert not again.exists()
