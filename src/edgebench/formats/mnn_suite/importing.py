@@ -155,12 +155,12 @@ def read_train_bench(path: Path) -> dict[int, Bench]:
             warmup = int(words[1])
         elif words[:1] == ["measureIteration:"] and len(words) > 1 and words[1].isdigit():
             steps = int(words[1])
-        elif m := _LATENCY.match(line.strip()):
+        elif (m := _LATENCY.match(line.strip())) and _float(m.group(3)) is not None:  # '.' matches, is no number
             kind, _, ms, bs = m.groups()
             batch = int(bs)
             bench = out.get(batch) or Bench(warmup or 0, steps or 0)
             field = "train_ms" if kind == "Training" else "infer_ms"
-            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: float(ms)})
+            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: _float(ms)})
     return out
 
 
