@@ -61,6 +61,7 @@ def run(**options: Any) -> int:
     }
     from edgebench.launch.session import Launcher, open_store
     from edgebench.launch.trial import resolve_placement
+    from edgebench.store.sqlite import close_or_discard
     from edgebench.targets import open_target
 
     target = open_target(
@@ -94,7 +95,7 @@ def run(**options: Any) -> int:
         launcher.keep(outcome, then=lambda: _show(result, as_json))  # stored (or rescued) before it is printed
     finally:
         if db is not None:
-            db.close()
+            close_or_discard(db)  # refused before a trial was stored: no empty store left behind
     if db is not None and not as_json:  # the JSON names the trial; stderr stays the one line of a failure
         typer.echo(f"stored as trial {result.trial_id} in {db.path}")
     if no_store and outcome.spans_json is not None:

@@ -158,22 +158,22 @@ def yaml_file(path: Path, field: str, what: str, loader: type[BoundedLoader] | N
 def config_text(path: Path, field: str, what: str) -> str:
     """A configuration file's text: a regular file of at most :data:`MAX_CONFIG_BYTES`, UTF-8, no NUL (a FIFO, a
     device, a binary or a huge file is one :class:`~edgebench.errors.UsageError` naming ``field``)."""
-    it = "it" if field == str(path) else str(path)  # the line names the file once
+    it = "" if field == str(path) else f"{path} "  # the line names the file once
     try:
         size = path.stat().st_size
         if not path.is_file():
-            raise UsageError(field, f"{it} is not a file; give {what}")
+            raise UsageError(field, f"{it}is not a file; give {what}")
         if size > MAX_CONFIG_BYTES:
-            raise UsageError(field, f"{it} is {size} bytes, not {what} (at most {MAX_CONFIG_BYTES} bytes)")
+            raise UsageError(field, f"{it}is {size} bytes, not {what} (at most {MAX_CONFIG_BYTES} bytes)")
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise UsageError(field, f"{it} cannot be read ({exc.strerror or exc}); give {what}") from None
+        raise UsageError(field, f"{it}cannot be read ({exc.strerror or exc}); give {what}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(
             field,
-            f"{it} is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+            f"{it}is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
             f"give {what}, saved as UTF-8",
         ) from None
     if "\x00" in text:
-        raise UsageError(field, f"{it} holds NUL bytes: a binary file, not {what}")
+        raise UsageError(field, f"{it}holds NUL bytes: a binary file, not {what}")
     return text

@@ -17,7 +17,6 @@ from typing import IO, Annotated, Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
-from edgebench.parsing import json_text
 from edgebench.records.memory import MemoryByCategory
 from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
@@ -172,6 +171,8 @@ def as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
 
 def parse_events(text: str | None) -> list[Event]:
     """Events from JSON lines; a torn last line (a worker killed mid-write) ends the sequence, as it ended there."""
+    from edgebench.parsing import json_text  # here, not at import: the worker (under its memory budget) never reads
+
     raw = []
     for line in (text or "").splitlines():
         try:

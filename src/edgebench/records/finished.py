@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from edgebench.parsing import json_text
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Event, as_events, dump_events, parse_events
 from edgebench.records.model import Record
@@ -138,6 +137,8 @@ class FinishedTrial(Record):
     @classmethod
     def from_series(cls, result: TrialResult, series: dict[str, str | None]) -> FinishedTrial:
         """The record from a result and its named series (a store's rows, a version-1 rescue file)."""
+        from edgebench.parsing import json_text
+
         meta = series.get(SAMPLER_META)
         run = series.get(RUN)
         return cls(
@@ -157,6 +158,8 @@ class FinishedTrial(Record):
     @classmethod
     def from_json(cls, text: str) -> FinishedTrial:
         """The record from its JSON (or a version-1 rescue file); ``ValueError`` says what is wrong with it."""
+        from edgebench.parsing import json_text
+
         try:
             data = json_text(text)
         except ValueError as exc:

@@ -19,8 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from edgebench.parsing import json_text
-
 FORWARD, BACKWARD, OPTIMIZER, OTHER = 0, 1, 2, 3
 KINDS = ("forward", "backward", "optimizer", "other")
 FORMAT = "edgebench-spans"
@@ -90,6 +88,8 @@ class SpanTable:
 
     @classmethod
     def from_json(cls, text: str) -> SpanTable:
+        from edgebench.parsing import json_text
+
         doc = json_text(text)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError("not an edgebench span table")

@@ -123,6 +123,14 @@ def created_or_removed(path: str | os.PathLike[str] | None) -> Iterator[Store]:
         db.close()
 
 
+def close_or_discard(store: Store) -> None:
+    """Close ``store``; if this process created it and it holds nothing (the command was refused before a trial was
+    stored: a frequency this device cannot set), remove it: a refused command leaves no empty store behind."""
+    store.close()
+    if store.created:
+        discard_if_empty(store.path)
+
+
 def default_store_path() -> Path:
     """``$EDGEBENCH_STORE``, else ``$XDG_DATA_HOME/edgebench/edgebench.sqlite`` (``~/.local/share`` by default)."""
     if os.environ.get("EDGEBENCH_STORE"):
@@ -182,6 +190,8 @@ class Store:
     ) -> None:
         self.path = Path(path) if path else default_store_path()
         self.read_only = read_only
+        #: Whether this opening made the file (a command refused before it stored anything removes it again).
+        self.created = not self.path.exists()
         self._batches = 0
         #: Where a row that cannot be read is said to be skipped (default: a note on stderr, once per trial).
         self.notify = notify or _note

@@ -35,3 +35,19 @@ def test_a_store_that_fails_still_lets_the_figures_print(tmp_path, monkeypatch):
 def test_a_400_digit_number_is_refused_at_the_flag(capsys, flag):
     line = refused(capsys, "run", "--no-store", "--backend", "fake", flag, "9" * 400)
     assert flag in line and len(line) < 200
+
+
+def test_a_run_refused_before_its_trial_leaves_no_store(tmp_path, capsys):
+    """Refused after the store was opened (a frequency this device cannot set): the store it made goes again."""
+    (tmp_path / "tree" / "proc").mkdir(parents=True)  # a device with no cpufreq
+    store = tmp_path / "new.sqlite"
+    line = refused(capsys, "run", "--backend", "fake", "--frequency", "1GHz", "--sysfs-root", str(tmp_path / "tree"),
+                   "--store", str(store))  # fmt: skip
+    assert "no cpufreq policies" in line and not any(tmp_path.glob("new.sqlite*"))
+
+
+def test_a_rescue_file_is_named_inside_its_folder(tmp_path):
+    from edgebench.store.rescue import keep_unsaved
+
+    kept = keep_unsaved(finished("../../escaped"), tmp_path / "s.sqlite")
+    assert kept.parent == tmp_path.resolve() and "/" not in kept.name
