@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebench.backends import cache
+from edgebench.host import cache
 from edgebench.host.files import write_text_replacing
 
 #: ONNX opset of every export: supported by onnxruntime >= 1.17 and by MNN 3.x's converter.

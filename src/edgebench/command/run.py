@@ -2,7 +2,9 @@
 
 The device side is one POSIX ``sh`` script (``sampler.sh``): it starts the workload, samples the files the local
 sensors read at the trial's period, and stamps every sample and every line the workload prints on one clock of
-the device.  The workstation side plans which files to read with the very sensors a local trial uses (a
+the device.  It samples with its own loop, or with the native sampler where one was placed on the device
+(:mod:`edgebench.command.native`), which writes the same records for a fraction of the CPU.  The workstation side
+plans which files to read with the very sensors a local trial uses (a
 :class:`~edgebench.sensors.sampler.Sampler` built without opening anything), and decodes the recorded file
 contents with the same :meth:`Sensor.decode` parsers, so a command trial's samples mean what a local trial's do.
 Steps come from the output through the trial's step pattern; the result is the same
@@ -31,6 +33,7 @@ from typing import Any, Protocol
 from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.command.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
+from edgebench.command.native import SamplerChoice
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
 from edgebench.records.events import Done, Event, FirstStep, Ready, Step
@@ -84,9 +87,10 @@ def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
 def script_for(
     *, command: str, cwd: str | None = None, sources: list[tuple[str, int, int]], period_ms: float, workdir: str,
     root: str = "",
-    clock: str = "auto", sample: bool = True, stamp_file: str | None = None,
+    clock: str = "auto", sample: bool = True, stamp_file: str | None = None, native: str | None = None,
 ) -> str:  # fmt: skip
-    """The device-side script: its settings as shell assignments, then ``sampler.sh``."""
+    """The device-side script: its settings as shell assignments, then ``sampler.sh``; ``native``: the native
+    sampler's path on the device, which samples in place of the script's loop."""
     settings = {
         "EB_ROOT": root.rstrip("/"),
         "EB_PERIOD_MS": str(max(1, round(period_ms))),
@@ -97,6 +101,7 @@ def script_for(
         "EB_CLOCK": clock,
         "EB_SAMPLE": "1" if sample else "0",
         "EB_STAMP": stamp_file or "",
+        "EB_NATIVE": native or "",
     }
     head = "".join(f"{k}={shlex.quote(v)}\n" for k, v in settings.items())
     return head + sampler_script()
@@ -113,6 +118,8 @@ class DeviceRun:
     """What the device-side script printed, parsed: clock, workload pid and exit, stamped lines, raw records."""
 
     clock: str = ""
+    #: Which loop sampled (``S`` line): ``native`` or ``sh``; "" where the script sampled nothing.
+    sampler: str = ""
     pid: int | None = None
     go_ns: int | None = None
     exit_ns: int | None = None
@@ -171,6 +178,8 @@ def parse_device_output(text: str) -> DeviceRun:
                 run.lines.append((stamp_ns(t), body))
             elif kind == "C":
                 run.clock = rest
+            elif kind == "S":
+                run.sampler = rest
             elif kind == "A":
                 up, _, wall = rest.partition(" ")
                 run.anchors.append((stamp_ns(up), stamp_ns(wall)))
@@ -294,13 +303,15 @@ def _read_all(proc: Any, chunks: list[bytes]) -> threading.Thread:
 def run_command_trial(
     trial: Trial, shell: AgentShell, *, sysfs: SysFS, root: str = "", env: dict[str, Any] | None = None,
     sample: bool = True, clock: str = "auto", counting: CounterTool | None = None,
+    sampler_choice: SamplerChoice | None = None,
 ) -> TrialBundle:  # fmt: skip
     """Push the trial's files, run its command with the device-side sampler, and bundle what was measured.
 
     ``sysfs`` is the device's ``/proc`` and ``/sys`` as the workstation sees it (to plan the sensors); ``root``
     prefixes every sampled path on the device (a fixture tree under ``--sysfs-root``).  ``counting``: the tool that
     counts the trial's ``--counters`` over the command's process tree (the target chose it; see
-    :mod:`edgebench.command.counting`).
+    :mod:`edgebench.command.counting`).  ``sampler_choice``: the native sampler placed on the device, or why the
+    script's own sh loop samples (:mod:`edgebench.command.native`; None: the sh loop).
     """
     assert trial.command is not None and trial.step_pattern is not None
     pattern = step_pattern(trial.step_pattern)
@@ -319,6 +330,7 @@ def run_command_trial(
         command=command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
         workdir=run_dir, root=root, clock=clock, sample=sample,
         stamp_file=f"{workdir.rstrip('/')}/{pattern.stamp_file}" if pattern.stamp_file else None,
+        native=sampler_choice.path if sampler_choice else None,
     )  # fmt: skip
     # The 9 KB script travels as a file (adb sync, ssh's cat), never on the client's command line: old phones' shells
     # take no long command, and a device with a 4 KiB payload limit would abort the user's adb server.
@@ -372,7 +384,7 @@ def run_command_trial(
                                 counted_as=steps[0].phase))  # fmt: skip
     if failure is None:
         events.append(Done(stopped_by=None, counters=readings.window() if readings else None))
-    meta = _meta(sampler, run, anchor_wall_ns) if sample and run.records else None
+    meta = _meta(sampler, run, anchor_wall_ns, sampler_choice) if sample and run.records else None
     return TrialBundle(
         trial=trial,
         events=events,
@@ -437,8 +449,9 @@ def recover_samples(shell: AgentShell, run_dir: str, wait_s: float = RECOVER_S) 
         time.sleep(1.0)
 
 
-def _meta(sampler: Sampler, run: DeviceRun, anchor_wall_ns: int) -> SamplerMeta:
+def _meta(sampler: Sampler, run: DeviceRun, anchor_wall_ns: int, choice: SamplerChoice | None) -> SamplerMeta:
     meta = SamplerMeta(**asdict(sampler.meta))
+    meta.kind, meta.why = _which_sampled(run, choice)
     meta.clk_tck = CLK_TCK
     meta.samples = len(run.records)
     meta.anchor_wall_ns, meta.anchor_mono_ns = anchor_wall_ns, run.records[0][0]
@@ -446,6 +459,15 @@ def _meta(sampler: Sampler, run: DeviceRun, anchor_wall_ns: int) -> SamplerMeta:
         meta.loop_cpu_s = run.loop_cpu_ticks / CLK_TCK
         meta.loop_wall_s = (run.loop_end_ns - run.loop_start_ns) / 1e9
     return meta
+
+
+def _which_sampled(run: DeviceRun, choice: SamplerChoice | None) -> tuple[str, str | None]:
+    """The loop the script says sampled, and why: the choice's reason, or why the native one it was given did not."""
+    if choice is None:
+        return "sh", None
+    if choice.kind == "native" and run.sampler == "sh":
+        return "sh", f"the native sampler ({choice.why}) ended before its first record; the script's loop sampled"
+    return run.sampler or choice.kind, choice.why
 
 
 def _stop(proc: Any) -> None:

@@ -11,8 +11,11 @@
 #               PATH may hold colons, intel-rapl:0, so the numbers are split off from the right)
 #   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
 #   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
+#   EB_NATIVE   the native sampler on the device (edgebench/sensors/native/sampler.c), which samples in place of
+#               this script's loop with the same records; "" (or one that ends before its first record): the loop
 # Output on stdout, one line each: "C <clock>", "A <uptime> <wall>" (a clock anchor, at the start and the end
-# where the clock is EPOCHREALTIME), "G <t>" (workload released), "P <pid>", "O <t> <line>" (a line
+# where the clock is EPOCHREALTIME), "S <sampler>" (native or sh: which one samples), "G <t>" (workload
+# released), "P <pid>", "O <t> <line>" (a line
 # of its stdout or stderr), "X <t> <status>" (it exited), then "@samples" and the sample records:
 # "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a failed read; a source not due is absent.
 # Closing this script's stdin (the workstation went away) kills the workload and the sampler: nothing is left but
@@ -212,9 +215,19 @@ export EB_CWD EB_CMD EB_WORK
 EB_RPID=$!
 set +m 2>/dev/null
 if [ "$EB_SAMPLE" = 1 ]; then
-  sample_loop > samples &
-  EB_SPID=$!
-  while [ ! -s samples ]; do sleep 0.01; done
+  if [ -n "${EB_NATIVE:-}" ]; then
+    "$EB_NATIVE" "$EB_CLOCK" "$EB_PERIOD_MS" "$EB_ROOT" $$ $EB_SOURCES > samples &
+    EB_SPID=$!
+    _n=0
+    while [ ! -s samples ] && [ "$_n" -lt 1000 ] && kill -0 "$EB_SPID" 2>/dev/null; do sleep 0.01; _n=$((_n + 1)); done
+    if [ -s samples ]; then out "S native"; else kill -KILL "$EB_SPID" 2>/dev/null; EB_SPID=; fi
+  fi
+  if [ -z "${EB_SPID:-}" ]; then
+    sample_loop > samples &
+    EB_SPID=$!
+    while [ ! -s samples ]; do sleep 0.01; done
+    out "S sh"
+  fi
 fi
 now
 out "G $T"

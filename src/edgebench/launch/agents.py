@@ -11,12 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from edgebench.command.counting import CounterTool, parse_stat, probe_script, read_probe
+from edgebench.command.native import choose_sampler
 from edgebench.command.run import run_command_trial
 from edgebench.errors import UsageError
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
 from edgebench.sensors import android_thermal, thermal_trips
 from edgebench.targets import Target
+from edgebench.targets.local import LocalTarget
 
 #: The Python agent, by module: the local target calls its ``run_agent``, a remote one runs ``python -m`` on it.
 PYTHON_AGENT = "edgebench.runner.agent"
@@ -50,9 +52,16 @@ def _run(target: Target, trial: Trial, sample: bool) -> TrialBundle:
     with target.command_shell() as (shell, root):
         env = target.environment()
         counting = command_counter_tool(target, trial.counters) if trial.counters else None
-        return run_command_trial(
-            trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample, counting=counting
+        # a remote device samples natively by default; this machine keeps its sh loop unless asked
+        choice = (
+            choose_sampler(trial.sampler, shell, native_by_default=not isinstance(target, LocalTarget))
+            if sample
+            else None
         )
+        return run_command_trial(
+            trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample, counting=counting,
+            sampler_choice=choice,
+        )  # fmt: skip
 
 
 def _with_readings(bundle: TrialBundle, readings: dict[str, Any]) -> TrialBundle:

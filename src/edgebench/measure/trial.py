@@ -359,6 +359,8 @@ def _from_samples(samples: Samples, t0: int, t1: int, n_cores: int) -> dict[str,
             cpu_pct_of_core=meta.cpu_pct_of_core,
             sensors=meta.sensors,
             unavailable=meta.unavailable,
+            kind=meta.kind or None,
+            why=meta.why,
         )
     rows = _window(samples, t0, t1)
     freq = samples.matching("cpu", "_freq_khz")

@@ -76,6 +76,11 @@ class SamplerSummary(Record):
     cpu_pct_of_core: float
     sensors: list[str]
     unavailable: dict[str, str]
+    #: ``python``, ``sh`` or ``native`` (see :class:`~edgebench.records.sampling.SamplerMeta`); None in records
+    #: stored before it was kept.
+    kind: str | None = None
+    #: Why that sampler ran (the native build, or why the native one did not).
+    why: str | None = None
 
 
 class RailEnergy(Record):

@@ -3,7 +3,7 @@
 Recording it builds the model and its optimizer and runs a training step under hooks: about 3 s of a partition
 command here (importing torch, then torch._dynamo, which any optimizer's construction imports), every time, for
 a graph that changes only with the model code, torch, the batch, the input and the precision.  It is kept in
-``$EDGEBENCH_CACHE_DIR/graphs`` (:mod:`edgebench.backends.cache`), keyed by all of those; a user's own
+``$EDGEBENCH_CACHE_DIR/graphs`` (:mod:`edgebench.host.cache`), keyed by all of those; a user's own
 ``module:factory`` model is recorded every time.  Imports no torch unless it records.
 """
 
@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from edgebench.backends import cache
 from edgebench.backends.onnx_export import resolve_input
 from edgebench.backends.torch.fingerprint import cacheable, fingerprint
+from edgebench.host import cache
 from edgebench.host.files import write_text_replacing
 from edgebench.partition.graph import LayerGraph
 

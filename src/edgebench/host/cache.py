@@ -1,8 +1,9 @@
-"""Where files derived from a built-in model are kept between commands (ONNX exports, layer graphs).
+"""Where derived files are kept between commands: ONNX exports and layer graphs of the built-in models, the native
+sampler built for each device ABI (:mod:`edgebench.sensors.native.build`).
 
-Each is keyed by everything that decides its bytes, the model code's fingerprint
-(:func:`edgebench.backends.torch.fingerprint.fingerprint`) among them, so a cached file is never stale, and
-written whole (:mod:`edgebench.host.files`), so a concurrent reader sees it whole or not at all; deleting the
+Each is keyed by everything that decides its bytes (the model code's fingerprint,
+:func:`edgebench.backends.torch.fingerprint.fingerprint`; the sampler's source digest), so a cached file is never
+stale, and written whole (:mod:`edgebench.host.files`), so a concurrent reader sees it whole or not at all; deleting the
 folder only costs the next command its speed.
 """
 
