@@ -144,6 +144,31 @@ def test_command_trials_unrooted_and_rooted_give_latency(adbd_sim, tmp_path):  #
         assert not [n for n in _left_on(phone) if n.startswith("run-")]
 
 
+def test_a_command_trial_on_an_emulated_phone_samples_with_the_native_sampler(adbd_sim, tmp_path):  # noqa: F811
+    """The phone's ABI is read through the real client (adbd-sim's ``getprop ro.product.cpu.abi`` names this
+    machine's, x86_64: its shells run host binaries), that build is pushed through adb sync under its digest, once
+    for every trial, and it samples the phone's captured /sys as the sh loop would have."""
+    from edgebench.launch.trial import run_trial
+
+    phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
+    target = _open(phone, "phone-tree")
+    try:
+        assert target.shell.run("getprop ro.product.cpu.abi").stdout.strip() == b"x86_64"
+        runs = [_finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a trial")
+                for _ in range(2)]  # fmt: skip
+    finally:
+        target.close()
+    for run in runs:
+        assert run.result.ok, run.result.reason
+        assert run.result.sampler is not None and run.result.sampler.kind == "native", run.result.sampler
+        assert run.result.sampler.why == "x86_64-linux-musl build for the device's x86_64"
+        assert "cpu_freq" in run.result.sampler.sensors and "power_supply" in run.result.sampler.sensors
+    assert len(list((phone.workdir / "native").glob("*/edgebench-sampler"))) == 1
+    header, *rows = runs[0].samples_csv.strip().splitlines()
+    freq = header.split(",").index("cpu0_freq_khz")
+    assert {row.split(",")[freq] for row in rows} == {"1785600"}  # the tree's scaling_cur_freq, every record
+
+
 def test_push_of_a_folder_twice_replaces_it(adbd_sim, tmp_path):  # noqa: F811
     from edgebench.launch.trial import run_trial
 
@@ -203,8 +228,12 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     assert "ended mid-trial" in (result.reason or ""), result.reason
     assert launched.finished.samples_csv and len(launched.finished.samples_csv.splitlines()) > 2
     assert (policy / "scaling_governor").read_text().strip() == governor
+    meta = launched.finished.sampler_meta  # a crashed trial's result has no sampler group; its samples say
+    assert meta is not None and meta.kind == "native", meta
     phone.wait_online()
-    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+    assert _left_on(phone) == ["bench.sh", "native"], _left_on(phone)
+    running = subprocess.run(["pgrep", "-f", str(phone.workdir / "native")], capture_output=True, text=True)
+    assert not running.stdout.strip(), "the native sampler still runs on the phone"
 
 
 def _drop_once_sampling(phone: Phone, records: int = 3, wait_s: float = 120) -> threading.Thread:
@@ -345,4 +374,4 @@ def test_a_frequency_trial_on_an_old_phone_releases_its_restore_watcher(adbd_sim
     assert launched.finished.result.ok, launched.finished.result.reason
     assert sysfs.holder_returncode is not None and sysfs.holder_returncode >= 0, sysfs.holder_returncode
     assert (policy / "scaling_governor").read_text().strip() == governor
-    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+    assert _left_on(phone) == ["bench.sh", "native"], _left_on(phone)
