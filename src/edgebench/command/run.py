@@ -220,19 +220,25 @@ def parse_device_output(text: str) -> DeviceRun:
     return run.on_monotonic()
 
 
+def record_blobs(n_sources: int, sources: dict[int, list[str] | None]) -> list[bytes | None]:
+    """One device record as the local sampler's raw record holds it: each source's bytes, None for a failed read,
+    :data:`SKIPPED` for one not due."""
+    blobs: list[bytes | None] = []
+    for i in range(n_sources):
+        if i not in sources:
+            blobs.append(SKIPPED)
+            continue
+        lines = sources[i]
+        blobs.append(None if lines is None else "".join(f"{x}\n" for x in lines).encode())
+    return blobs
+
+
 def decode_samples(sampler: Sampler, run: DeviceRun) -> str:
     """The CSV a local sampler would have written, from the device's records, through the same decoders."""
     n = len(sampler.sources)
     rows = [",".join(["t_ns", *sampler.meta.columns])]
     for t_ns, sources in run.records:
-        blobs: list[bytes | None] = []
-        for i in range(n):
-            if i not in sources:
-                blobs.append(SKIPPED)
-                continue
-            lines = sources[i]
-            blobs.append(None if lines is None else "".join(f"{x}\n" for x in lines).encode())
-        values = sampler.decode_record(blobs)
+        values = sampler.decode_record(record_blobs(n, sources))
         rows.append(",".join([str(t_ns), *("" if v is None else str(v) for v in values)]))
     return "\n".join(rows) + "\n"
 

@@ -169,6 +169,45 @@ def test_a_command_trial_on_an_emulated_phone_samples_with_the_native_sampler(ad
     assert {row.split(",")[freq] for row in rows} == {"1785600"}  # the tree's scaling_cur_freq, every record
 
 
+def test_monitor_on_an_emulated_phone_streams_native_records_and_a_drop_leaves_nothing(adbd_sim, tmp_path):  # noqa: F811
+    """``monitor --target`` on a phone without Python: the native sampler's records stream over adb and are written
+    here as they arrive; a drop mid-way keeps the rows so far, says so, and leaves no sampler or folder on the phone."""
+    import json
+    import sys
+
+    phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
+    args = [sys.executable, "-m", "edgebench", "monitor", "--target", f"adb://{phone.serial}", "--interval", "10ms"]
+    out = tmp_path / "mon"
+    done = subprocess.run([*args, "--out", str(out), "--duration", "1s"], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sampler"] == "native" and summary["stopped_by"] == "end of --duration", summary
+    assert summary["samples"] >= 20 and summary["energy"]["device"]["avg_power_w"] == pytest.approx(1.986)
+    _, *rows = (out / "freq_temperature.csv").read_text().splitlines()
+    assert rows[0].split(",")[3:] == [*["1785600"] * 4, *["710400"] * 3, "825600"]  # the phone's clocks
+    dropped = tmp_path / "dropped"
+    proc = subprocess.Popen([*args, "--out", str(dropped), "--duration", "120s"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        samples = dropped / "samples.csv"
+        while time.monotonic() < deadline and (not samples.exists() or samples.read_text().count("\n") < 20):
+            time.sleep(0.2)  # rows are flushed every second
+        phone.drop()
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.stderr.read()
+    summary = json.loads((dropped / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("the device's sampler ended before it was stopped"), summary
+    assert summary["samples"] >= 20
+    phone.wait_online()
+    running = subprocess.run(["pgrep", "-f", str(phone.workdir / "native")], capture_output=True, text=True)
+    assert not running.stdout.strip(), "the native sampler still runs on the phone"
+    assert not list(phone.workdir.glob("monitor-*"))
+
+
 def test_push_of_a_folder_twice_replaces_it(adbd_sim, tmp_path):  # noqa: F811
     from edgebench.launch.trial import run_trial
 
