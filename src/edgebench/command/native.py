@@ -18,12 +18,8 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from edgebench.errors import UsageError
-from edgebench.sensors.native.build import BINARY, TARGETS, VERSION, NotBuilt, built
+from edgebench.sensors.native.build import ANDROID_ABIS, BINARY, MACHINE_ABIS, TARGETS, VERSION, NotBuilt, built
 
-#: Android's ABI names (``ro.product.cpu.abi``) -> edgebench's.
-ANDROID_ABIS = {"arm64-v8a": "aarch64", "armeabi-v7a": "arm", "x86_64": "x86_64"}
-#: ``uname -m`` -> edgebench's ABI (``armv8l``: a 32-bit userland on ARMv8, which runs the ARMv7 build).
-MACHINE_ABIS = {"aarch64": "aarch64", "arm64": "aarch64", "armv7l": "arm", "armv8l": "arm", "x86_64": "x86_64"}
 #: What ``--sampler`` may say (a trial setting; ``auto`` decides per target).
 SamplerSetting = Literal["auto", "native", "sh"]
 

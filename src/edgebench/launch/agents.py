@@ -48,6 +48,8 @@ def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> Trial
 
 def _run(target: Target, trial: Trial, sample: bool) -> TrialBundle:
     if trial.command is None:
+        if sample and trial.sampler == "native" and isinstance(target, LocalTarget):
+            _native_here()  # built before the trial (its first build takes a minute), or refused in one line
         return target.run_python_agent(PYTHON_AGENT, trial, sample=sample)
     with target.command_shell() as (shell, root):
         env = target.environment()
@@ -62,6 +64,15 @@ def _run(target: Target, trial: Trial, sample: bool) -> TrialBundle:
             trial, shell, sysfs=target.sysfs(), root=root, env=env, sample=sample, counting=counting,
             sampler_choice=choice,
         )  # fmt: skip
+
+
+def _native_here() -> None:
+    from edgebench.sensors.native.build import NotBuilt, this_machine
+
+    try:
+        this_machine()
+    except NotBuilt as exc:
+        raise UsageError("--sampler", f"no native sampler for this machine: {exc}; leave --sampler out") from None
 
 
 def _with_readings(bundle: TrialBundle, readings: dict[str, Any]) -> TrialBundle:

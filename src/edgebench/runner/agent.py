@@ -37,6 +37,7 @@ from edgebench.runner.budget import wait_within_budget
 from edgebench.runner.idle import resolve_idle_s, wait_idle
 from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.runner.worker import READY_LINE, is_allocation_failure
+from edgebench.sensors.native.process import NativeSamplerProcess, sampler_process
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 
 _STARTUP_TIMEOUT_S = 300.0
@@ -99,7 +100,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     timeout (and memory budget).  Both children are gone when this returns or raises."""
     oom_before = OomCounts.read(SysFS("/"))  # the kernel's OOM-kill counts, to tell its SIGKILL from another's
     worker = _start_worker(trial, files)
-    sampler: SamplerProcess | None = None
+    sampler: SamplerProcess | NativeSamplerProcess | None = None
     ended = _Supervised()
     try:
         deadline = time.monotonic() + trial.timeout_s
@@ -119,7 +120,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
             config = SamplerConfig(
                 out_csv=str(files.samples), interval_ms=trial.sample_interval_ms, sysfs_root=sysfs_root, pid=worker.pid
             )
-            sampler = SamplerProcess(config).start()
+            sampler = sampler_process(config, trial.sampler).start()
             idle_s = resolve_idle_s(trial, sysfs_root)
             if idle_s > 0:  # the worker waits for "go" with its model built: the device is idle
                 ended.idle = wait_idle(idle_s)  # inside the timeout: --timeout bounds the whole trial

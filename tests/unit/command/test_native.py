@@ -117,3 +117,31 @@ def test_sampler_sh_is_only_a_command_trials():
     Trial(sampler="native")
     with pytest.raises(ValueError, match="sampler: sh is the loop of a --command trial"):
         Trial(sampler="sh")
+
+
+def test_an_agent_without_a_native_build_samples_in_python_and_says_why(monkeypatch, tmp_path):
+    from edgebench.sensors.native import process
+    from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
+
+    def missing() -> Path:
+        raise NotBuilt("the ziglang package is not installed")
+
+    monkeypatch.setattr(process, "this_machine", missing)
+    config = SamplerConfig(out_csv=str(tmp_path / "s.csv"))
+    assert type(process.sampler_process(config, "auto")) is SamplerProcess
+    fallback = process.sampler_process(config, "native")
+    assert isinstance(fallback, SamplerProcess)
+    assert fallback.why == "--sampler native, but no native sampler here: the ziglang package is not installed"
+
+
+def test_sampler_native_on_a_model_trial_here_is_refused_before_it_runs_without_a_build(monkeypatch):
+    from edgebench.launch import agents
+    from edgebench.sensors.native import build
+    from edgebench.targets.local import LocalTarget
+
+    def missing() -> Path:
+        raise NotBuilt("the ziglang package is not installed")
+
+    monkeypatch.setattr(build, "this_machine", missing)
+    with pytest.raises(UsageError, match="^--sampler: no native sampler for this machine: the ziglang package"):
+        agents._run(LocalTarget(), Trial(sampler="native"), sample=True)

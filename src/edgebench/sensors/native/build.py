@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,10 @@ from edgebench.host.files import replacing
 #: edgebench's name of each ABI it builds for -> Zig's target (static musl: runs on any Linux of that ABI,
 #: Android included, without its C library).  ``arm`` is 32-bit ARMv7 with hardware floating point.
 TARGETS = {"aarch64": "aarch64-linux-musl", "arm": "arm-linux-musleabihf", "x86_64": "x86_64-linux-musl"}
+#: Android's ABI names (``ro.product.cpu.abi``) -> edgebench's.
+ANDROID_ABIS = {"arm64-v8a": "aarch64", "armeabi-v7a": "arm", "x86_64": "x86_64"}
+#: ``uname -m`` -> edgebench's ABI (``armv8l``: a 32-bit userland on ARMv8, which runs the ARMv7 build).
+MACHINE_ABIS = {"aarch64": "aarch64", "arm64": "aarch64", "armv7l": "arm", "armv8l": "arm", "x86_64": "x86_64"}
 #: Small, static, stripped; warnings are errors so that a compiler upgrade that finds a fault stops the build.
 FLAGS = ("-static", "-Os", "-s", "-std=c11", "-Wall", "-Wextra", "-Werror")
 #: The first line ``--version`` prints: a device's copy that answers it runs there.
@@ -57,6 +62,15 @@ def build_key(abi: str, compiler: str) -> str:
     for part in (*FLAGS, TARGETS[abi], compiler):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()[:16]
+
+
+def this_machine() -> Path:
+    """The native sampler built for this machine's ABI (:class:`NotBuilt` where none fits)."""
+    machine = os.uname().machine
+    abi = MACHINE_ABIS.get(machine)
+    if abi is None:
+        raise NotBuilt(f"this machine's ABI is {machine}; edgebench builds the native sampler for {', '.join(TARGETS)}")
+    return built(abi)
 
 
 def built(abi: str, *, build_if_missing: bool = True) -> Path:

@@ -185,3 +185,25 @@ def test_run_command_with_sampler_native_here(cli, tmp_path):
     plain = cli.json("run", "--command", "sleep 0.1; echo step; echo step", "--step-pattern", "^step$",
                      "--steps", "1", "--warmup", "1", "--json")  # fmt: skip
     assert plain["sampler"]["kind"] == "sh" and "unless --sampler native" in plain["sampler"]["why"]
+
+
+def test_a_model_trial_here_with_sampler_native(tmp_path):
+    """``--sampler native`` on edgebench's own workload: the Python agent runs the native sampler (its raw records,
+    the Python sampler's format) around the worker; its stamps and the worker's step events share CLOCK_MONOTONIC."""
+    from edgebench.launch.trial import run_trial
+    from edgebench.targets.local import LocalTarget
+
+    native_sampler("x86_64")
+    trial = Trial(model="lenet", batch_size=4, steps=3, warmup=1, infer_steps=0, idle_s=0, sampler="native")
+    run = run_trial(trial, target=LocalTarget())
+    assert run.result.ok, run.result.reason
+    sampler = run.result.sampler
+    assert sampler is not None and sampler.kind == "native", sampler
+    assert sampler.why == "x86_64-linux-musl build for this machine's x86_64"
+    assert sampler.cpu_pct_of_core > 0 and "nvml" in sampler.unavailable
+    header, *rows = run.samples_csv.strip().splitlines()
+    rss = header.split(",").index("proc_rss_bytes")
+    assert any(row.split(",")[rss] for row in rows), "the worker's /proc/<pid>/stat was never read"
+    stamps = [int(row.split(",", 1)[0]) for row in rows]
+    steps = [e for e in run.events if e.event == "step"]
+    assert stamps[0] <= steps[0].start_ns and stamps[-1] >= steps[-1].end_ns  # one clock, around every step
