@@ -15,6 +15,8 @@ import pytest
 from edgebench.sensors.native.build import NotBuilt, built
 
 INSTALL = "pip install 'edgebench[native-sampler]' && apt-get install -y qemu-user-static"
+#: The shells devices run the sh sampler under.
+SHELLS_INSTALL = "apt-get install -y mksh busybox"
 #: The qemu-user emulator of each ABI this machine cannot run itself.
 QEMU = {"aarch64": "qemu-aarch64-static", "arm": "qemu-arm-static"}
 
@@ -40,3 +42,10 @@ def runnable_here(abi: str, folder: Path) -> Path:
     wrapper.write_text(f'#!/bin/sh\nexec {qemu} {binary} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
+
+
+def device_shell(*argv: str) -> tuple[str, ...]:
+    """A shell a device runs the script under (``mksh``, ``busybox sh``); a failure naming its install line."""
+    if shutil.which(argv[0]) is None:
+        pytest.fail(f"{argv[0]} is missing: {SHELLS_INSTALL}", pytrace=False)
+    return argv

@@ -15,6 +15,7 @@ from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
 from tests.adbd import AdbdSim, Phone, adbd_sim  # noqa: F401  (the session fixture)
+from tests.native import native_sampler
 from tests.paths import FIXTURES
 
 PHONE_TREE = FIXTURES / "sysfs" / "android_phone"
@@ -150,6 +151,7 @@ def test_a_command_trial_on_an_emulated_phone_samples_with_the_native_sampler(ad
     for every trial, and it samples the phone's captured /sys as the sh loop would have."""
     from edgebench.launch.trial import run_trial
 
+    native_sampler("x86_64")  # built here (or failing with its install line) before the trial looks for it
     phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
     target = _open(phone, "phone-tree")
     try:
@@ -175,6 +177,7 @@ def test_monitor_on_an_emulated_phone_streams_native_records_and_a_drop_leaves_n
     import json
     import sys
 
+    native_sampler("x86_64")
     phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
     args = [sys.executable, "-m", "edgebench", "monitor", "--target", f"adb://{phone.serial}", "--interval", "10ms"]
     out = tmp_path / "mon"
@@ -248,6 +251,7 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     and no traceback (Debian's client exits 0 with nothing on stderr on a drop)."""
     from edgebench.launch.session import Launcher
 
+    native_sampler("x86_64")
     phone = adbd_sim.phone("pinned", "--rooted", "--sys-tree", str(PHONE_TREE))
     policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
     governor = (policy / "scaling_governor").read_text().strip()
@@ -397,6 +401,7 @@ def test_a_frequency_trial_on_an_old_phone_releases_its_restore_watcher(adbd_sim
     line ends it at once: its client exits by itself, the governor is back, nothing is left on the phone."""
     from edgebench.launch.session import Launcher
 
+    native_sampler("x86_64")
     phone = adbd_sim.phone("oldpinned", "--rooted", "--no-shell-v2", "--sys-tree", str(PHONE_TREE))
     policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
     governor = (policy / "scaling_governor").read_text().strip()

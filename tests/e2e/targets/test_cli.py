@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import json_out
+from tests.native import native_sampler
 from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import sshd  # noqa: F401  (the session fixture)
 
@@ -73,6 +74,7 @@ def test_unknown_name_and_unreachable_target_are_one_line_exit_2(cli, named_boar
 def test_monitor_on_a_target_samples_there_and_copies_its_files_back(cli, named_board, tmp_path, sampler):
     """auto: the native sampler streams its records from the board (no Python needed there); python: the board's
     own edgebench monitors and its files are copied back."""
+    native_sampler("x86_64")
     out = tmp_path / "mon"
     proc = cli("monitor", "--target", "board", "--out", str(out), "--interval", "100ms", "--duration", "1s",
                "--sampler", sampler)  # fmt: skip

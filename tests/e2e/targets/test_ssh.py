@@ -16,6 +16,7 @@ from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
+from tests.native import native_sampler
 from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import board, sshd  # noqa: F401  (the fixtures)
 
@@ -118,6 +119,7 @@ def _command_trial(**extra) -> Trial:
 
 
 def test_command_trial_runs_over_ssh_with_the_native_sampler(board, tmp_path):  # noqa: F811
+    native_sampler("x86_64")  # built here (or failing with its install line) before the trial looks for it
     tree = tmp_path / "tree"
     shutil.copytree(FIXTURES / "rpi4", tree)
     target = board(sysfs_root=str(tree))

@@ -143,5 +143,5 @@ def test_sampler_native_on_a_model_trial_here_is_refused_before_it_runs_without_
         raise NotBuilt("the ziglang package is not installed")
 
     monkeypatch.setattr(build, "this_machine", missing)
-    with pytest.raises(UsageError, match="^--sampler: no native sampler for this machine: the ziglang package"):
+    with pytest.raises(UsageError, match=r"^--sampler: no native sampler for this machine: the ziglang package"):
         agents._run(LocalTarget(), Trial(sampler="native"), sample=True)

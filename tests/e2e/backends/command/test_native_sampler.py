@@ -19,7 +19,7 @@ from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.sensors.native.build import TARGETS
 from edgebench.targets.shell import LocalShell
-from tests.native import native_sampler, runnable_here
+from tests.native import device_shell, native_sampler, runnable_here
 from tests.paths import FIXTURES
 
 #: Each tree with the shell its device samples under: Android's mksh, a board's busybox sh.
@@ -37,7 +37,7 @@ def sampled(tree: Path | None, sh: tuple[str, ...], folder: Path, native: Path |
         command=WORKLOAD, sources=sources, period_ms=10, workdir=str(folder / "run"), root=str(tree or ""),
         native=str(native) if native else None,
     )  # fmt: skip
-    proc = LocalShell(sh).start(script)  # stdin stays open: closing it is the workstation going away
+    proc = LocalShell(device_shell(*sh)).start(script)  # stdin stays open: closing it is the workstation going away
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
     out = proc.stdout.read()  # to its end: the script's cleanup ends its watchdog, the last holder of stdout
     assert proc.wait(120) == 0, proc.stderr.read().decode()
@@ -96,7 +96,7 @@ def test_a_native_sampler_that_cannot_run_leaves_the_sh_loop_to_sample(tmp_path)
     """A binary that ends before its first record (a build the device cannot run): the script's own loop samples,
     and the result says so and why."""
     trial = Trial(command="sleep 0.2; echo step; echo step", step_pattern="^step$", model="demo", steps=1, warmup=1)
-    shell = LocalShell(("mksh",), workdir=tmp_path)
+    shell = LocalShell(device_shell("mksh"), workdir=tmp_path)
     choice = SamplerChoice("native", "a build that cannot run", path="/bin/false")
     bundle = run_command_trial(trial, shell, sysfs=SysFS("/"), sampler_choice=choice)
     assert bundle.failure is None, bundle.failure
@@ -122,7 +122,7 @@ def _started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
     sources = [(s.path, s.max_bytes, 1) for s in plan.sources]
     script = make_script(command="sleep 300", sources=sources, period_ms=10, workdir=str(tmp_path / "run"),
                          native=str(native_sampler("x86_64")))  # fmt: skip
-    proc = LocalShell(("mksh",)).start(script)
+    proc = LocalShell(device_shell("mksh")).start(script)
     assert proc.stdout is not None
     lines: list[str] = []
     while not lines or not lines[-1].startswith("P "):
