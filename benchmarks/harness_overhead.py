@@ -81,9 +81,9 @@ def main() -> None:
 
 def bookkeeping_us_per_step(n: int = 20_000) -> float:
     """Wall time per step of edgebench's timed loop around a no-op step, minus a bare loop around the same."""
+    from edgebench.agents.python.stopping import FixedSteps
+    from edgebench.agents.python.worker import timed
     from edgebench.records.events import EventWriter
-    from edgebench.runner.stopping import FixedSteps
-    from edgebench.runner.worker import timed
 
     def step() -> None:
         return None

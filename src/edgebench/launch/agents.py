@@ -1,17 +1,17 @@
 """Which device-side agent runs a trial: chosen here, once, for every target (devlib's split).
 
 A target is transport only (run, push, pull, read files, restore): it runs the agent it is handed.  A trial of
-edgebench's own workloads runs under the Python agent (:mod:`edgebench.runner.agent`: worker, sampler, idle
+edgebench's own workloads runs under the Python agent (:mod:`edgebench.agents.python.agent`: worker, sampler, idle
 baseline, memory watchdog); a ``--command`` trial, the user's own binary, runs under the device-side ``sh`` agent
-(:mod:`edgebench.command.run`), which needs no Python on the device (phones, old boards).
+(:mod:`edgebench.agents.sh.run`), which needs no Python on the device (phones, old boards).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from edgebench.command.counting import CounterTool, parse_stat, probe_script, read_probe
-from edgebench.command.run import run_command_trial
+from edgebench.agents.sh.counting import CounterTool, parse_stat, probe_script, read_probe
+from edgebench.agents.sh.run import run_command_trial
 from edgebench.errors import UsageError
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
@@ -19,7 +19,7 @@ from edgebench.sensors import android_thermal, thermal_trips
 from edgebench.targets import Target
 
 #: The Python agent, by module: the local target calls its ``run_agent``, a remote one runs ``python -m`` on it.
-PYTHON_AGENT = "edgebench.runner.agent"
+PYTHON_AGENT = "edgebench.agents.python.agent"
 
 
 def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> TrialBundle:

@@ -54,9 +54,10 @@ def imports_torch(code: str) -> bool:
         "Trial(model='lenet', data='mnist')\nTrial(model='char_cnn', data='shakespeare')",
         # every workload spec, and the worker's loop with its stop rules
         "from edgebench.registry import MODELS\n[MODELS.load(n) for n in MODELS.names()]",
-        "import edgebench.runner.worker, edgebench.runner.stopping, edgebench.backends.base",
+        "import edgebench.agents.python.worker, edgebench.agents.python.stopping, edgebench.backends.base",
         # the workstation's side of a trial: launcher, targets, agent, measuring a bundle, the store and reports
-        "import edgebench.launch.trial, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
+        "import edgebench.launch.trial, edgebench.agents.python.agent, edgebench.targets.local, "
+        "edgebench.measure.trial",
         "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.store.trials",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('torch').capabilities",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('onnxruntime').capabilities\n"

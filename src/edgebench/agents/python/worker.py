@@ -14,7 +14,7 @@ after measuring, to SPANS_JSON (the torch backend's :mod:`edgebench.backends.tor
 The loop here (timed steps, stop rules, phase memory, events) imports no framework: the trial's backend
 (``edgebench.registry.BACKENDS``) opens a :class:`edgebench.backends.base.BackendSession` that does the rest.
 
-Run: ``python -m edgebench.runner.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
+Run: ``python -m edgebench.agents.python.worker TRIAL_JSON EVENTS_JSONL [SPANS_JSON]``.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from edgebench.agents.python.budget import apply_memory_budget
+from edgebench.agents.python.stopping import FixedSteps, StopRule, min_time_s, train_rule
 from edgebench.backends.load import timing_load
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.perf_events import Counters, open_counters
 from edgebench.host.sysfs import SysFS
 from edgebench.records.events import EventWriter
 from edgebench.records.trial import Trial
-from edgebench.runner.budget import apply_memory_budget
-from edgebench.runner.stopping import FixedSteps, StopRule, min_time_s, train_rule
 from edgebench.sensors.process import read_status_kib
 from edgebench.units import format_size
 

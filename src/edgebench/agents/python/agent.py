@@ -10,7 +10,8 @@ returns or raises.
 
 The launcher picks this agent (or the device-side ``sh`` agent of a ``--command`` trial) and a target runs it where
 the device is: the local target calls :func:`run_agent` in its own process; a remote one runs
-``python -m edgebench.runner.agent -`` there, sends the trial on stdin and reads the bundle (JSON) from its stdout.
+``python -m edgebench.agents.python.agent -`` there, sends the trial on stdin and reads the bundle (JSON) from its
+stdout.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from edgebench.agents.python.budget import wait_within_budget
+from edgebench.agents.python.idle import resolve_idle_s, wait_idle
+from edgebench.agents.python.oom import OomCounts, kernel_oom_line, sigkill_cause
+from edgebench.agents.python.worker import READY_LINE, is_allocation_failure
 from edgebench.host.environment import host_environment
 from edgebench.host.sysfs import SysFS
 from edgebench.host.workdirs import SPEC_NAME, remove_stale_work_dirs, work_dir
@@ -33,13 +38,11 @@ from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Error, Idle, measured_phase, read_events, steps_of
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
-from edgebench.runner.budget import wait_within_budget
-from edgebench.runner.idle import resolve_idle_s, wait_idle
-from edgebench.runner.oom import OomCounts, kernel_oom_line, sigkill_cause
-from edgebench.runner.worker import READY_LINE, is_allocation_failure
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 
 _STARTUP_TIMEOUT_S = 300.0
+#: The worker, by module: a fresh process of this interpreter per trial (``python -m``).
+WORKER = "edgebench.agents.python.worker"
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,7 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
 def _start_worker(trial: Trial, files: TrialFiles) -> subprocess.Popen[str]:
     threads = str(trial.threads)
     env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
-    args = [sys.executable, "-m", "edgebench.runner.worker", str(files.spec), str(files.events), str(files.spans)]
+    args = [sys.executable, "-m", WORKER, str(files.spec), str(files.events), str(files.spans)]
     with open(files.stderr, "w") as stderr:
         return subprocess.Popen(
             args,
@@ -195,7 +198,7 @@ def _failure(
     """Status and one-line reason for a worker that did not finish cleanly.
 
     A SIGKILL is ``oom`` only on the kernel's evidence (``oom_before``: its OOM-kill counts before the worker
-    started; see :mod:`edgebench.runner.oom`), else ``killed``.
+    started; see :mod:`edgebench.agents.python.oom`), else ``killed``.
     """
     for event in reversed(read_events(events_path)):
         if isinstance(event, Error):
@@ -232,8 +235,8 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m edgebench.runner.agent TRIAL_JSON|- [SYSFS_ROOT] [--no-sample]``: run one trial here (the trial
-    as a JSON file, or its one line on stdin for ``-``) and print its bundle as one JSON document on stdout."""
+    """``python -m edgebench.agents.python.agent TRIAL_JSON|- [SYSFS_ROOT] [--no-sample]``: run one trial here (the
+    trial as a JSON file, or its one line on stdin for ``-``) and print its bundle as one JSON document on stdout."""
     args = argv or sys.argv[1:]
     sample = "--no-sample" not in args
     source, *rest = [a for a in args if a != "--no-sample"]

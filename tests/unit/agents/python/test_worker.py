@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
-from edgebench.runner import agent
-from edgebench.runner.worker import classify_failure
+from edgebench.agents.python import agent
+from edgebench.agents.python.worker import classify_failure
 
 
 def test_oom_and_crash_classification():

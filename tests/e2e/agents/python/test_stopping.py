@@ -1,6 +1,6 @@
 """The target-CI stop rule: stops as soon as the mean is known to the target, or at a cap, and says which.  The end-to-
 end half: what runs the real command, a real worker or another process; the rest is in
-tests/unit/runner/test_stopping.py.
+tests/unit/agents/python/test_stopping.py.
 """
 
 from tests.conftest import json_out

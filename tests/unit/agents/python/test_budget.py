@@ -5,11 +5,11 @@ The trials run by the command are in tests/e2e/cli/test_budget.py.
 import subprocess
 import sys
 
+from edgebench.agents.python.budget import wait_within_budget
+from edgebench.agents.python.feasibility import Cell, Row
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.budget import budget_outcome
 from edgebench.records.bundle import MemoryWatch
-from edgebench.runner.budget import wait_within_budget
-from edgebench.runner.feasibility import Cell, Row
 from edgebench.units import MIB
 
 
@@ -19,7 +19,7 @@ def _watch(exceeded: bool, peak_rss_bytes: int | None) -> MemoryWatch:
 
 def test_rlimit_makes_an_allocation_over_the_budget_fail_in_the_process():
     code = (
-        "from edgebench.runner.budget import apply_memory_budget\n"
+        "from edgebench.agents.python.budget import apply_memory_budget\n"
         "apply_memory_budget(200 * 2**20)\n"
         "try:\n    b = bytearray(400 * 2**20)\nexcept MemoryError:\n    print('refused')\n"
     )

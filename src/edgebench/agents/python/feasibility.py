@@ -1,7 +1,7 @@
 """Which models train at which batch sizes within a memory budget: the characterization paper's "successful
 training?" column, measured instead of assumed.
 
-Each (model, batch size) is one trial in its own worker under the budget (see :mod:`edgebench.runner.budget`),
+Each (model, batch size) is one trial in its own worker under the budget (see :mod:`edgebench.agents.python.budget`),
 so a model that does not fit is recorded ``infeasible`` with the peak it reached and the host is never at risk.
 Once a batch size does not fit, larger ones of the same model are skipped: memory only grows with the batch.
 The trials are a plan (``edgebench feasibility`` runs it as a sweep is run); this module only lays them out and

@@ -28,9 +28,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
+from edgebench.agents.sh.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
 from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
-from edgebench.command.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
 from edgebench.records.events import Done, Event, FirstStep, Ready, Step
@@ -65,7 +65,7 @@ SH_UNREADABLE = {"nvml": "NVML is a C library, not a file a device-side sh can r
 
 
 def sampler_script() -> str:
-    return resources.files("edgebench.command").joinpath("sampler.sh").read_text()
+    return resources.files("edgebench.agents.sh").joinpath("sampler.sh").read_text()
 
 
 def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
@@ -300,7 +300,7 @@ def run_command_trial(
     ``sysfs`` is the device's ``/proc`` and ``/sys`` as the workstation sees it (to plan the sensors); ``root``
     prefixes every sampled path on the device (a fixture tree under ``--sysfs-root``).  ``counting``: the tool that
     counts the trial's ``--counters`` over the command's process tree (the target chose it; see
-    :mod:`edgebench.command.counting`).
+    :mod:`edgebench.agents.sh.counting`).
     """
     assert trial.command is not None and trial.step_pattern is not None
     pattern = step_pattern(trial.step_pattern)

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from edgebench.agents.python.stopping import FixedSteps, TargetCI, train_rule
+from edgebench.agents.python.worker import timed
 from edgebench.measure.stats import ci95_half_width
 from edgebench.records.events import EventWriter
 from edgebench.records.trial import Trial
-from edgebench.runner.stopping import FixedSteps, TargetCI, train_rule
-from edgebench.runner.worker import timed
 
 
 class FakeClock:
@@ -117,9 +117,9 @@ def test_fixed_steps_whose_window_is_long_enough_stop_at_the_count_asked():
 
 
 def test_the_default_trial_measures_long_enough_for_the_cpu_share_and_given_steps_mean_exactly_that():
+    from edgebench.agents.python.stopping import min_time_s
     from edgebench.config.settings import with_adaptive_minimum
     from edgebench.measure.utilization import min_cpu_share_window_s
-    from edgebench.runner.stopping import min_time_s
 
     default = Trial(**with_adaptive_minimum({}), cores=(0, 1))
     assert default.min_time_s == "auto"

@@ -8,11 +8,11 @@ import io
 
 import pytest
 
+from edgebench.agents.python.worker import run
 from edgebench.backends.fake import session as fake_session
 from edgebench.measure.cold_start import cold_start
 from edgebench.records.events import EventWriter, FirstStep, ModelLoad, Ready, Step, parse_events
 from edgebench.records.trial import Trial
-from edgebench.runner.worker import run
 
 
 class _Categorizer:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from edgebench.command.counting import parse_launcher, parse_stat
+from edgebench.agents.sh.counting import parse_launcher, parse_stat
 
 
 def test_the_launchers_readings_bracket_each_line():
