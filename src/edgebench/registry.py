@@ -130,7 +130,7 @@ TARGETS = Registry(
 EXECUTORS = Registry(
     "executor",
     {
-        "local": "edgebench.fleet.local:LocalExecutor",
+        "local": "edgebench.sweep.local:LocalExecutor",
         "ray": "edgebench.fleet.raycluster:RayExecutor",
     },
 )

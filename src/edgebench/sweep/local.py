@@ -1,12 +1,14 @@
-"""The local executor: today's sweep, every trial on this machine's target, one after another."""
+"""The local executor: the sweep on the target this machine opens (``local``, or one ``--target`` names), every trial
+one after another through :func:`~edgebench.sweep.execute.run_sweep`.  (Spreading trials over many devices is
+the Ray executor's, in :mod:`edgebench.fleet`.)"""
 
 from __future__ import annotations
 
 import socket
 
-from edgebench.fleet.job import SweepJob
 from edgebench.launch.cooldown import Cooler
 from edgebench.sweep.execute import SweepOutcome, run_sweep
+from edgebench.sweep.job import SweepJob
 from edgebench.targets import open_target
 
 

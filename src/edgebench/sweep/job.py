@@ -1,4 +1,8 @@
-"""What every executor is given: the plan, the driver's store, and how the sweep wants its devices treated."""
+"""Executors: how a planned sweep's trials reach devices.  What every executor is given (:class:`SweepJob`: the plan,
+the driver's store, how the sweep wants its devices treated), what it does with it (:class:`Executor`), and the
+one the user named (:func:`open_executor`): ``local`` (:mod:`edgebench.sweep.local`) runs the trials one after
+another on this machine's target; ``ray`` (:mod:`edgebench.fleet.raycluster`) spreads them over the devices a Ray
+cluster's hosts advertise (``edgebench fleet join``)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from edgebench.config.sweep_file import CooldownConfig
+from edgebench.registry import EXECUTORS
 from edgebench.store import Store
 from edgebench.sweep.execute import Reporter, SweepOutcome
 from edgebench.sweep.plan import Plan
@@ -43,3 +48,8 @@ class Executor(Protocol):
     def run_each(self, jobs: list[SweepJob]) -> list[SweepOutcome]:
         """Run several sweeps (a ``targets:`` axis: one per target), in parallel where their devices differ."""
         ...
+
+
+def open_executor(name: str, *, address: str | None = None) -> Executor:
+    """The executor a user named (``--executor``), connected to ``address`` where it has one."""
+    return EXECUTORS.load(name)(address=address)  # type: ignore[no-any-return]
