@@ -33,12 +33,12 @@ from edgebench.agents.python.worker import READY_LINE, is_allocation_failure
 from edgebench.host.environment import host_environment
 from edgebench.host.sysfs import SysFS
 from edgebench.host.workdirs import SPEC_NAME, remove_stale_work_dirs, work_dir
-from edgebench.measure.throttling import read_throttle_reference
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
 from edgebench.records.events import Error, Idle, measured_phase, read_events, steps_of
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
+from edgebench.sensors.thermal_trips import read_throttle_reference
 
 _STARTUP_TIMEOUT_S = 300.0
 #: The worker, by module: a fresh process of this interpreter per trial (``python -m``).
