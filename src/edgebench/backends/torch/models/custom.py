@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from edgebench.backends.torch.data.synthetic import classification_batch
-from edgebench.backends.torch.tasks.base import LossSession, Task, on_device
+from edgebench.backends.torch.tasks.base import LossSession, SessionInputs, Task, on_device
 from edgebench.registry import import_target
 from edgebench.workloads.spec import Workload
 
@@ -97,17 +97,15 @@ def _cross_entropy(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor
 class CustomTask(Task):
     """The user's module (and loss) on a synthetic batch; the factory is the workload's ``build_model``."""
 
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> CustomSession:
-        torch.manual_seed(seed)
+    def session(self, inputs: SessionInputs) -> CustomSession:
+        shape, classes, device = inputs.input_shape, inputs.num_classes, inputs.device
+        torch.manual_seed(inputs.seed)
         with on_device(device):
-            built = self.workload.build_model(num_classes, input_shape)
+            built = self.workload.build_model(classes, shape)
         model, loss_fn = _split(built, self.workload.name)
         model = model.to(device).train()
-        generator = torch.Generator().manual_seed(seed)
-        inputs, targets = classification_batch(batch_size, input_shape, num_classes, generator)
-        return CustomSession(model, self, inputs.to(device), targets.to(device), loss_fn or _cross_entropy)
+        images, targets = classification_batch(inputs.batch_size, shape, classes, inputs.generator())
+        return CustomSession(model, self, images.to(device), targets.to(device), loss_fn or _cross_entropy)
 
 
 def custom_workload(target: str) -> Workload:
