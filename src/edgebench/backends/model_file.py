@@ -2,10 +2,10 @@
 
 Users of DNNTune and of mobile runtimes bring files, not PyTorch factories.  This module is framework-free, so the
 checks run where the user's input enters (:mod:`edgebench.config.trial`) before any worker starts: the file
-exists and is a model (an ONNX file is read by :mod:`.onnx_proto`; an ``.mnn`` file is opened by MNN in a child
-process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension the file
-fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the first,
-else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
+exists and is a model (an ONNX file is read by :mod:`edgebench.graph.onnx_proto`; an ``.mnn`` file is opened by MNN
+in a child process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension
+the file fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the
+first, else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
 
 The inputs are random (numpy, from the trial's seed: uniform [0, 1) floats, small non-negative integers, which are
 valid class ids and token ids), because a model file brings no data; their values do not change the time of a

@@ -5,7 +5,8 @@ architecture, parameter count and weights match the torch trial by construction.
 exporter (``dynamo=False``): torch 2.13's default torch.export-based exporter needs the ``onnxscript`` package,
 which is not a dependency of edgebench (nor installed offline here), and the TorchScript exporter names every node
 after the module scope it ran in (``/stages/stages.0/stages.0.0/conv1/Conv``), which is what maps a runtime's
-per-node profile back to the model's modules (:func:`module_of_node`).
+per-node profile back to the model's modules (:func:`edgebench.graph.scopes.module_of_node`).  It lives in the model
+graph, not in a backend, because two runtimes (ONNX Runtime and MNN) build their model from it.
 
 Two variants:
 
@@ -20,8 +21,8 @@ Two variants:
   without dropout; its trainer rebuilds batch norm to use batch statistics, as PyTorch's train mode does.
 
 Files are cached under ``$EDGEBENCH_CACHE_DIR/onnx`` (default ``~/.cache/edgebench/onnx``), keyed by everything that
-decides their bytes: workload, input, classes, batch, seed, variant, opset and a fingerprint of the torch
-backend's sources and torch's version; a JSON sidecar carries the metadata.  Imports torch and onnx: only the
+decides their bytes: workload, input, classes, batch, seed, variant, opset and the code's fingerprint
+(:func:`edgebench.graph.cache.fingerprint`); a JSON sidecar carries the metadata.  Imports torch and onnx: only the
 backends that need an export call it, inside their worker.
 """
 

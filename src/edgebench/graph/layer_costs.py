@@ -3,7 +3,8 @@
 Counted by running one real training step under a ``TorchDispatchMode`` that sees every aten op with its
 tensors.  An op belongs, in forward, to the innermost module whose ``forward`` is running and, in backward, to the
 module that created the autograd node being executed (``torch._C._current_autograd_node()``; nodes are matched
-to modules by walking the graph back from each module's outputs, as the layer tracer does).  Ops outside every
+to modules by walking the graph back from each module's outputs, :func:`edgebench.graph.modules.claim_nodes`, as
+the layer tracer does).  Ops outside every
 module (the loss, the optimizer, gradient accumulation) are counted as unattributed.
 
 What is counted:
@@ -19,6 +20,11 @@ What is counted:
 - Bytes: for every op that is not a view, the bytes of its tensor inputs plus its tensor outputs, i.e. the
   traffic if each op read its operands and wrote its results once with nothing kept in cache.  An estimate:
   caches make real DRAM traffic lower for small tensors, and tiled GEMMs re-read operands that do not fit.
+
+Why in the model graph and not with the tracer: the counts depend on the graph and the tensor shapes alone, never on
+the device or a clock.  The torch backend's trace recorder (:mod:`edgebench.backends.torch.tracing.record`) runs this
+counter once on a traced trial's first warm-up step and stores its rows beside the spans it times; :mod:`.static`
+runs it for a configuration never run.  The timing itself (layer and op spans) stays in the backend's tracing.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The layer graph of one forward pass as plain data: what the partition solver cuts.
 
-A backend records it from a real forward pass (:mod:`edgebench.graph.torch_graph`): ``units`` are the leaf
-layer calls in the order they ran, ``tensors`` every tensor that one unit produced and a later unit (or the
-caller, for the model's outputs) consumed.  Cutting after unit ``p - 1`` sends to the server every tensor made on
-the device and used on the server, so inside a residual block both branches cross, and a DenseNet cut sends every
-feature map the dense block still concatenates.  Sizes keep the element count and dtype, so a transfer can be
-costed at the model's own precision or at a compressed one (``--transfer-dtype``).
+It is recorded from a real torch forward pass (:mod:`.torch_graph`) or read from a model file's ONNX graph
+(:mod:`.onnx_graph`), and kept between commands as JSON (:mod:`.graph_cache`); it lives in the model graph, below
+the partition analysis, so the recorders and the solver share one record without the solver importing torch.
+``units`` are the leaf layer calls in the order they ran, ``tensors`` every tensor that one unit produced and a
+later unit (or the caller, for the model's outputs) consumed.  Cutting after unit ``p - 1`` sends to the server every
+tensor made on the device and used on the server, so inside a residual block both branches cross, and a DenseNet cut
+sends every feature map the dense block still concatenates.  Sizes keep the element count and dtype, so a transfer
+can be costed at the model's own precision or at a compressed one (``--transfer-dtype``).
 """
 
 from __future__ import annotations

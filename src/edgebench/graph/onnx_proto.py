@@ -4,7 +4,8 @@ Why a reader of our own: a model file is checked where the user's input enters (
 must refuse a missing input shape or a file that is no model in one line, before any worker starts), and the
 core install and the ``run`` path import no optional framework.  ONNX files are protocol buffers
 (``onnx/onnx.proto``); only the few messages below are walked, by their field numbers, and initializers' raw bytes
-are skipped, never copied, so a large model reads in milliseconds.
+are skipped, never copied, so a large model reads in milliseconds.  Part of the model graph: the checks of a user's
+file (:mod:`edgebench.backends.model_file`) and its cut graph (:mod:`.onnx_graph`) both read a file through it.
 
 Field numbers (onnx.proto, IR version 3 and later): ModelProto.graph = 7; GraphProto.node = 1, initializer = 5,
 input = 11, output = 12; NodeProto.input = 1, output = 2, name = 3, op_type = 4; ValueInfoProto.name = 1, type = 2;

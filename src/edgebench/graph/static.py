@@ -14,6 +14,9 @@ pays a dispatch per tensor).  A third is each module's input layout (:func:`rows
 pooling or per-channel kernel loops over the (sample, channel) planes of its input, and pays per plane, so the
 same bytes cost more in many small planes (a 2x2 feature map of 1024 channels) than in a few big ones.
 :func:`kernel_plan` gives all three for a stored trial's configuration, which its record does not hold.
+
+Static analysis (nothing is timed, no device is asked), so it lives in the model graph, below the backends and the
+predictor that uses it.
 """
 
 from __future__ import annotations

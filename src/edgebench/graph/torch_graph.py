@@ -9,7 +9,9 @@ has run yet).  Each output of an op is a new tensor *version* made by the op's u
 a read by it: an in-place op (``ReLU(inplace=True)``) makes a new version of the same tensor object, so readers
 after it depend on its unit.  Parameters and buffers are weights, not traffic, and are left out.
 
-The result is plain data (:class:`edgebench.graph.layer_graph.LayerGraph`); the solver never imports torch.
+The result is plain data (:class:`edgebench.graph.layer_graph.LayerGraph`); the solver never imports torch.  The
+pass is the workload's own training step (the torch backend's task, at the trial's precision), recorded here in the
+model graph rather than in the backend because it is static analysis: nothing is timed.
 """
 
 from __future__ import annotations
