@@ -1,7 +1,7 @@
 """What ``edgebench models`` shows: each workload's input, size and FLOPs, and its published figures beside ours.
 
-Sizes and FLOPs are counted on the model definitions themselves by the caller (:class:`edgebench.graph.counts.
-ModelCounter`: parameters counted, FLOPs counted on the meta device) and handed in as plain numbers
+Sizes and FLOPs are counted on the model definitions themselves by the caller (parameters counted, FLOPs counted
+on the meta device: :class:`edgebench.graph.counts.ModelCounter`) and handed in as plain numbers
 (:class:`~edgebench.graph.counts.ModelCounts`), so a published figure that a definition fails to reproduce shows as
 a deviation instead of being copied into the listing, and the listing itself never builds a model or imports torch.
 Without counts (``edgebench models --no-measure``) the listing is the specs alone.
