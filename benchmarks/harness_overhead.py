@@ -26,7 +26,7 @@ import os, statistics, sys, time
 os.sched_setaffinity(0, {cores})
 import torch
 import torch.nn.functional as F
-from edgebench.backends.torch.models.lenet import LeNet
+from edgebench.zoo.lenet import LeNet
 
 torch.set_num_threads({threads})
 torch.manual_seed(0)

@@ -77,7 +77,7 @@ def test_every_workload_names_a_known_task_and_a_model_builder():
     for name in MODELS.names():
         workload = MODELS.load(name)
         assert workload.task in TASKS, name
-        assert isinstance(workload.model, str) and workload.model.startswith("edgebench.backends.torch.models."), name
+        assert isinstance(workload.model, str) and workload.model.startswith("edgebench.zoo."), name
 
 
 def test_torch_capabilities_cover_what_trials_may_ask():
@@ -118,5 +118,5 @@ def test_an_unknown_backend_names_the_known_ones():
 
 def test_the_spec_builds_its_model_only_when_asked():
     workload = get_workload("lenet")
-    assert workload.model == "edgebench.backends.torch.models.lenet:lenet"
+    assert workload.model == "edgebench.zoo.lenet:lenet"
     assert sum(p.numel() for p in workload.build_model(10, (1, 28, 28)).parameters()) == 349_980

@@ -21,7 +21,7 @@ TASKS = Registry(
         "seq2seq": "edgebench.backends.torch.tasks.seq2seq:Seq2SeqTask",
         "gan": "edgebench.backends.torch.tasks.gan:GANTask",
         "dqn": "edgebench.backends.torch.tasks.dqn:DQNTask",
-        "custom": "edgebench.backends.torch.models.custom:CustomTask",
+        "custom": "edgebench.backends.torch.tasks.custom:CustomTask",
     },
 )
 
