@@ -2,7 +2,7 @@
 
 1. The sampler's own CPU in percent of one core at 10, 50 and 100 ms, reading the files the local sensors read on
    this machine (``/``) and on the Android phone fixture tree (19 files: per-core clocks, thermal zones, battery):
-   - the native sampler (``sensors/native/sampler.c``, the x86-64 build): the binary run as the script runs it, with
+   - the native sampler (``agents/native/sampler.c``, the x86-64 build): the binary run as the script runs it, with
      the same arguments beside a running workload, its CPU from ``wait4(2)`` (to the microsecond);
    - the sh loop under ``mksh``, ``busybox sh`` (and ``dash``): a whole ``--command`` trial, the loop's process with
      the ``sleep`` children it reaped, read from ``/proc/self/stat`` as it stops (to the 10 ms tick).
@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 
 from _common import interleave, ratio_line
-from edgebench.command.native import SamplerChoice
-from edgebench.command.run import plan_sampler, run_command_trial
+from edgebench.agents.native.build import built
+from edgebench.agents.sh.native import SamplerChoice
+from edgebench.agents.sh.run import plan_sampler, run_command_trial
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
-from edgebench.sensors.native.build import built
 from edgebench.targets.shell import LocalShell
 
 SHELLS = {"mksh": ("mksh",), "busybox sh": ("busybox", "sh"), "dash": ("dash",)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.sensors.native.build import NotBuilt, built
+from edgebench.agents.native.build import NotBuilt, built
 
 INSTALL = "pip install 'edgebench[native-sampler]' && apt-get install -y qemu-user-static"
 #: The shells devices run the sh sampler under.

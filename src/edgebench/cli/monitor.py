@@ -119,7 +119,7 @@ def monitor(
 def _native_loop(config, shell, setting: str, sysfs, root: str, clock: str):  # type: ignore[no-untyped-def]
     """The native sampler's loop on the device behind ``shell`` and why; None where none fits and ``setting`` is
     ``auto`` (``native`` then refuses in one line)."""
-    from edgebench.command.native import choose_sampler
+    from edgebench.agents.sh.native import choose_sampler
     from edgebench.monitor.native import NativeLoop
 
     choice = choose_sampler("native" if setting == "native" else "auto", shell, native_by_default=True)

@@ -1,7 +1,7 @@
 """``monitor`` with the native sampler: on a device (``--target``; no Python needed there) or here (``--sampler
 native``), each record decoded and written as it arrives.
 
-The binary (:mod:`edgebench.sensors.native`, placed on the device by :mod:`edgebench.command.native`) runs through
+The binary (:mod:`edgebench.agents.native`, placed on the device by :mod:`edgebench.agents.sh.native`) runs through
 the device's shell with its records on that shell's stdout, so the workstation decodes each with the local sensors'
 parsers, writes its rows and reports throttling while it happens, in constant memory on both sides; nothing
 accumulates on the device.  Its stamps are the device's monotonic clock (``/proc/uptime``'s, CLOCK_BOOTTIME),
@@ -20,8 +20,8 @@ import time
 from dataclasses import asdict
 from typing import IO
 
-from edgebench.command.native import SamplerChoice
-from edgebench.command.run import CLK_TCK, RECOVER_S, SH_UNREADABLE, AgentShell, parse_device_output, record_blobs
+from edgebench.agents.sh.native import SamplerChoice
+from edgebench.agents.sh.run import CLK_TCK, RECOVER_S, SH_UNREADABLE, AgentShell, parse_device_output, record_blobs
 from edgebench.host.sysfs import SysFS
 from edgebench.monitor.session import MonitorConfig, MonitorSink
 from edgebench.records.sampling import SamplerMeta

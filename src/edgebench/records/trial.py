@@ -100,7 +100,7 @@ class Trial(Record):
     trace: Literal["none", "layers", "ops"] = "none"
     #: Linux perf events (perf's names) counted per step and per traced layer span; see ``host/perf_events.py``.
     counters: tuple[str, ...] = ()
-    #: What samples the sensors: ``native`` (the static binary of ``sensors/native/``, built for the device),
+    #: What samples the sensors: ``native`` (the static binary of ``agents/native/``, built for the device),
     #: ``sh`` (a ``--command`` trial's device-side script loop), or ``auto``: native for a ``--command`` trial on
     #: a remote device where a build fits (else sh), the Python sampler for edgebench's own workloads.
     sampler: Literal["auto", "native", "sh"] = "auto"

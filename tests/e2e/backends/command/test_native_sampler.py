@@ -1,4 +1,4 @@
-"""The native sampler (``sensors/native/sampler.c``) in the device-side script: built for arm64, armv7 and x86-64,
+"""The native sampler (``agents/native/sampler.c``) in the device-side script: built for arm64, armv7 and x86-64,
 run (the arm builds under qemu-user) against the fixture trees of real phones and boards, its records must be the
 sh sampler's record for record; it reads the workload's /proc files, stops on the script's word, and leaves nothing
 behind when the workstation goes away or the script is killed outright."""
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from edgebench.command.native import SamplerChoice
-from edgebench.command.run import DeviceRun, decode_samples, parse_device_output, plan_sampler, run_command_trial
-from edgebench.command.run import script_for as make_script
+from edgebench.agents.native.build import TARGETS
+from edgebench.agents.sh.native import SamplerChoice
+from edgebench.agents.sh.run import DeviceRun, decode_samples, parse_device_output, plan_sampler, run_command_trial
+from edgebench.agents.sh.run import script_for as make_script
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
-from edgebench.sensors.native.build import TARGETS
 from edgebench.targets.shell import LocalShell
 from tests.native import device_shell, native_sampler, runnable_here
 from tests.paths import FIXTURES
