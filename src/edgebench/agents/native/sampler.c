@@ -3,10 +3,10 @@
  * sampler.sh runs it in place of its own loop (`sample_loop`) where edgebench could build it for the device's ABI
  * and push it there (agents/native/build.py, agents/sh/native.py): same files, same clock, same record format, so
  * the workstation reads its records with the same parser and cannot tell the two apart but by the sampler name the
- * trial records.  The
- * difference is the cost: the shell forks nothing per tick but still interprets every line and reads most files a
- * byte per system call; this keeps every file open and re-reads it with one pread(2) at offset 0 per tick (how
- * /proc and sysfs files are re-read, the Python sampler's way), and writes each record with one write(2).
+ * trial records.  The difference is the cost: the shell forks nothing per tick but still interprets every line and
+ * reads most files a byte per system call; this keeps every file open and re-reads it with one pread(2) at offset 0
+ * per tick (how /proc and sysfs files are re-read, the Python sampler's way), and writes each record with one
+ * write(2).
  *
  * Usage: edgebench-sampler CLOCK PERIOD_MS ROOT PARENT_PID [SOURCE...]
  *        edgebench-sampler --version
