@@ -42,7 +42,7 @@ class TargetCapabilities:
     mirrored_sysfs: bool = False
     #: The device is this machine: the Python agent runs in this process (so what it needs, such as the native
     #: sampler's build, is checked here before a trial), and a ``--command`` trial keeps the sh loop unless
-    #: ``--sampler native`` asks (a remote device's samples natively by default).
+    #: ``--sampler native`` asks (a remote device's command trials sample natively by default).
     this_machine: bool = False
 
 
