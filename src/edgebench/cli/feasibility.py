@@ -78,10 +78,10 @@ def feasibility(
     no_store: NoStoreOption = False,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
+    from edgebench.agents.python.feasibility import PAPER_MODELS, blocked_by, plan_trials
+    from edgebench.agents.python.feasibility import rows as table_rows
     from edgebench.cli import fail
     from edgebench.launch.trial import resolve_placement
-    from edgebench.runner.feasibility import PAPER_MODELS, blocked_by, plan_trials
-    from edgebench.runner.feasibility import rows as table_rows
 
     names = [build(make_trial, {"model": name}, {}).model for name in model or PAPER_MODELS]  # each checked, one line
     sizes = parse("--batch-sizes", batch_sizes, _batch_sizes) or ()
@@ -219,7 +219,7 @@ FLAGS = {field: BY_FIELD[field].flag for field in ("cores", "freq_khz", "threads
 
 
 def _warn_if_device_is_smaller(budget_bytes: int, sysfs: SysFS) -> None:
-    from edgebench.runner.budget import available_memory_bytes
+    from edgebench.agents.python.budget import available_memory_bytes
 
     available = available_memory_bytes(sysfs)
     if available is not None and budget_bytes > available:

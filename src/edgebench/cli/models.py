@@ -43,8 +43,9 @@ def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
+    from edgebench.graph.counts import CountCache, ModelCounter
     from edgebench.registry import MODELS, UnknownName
-    from edgebench.report.catalog import Catalog
+    from edgebench.report.catalog import describe
     from edgebench.workloads import named_workload
 
     try:
@@ -53,12 +54,10 @@ def models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    from edgebench.report.counts_cache import CountCache
-
-    catalog = Catalog(flops=flops, measure=measure, counts=CountCache() if measure else None)
-    infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
-    if catalog.counts is not None:
-        catalog.counts.save()  # the next listing reads them instead of building every model again
+    counter = ModelCounter(flops=flops, measure=measure, counts=CountCache() if measure else None)
+    chosen = [(w, preset if preset in w.preset_names() else None) for w in workloads]
+    infos = [describe(w, p, counter.count(w, p)) for w, p in chosen]
+    counter.save()  # the next listing reads them instead of building every model again
     from edgebench.backends.mnn.support import mnn_support
 
     mnn = mnn_support([i.name for i in infos])

@@ -14,6 +14,7 @@ import typer
 from edgebench.cli.options import RootOption, TargetOption, parse, sysfs_root
 from edgebench.config.settings import sample_interval
 from edgebench.errors import UsageError
+from edgebench.host.sysfs import SysFS
 from edgebench.report.outputs import check_output_folder
 from edgebench.units import parse_duration_s
 
@@ -27,6 +28,12 @@ def _sensor_names(text: str) -> tuple[str, ...]:
     if not names:
         raise ValueError(f"names no sensor; choose from: {', '.join(SENSORS.names())}")
     return tuple(SENSORS.canonical(n) for n in names)
+
+
+SAMPLER_HELP = (
+    "python: this process's sampler (here); native: the static sampler built for the device (pip install "
+    "'edgebench[native-sampler]'); auto: native on a --target, python here."
+)
 
 
 def monitor(
@@ -44,6 +51,7 @@ def monitor(
         float | None,
         typer.Option(help=THROTTLE_HELP),
     ] = None,
+    sampler: Annotated[str, typer.Option(help=SAMPLER_HELP)] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON at the end.")] = False,
     target_spec: TargetOption = None,
     root: RootOption = False,
@@ -59,19 +67,21 @@ def monitor(
     duration_s = parse("--duration", duration, parse_duration_s)
     if duration_s is not None and duration_s <= 0:
         raise UsageError("--duration", "must be above 0, e.g. 10m or 1h")
+    if sampler not in ("auto", "python", "native"):
+        raise UsageError("--sampler", f"is auto, python or native, not {sampler!r}")
     names = parse("--sensors", sensors, _sensor_names) or DEFAULT_SENSORS
     tree = sysfs_root(sysfs_root_dir)
     check_output_folder("--out", out)  # a file, or a place nobody may write (/proc): refused before sampling
     taken = [f for f in FILES if (out / f).exists()]
     if taken:
         raise UsageError("--out", f"{out} already holds a monitor run ({', '.join(taken)}); choose another folder")
-    if target_spec not in (None, "local"):
-        return _remote_monitor(target_spec, root, out, interval_ms, duration_s, sensors, throttle_temp, as_json)
     config = MonitorConfig(out, interval_ms, duration_s, tree, pid, names, throttle_temp)
 
     def started(summary) -> None:  # type: ignore[no-untyped-def]
         until = f" for {duration}" if duration else " until Ctrl-C"
-        print(f"monitoring {', '.join(summary.sensors)} every {interval_ms:g} ms into {out}{until}", file=sys.stderr)
+        where = f"{summary.sampler} sampler" + (f": {summary.sampler_why}" if summary.sampler_why else "")
+        print(f"monitoring {', '.join(summary.sensors)} every {interval_ms:g} ms into {out}{until} ({where})",
+              file=sys.stderr)  # fmt: skip
         for name, reason in summary.unavailable.items():
             print(f"  not on this device: {name}: {reason}", file=sys.stderr)
 
@@ -83,13 +93,48 @@ def monitor(
         else:
             print(f"{now} throttling of {e.policy} ended after {e.duration_s:.0f} s", file=sys.stderr)
 
-    summary = run_monitor(config, on_start=started, on_throttle=throttle)
+    if target_spec not in (None, "local"):
+        from edgebench.targets import open_target
+
+        target = open_target(target_spec, root=root or None)
+        try:
+            if sampler != "python":
+                with target.command_shell() as (shell, device_root):  # type: ignore[attr-defined]
+                    loop, why = _native_loop(config, shell, sampler, target.sysfs(), device_root, "uptime")
+                    if loop is not None:
+                        return _report(run_monitor(config, started, throttle, loop=loop), as_json, out)
+                print(f"{target.name}: {why}; the device's edgebench monitors", file=sys.stderr)
+            return _remote_monitor(target, out, interval_ms, duration_s, sensors, throttle_temp, as_json)
+        finally:
+            target.close()  # type: ignore[attr-defined]
+    if sampler == "native":
+        from edgebench.targets.local import LocalTarget
+
+        with LocalTarget(tree).command_shell() as (shell, local_root):
+            loop, _ = _native_loop(config, shell, sampler, SysFS(tree), local_root, "monotonic")
+            return _report(run_monitor(config, started, throttle, loop=loop), as_json, out)
+    return _report(run_monitor(config, on_start=started, on_throttle=throttle), as_json, out)
+
+
+def _native_loop(config, shell, setting: str, sysfs, root: str, clock: str):  # type: ignore[no-untyped-def]
+    """The native sampler's loop on the device behind ``shell`` and why; None where none fits and ``setting`` is
+    ``auto`` (``native`` then refuses in one line)."""
+    from edgebench.agents.sh.native import choose_sampler
+    from edgebench.monitor.native import NativeLoop
+
+    choice = choose_sampler("native" if setting == "native" else "auto", shell, native_by_default=True)
+    if choice.kind != "native":
+        return None, choice.why
+    return NativeLoop(config, shell, choice, sysfs, root=root, clock=clock), choice.why
+
+
+def _report(summary, as_json: bool, out: Path) -> int:  # type: ignore[no-untyped-def]
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return 0
     typer.echo(
-        f"{summary.samples} samples over {summary.duration_s:.1f} s ({summary.late_samples} late, sampler "
-        f"{summary.cpu_pct_of_core:.2f}% of a core), stopped by {summary.stopped_by}; files in {out}"
+        f"{summary.samples} samples over {summary.duration_s:.1f} s ({summary.late_samples} late, {summary.sampler} "
+        f"sampler {summary.cpu_pct_of_core:.2f}% of a core), stopped by {summary.stopped_by}; files in {out}"
     )
     for name, e in summary.energy.items():
         if e["energy_j"] is not None:
@@ -107,8 +152,7 @@ def monitor(
 
 
 def _remote_monitor(
-    spec: str,
-    root: bool,
+    target,  # type: ignore[no-untyped-def]
     out: Path,
     interval_ms: float,
     duration_s: float | None,
@@ -116,22 +160,21 @@ def _remote_monitor(
     throttle_temp: float | None,
     as_json: bool,
 ) -> int:
-    """``monitor --target``: the device's own edgebench samples there, on its clock; its files are copied into
-    ``out`` when it ends.  A remote monitor needs ``--duration``: it is stopped on the device, not by Ctrl-C here."""
+    """``monitor --target`` without the native sampler: the device's own edgebench samples there, on its clock;
+    its files are copied into ``out`` when it ends.  It needs ``--duration``: it is stopped on the device, not by
+    Ctrl-C here."""
     import os
     import shlex
 
     from edgebench.monitor.session import FILES
-    from edgebench.targets import open_target
     from edgebench.targets.remote_sysfs import sh_text
 
     if duration_s is None:
         raise UsageError("--duration", "a monitor on a remote target needs one, e.g. --duration 10m")
-    target = open_target(spec, root=root or None)
-    remote_out = f"{target.workdir}/monitor-{os.urandom(6).hex()}"  # type: ignore[attr-defined]
+    remote_out = f"{target.workdir}/monitor-{os.urandom(6).hex()}"
     args = ["monitor", "--out", remote_out, "--interval", f"{interval_ms:g}ms", "--duration", f"{duration_s:g}s"]
-    if target.config.sysfs_root != "/":  # type: ignore[attr-defined]
-        args += ["--sysfs-root", target.config.sysfs_root]  # type: ignore[attr-defined]
+    if target.config.sysfs_root != "/":
+        args += ["--sysfs-root", target.config.sysfs_root]
     if sensors:
         args += ["--sensors", sensors]
     if throttle_temp is not None:
@@ -139,17 +182,16 @@ def _remote_monitor(
     if as_json:
         args.append("--json")
     print(f"monitoring {target.name} for {duration_s:g} s on the device", file=sys.stderr)
-    done = target.run_edgebench(args, duration_s + 300)  # type: ignore[attr-defined]
+    done = target.run_edgebench(args, duration_s + 300)
     out.mkdir(parents=True, exist_ok=True)
     try:
         for name in FILES:
             try:
-                target.shell.pull(f"{remote_out}/{name}", out / name)  # type: ignore[attr-defined]
+                target.shell.pull(f"{remote_out}/{name}", out / name)
             except OSError:
                 continue  # a file this run did not write
     finally:
-        sh_text(target.shell, f"rm -rf {shlex.quote(remote_out)}", 30, None)  # type: ignore[attr-defined]
-        target.close()  # type: ignore[attr-defined]
+        sh_text(target.shell, f"rm -rf {shlex.quote(remote_out)}", 30, None)
     sys.stderr.write(done.stderr)
     typer.echo(done.stdout.replace(remote_out, str(out)).rstrip("\n"))
     return done.returncode

@@ -125,8 +125,8 @@ def sweep(
         except UsageError as exc:
             raise loaded.relabel(exc) from None
 
-    from edgebench.fleet import SweepJob, open_executor
     from edgebench.store import Store
+    from edgebench.sweep.job import SweepJob, open_executor
     from edgebench.sweep.progress import RichReporter
 
     runner = open_executor(executor, address=address)  # a missing extra or a stray --address is refused first

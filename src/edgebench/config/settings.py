@@ -248,6 +248,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("counters", "Linux perf events to count per step and per traced layer, by perf's names, e.g. "
             "cache-references,cache-misses,instructions,cycles,page-faults,context-switches,task-clock.",
             parse=counter_list, shown_default="none", absent_is_none=True),
+    Setting("sampler", "native: a small static sampler built for the device (pip install "
+            "'edgebench[native-sampler]'); sh: a --command trial's script loop; auto: native for --command on adb/ssh "
+            "devices where it builds, else sh or the Python sampler.", shown_default="auto"),
     Setting("idle_s", "Idle baseline measured before the trial, e.g. 5s; 0 skips it.", yaml_key="idle",
             parse=quantity(parse_duration_s), shown_default="5s where a power sensor exists"),
     Setting("estimate_energy", "Also estimate energy from utilization with this device's power, e.g. "

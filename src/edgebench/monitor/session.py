@@ -19,19 +19,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from edgebench.formats.mnn_suite.monitor_csv import FreqTemperatureWriter
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import (
-    ThrottleEpisode,
-    ThrottleTracker,
-    WindowAccumulator,
-    read_throttle_reference,
-    untellable,
-)
+from edgebench.measure.throttling import ThrottleEpisode, ThrottleTracker, WindowAccumulator, untellable
+from edgebench.records.sampling import SamplerMeta
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
+from edgebench.sensors.thermal_trips import read_throttle_reference
 
 FILES = ("samples.csv", "freq_temperature.csv", "meta.json", "summary.json")
 
@@ -96,6 +92,20 @@ class ChannelEnergy:
         }
 
 
+class SamplingLoop(Protocol):
+    """A sampling loop other than this process's own: the native sampler, here or on a device
+    (:mod:`edgebench.monitor.native`).  ``sampler`` plans the records (nothing opened); ``sysfs`` is the files it
+    reads, as this process sees them; ``run`` feeds every record to the sink until ``stop``."""
+
+    sampler: Sampler
+    sysfs: SysFS
+    #: Why the records ended other than by a stop (a dropped connection); None after a stop.
+    ended_by: str | None
+
+    def run(self, sink: MonitorSink) -> SamplerMeta: ...
+    def stop(self) -> None: ...
+
+
 @dataclass
 class MonitorSummary:
     out_dir: str
@@ -104,6 +114,9 @@ class MonitorSummary:
     duration_s: float = 0.0
     interval_ms: float = 0.0
     cpu_pct_of_core: float = 0.0
+    #: Which sampler took the samples (``python``, ``native``) and why that one (see ``SamplerMeta``).
+    sampler: str = "python"
+    sampler_why: str | None = None
     stopped_by: str = ""
     sensors: list[str] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
@@ -135,21 +148,26 @@ class MonitorSink:
         self.stop_after: int | None = None
 
     def write(self, record: bytes) -> int:
+        """A raw record of the sampler's loop (what its file would have been given)."""
         for t_ns, blobs in self.sampler.records(io.BytesIO(record)):
-            values = self.sampler.decode_record(blobs)
-            self._csv.write(",".join([str(t_ns), *("" if v is None else str(v) for v in values)]) + "\n")
-            self._mnn.write(t_ns, values)
-            window = self.windows.feed(t_ns, [math.nan if v is None else v for v in values])
-            if window is not None:
-                self.tracker.feed(window)
-            for channel in self.energy:
-                channel.feed(t_ns, values)
-            self.rows += 1
-            self.first_t_ns = self.first_t_ns if self.first_t_ns is not None else t_ns
-            self.last_t_ns = t_ns
-            if self.stop_after is not None and self.rows >= self.stop_after:
-                self.sampler.stop()
+            self.feed(t_ns, blobs)
         return len(record)
+
+    def feed(self, t_ns: int, blobs: list[bytes | None]) -> None:
+        """One record's bytes per source (a native sampler's records, read elsewhere, come in here)."""
+        values = self.sampler.decode_record(blobs)
+        self._csv.write(",".join([str(t_ns), *("" if v is None else str(v) for v in values)]) + "\n")
+        self._mnn.write(t_ns, values)
+        window = self.windows.feed(t_ns, [math.nan if v is None else v for v in values])
+        if window is not None:
+            self.tracker.feed(window)
+        for channel in self.energy:
+            channel.feed(t_ns, values)
+        self.rows += 1
+        self.first_t_ns = self.first_t_ns if self.first_t_ns is not None else t_ns
+        self.last_t_ns = t_ns
+        if self.stop_after is not None and self.rows >= self.stop_after:
+            self.sampler.stop()
 
     def flush(self) -> None:
         self._csv.flush()
@@ -195,20 +213,25 @@ def run_monitor(
     config: MonitorConfig,
     on_start: Callable[[MonitorSummary], None] | None = None,
     on_throttle: Callable[[str, ThrottleEpisode], None] | None = None,
+    loop: SamplingLoop | None = None,
 ) -> MonitorSummary:
-    """Sample every available sensor into ``config.out_dir`` until the duration ends or a stop signal arrives."""
+    """Sample every available sensor into ``config.out_dir`` until the duration ends or a stop signal arrives;
+    ``loop``: a native sampler's loop (here or on a device) in place of this process's Python one."""
     out = config.out_dir
     out.mkdir(parents=True, exist_ok=True)
-    sysfs = SysFS(config.sysfs_root)
-    sampler = Sampler(
-        SamplerConfig(
-            out_csv=str(out / "samples.csv"),
-            interval_ms=config.interval_ms,
-            sysfs_root=config.sysfs_root,
-            sensors=config.sensors,
-            pid=config.pid,
+    if loop is not None:
+        sysfs, sampler = loop.sysfs, loop.sampler
+    else:
+        sysfs = SysFS(config.sysfs_root)
+        sampler = Sampler(
+            SamplerConfig(
+                out_csv=str(out / "samples.csv"),
+                interval_ms=config.interval_ms,
+                sysfs_root=config.sysfs_root,
+                sensors=config.sensors,
+                pid=config.pid,
+            )
         )
-    )
     reference = read_throttle_reference(sysfs, config.hot_c)
     policies, hot_c = reference.policies, reference.hot_c
     tracker = ThrottleTracker(
@@ -224,6 +247,8 @@ def run_monitor(
         unavailable=sampler.meta.unavailable,
         hot_c=hot_c,
         files=list(FILES),
+        sampler=sampler.meta.kind,
+        sampler_why=sampler.meta.why,
     )
     meta = {**asdict(sampler.meta), "policies": [asdict(p) for p in policies], "hot_c": hot_c}
     (out / "meta.json").write_text(json.dumps(meta, indent=2))
@@ -233,16 +258,20 @@ def run_monitor(
         on_start(summary)
     episodes: list[ThrottleEpisode] = []
     try:
-        with _stop_on_signals(sampler.stop, config.duration_s) as why:
-            run_meta = sampler.run(sink)  # type: ignore[arg-type]
+        with _stop_on_signals(loop.stop if loop else sampler.stop, config.duration_s) as why:
+            run_meta = loop.run(sink) if loop else sampler.run(sink)  # type: ignore[arg-type]
     finally:
         episodes = sink.close()
         sampler.close()
-    anchor = sampler.meta.anchor_wall_ns - sampler.meta.anchor_mono_ns
+    if loop is not None:  # its clocks' anchor and its cost are known only now
+        meta = {**asdict(run_meta), "policies": [asdict(p) for p in policies], "hot_c": hot_c}
+        (out / "meta.json").write_text(json.dumps(meta, indent=2))
+    anchor = run_meta.anchor_wall_ns - run_meta.anchor_mono_ns
     summary.samples, summary.late_samples = run_meta.samples, run_meta.late_samples
+    summary.sampler, summary.sampler_why = run_meta.kind, run_meta.why
     summary.cpu_pct_of_core = run_meta.cpu_pct_of_core
     summary.duration_s = ((sink.last_t_ns or 0) - (sink.first_t_ns or 0)) / 1e9
-    summary.stopped_by = why["stopped_by"]
+    summary.stopped_by = (loop.ended_by if loop else None) or why["stopped_by"]
     summary.throttling_unknown = untellable(sampler.meta.columns, reference)
     summary.throttling = (
         None

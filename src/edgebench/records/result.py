@@ -22,7 +22,8 @@ from edgebench.records.trial import Trial
 
 SCHEMA_VERSION = 4
 
-#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see :mod:`edgebench.runner.oom`).
+#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see
+#: :mod:`edgebench.agents.python.oom`).
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
 
 
@@ -76,6 +77,11 @@ class SamplerSummary(Record):
     cpu_pct_of_core: float
     sensors: list[str]
     unavailable: dict[str, str]
+    #: ``python``, ``sh`` or ``native`` (see :class:`~edgebench.records.sampling.SamplerMeta`); None in records
+    #: stored before it was kept.
+    kind: str | None = None
+    #: Why that sampler ran (the native build, or why the native one did not).
+    why: str | None = None
 
 
 class RailEnergy(Record):

@@ -75,6 +75,13 @@ def _sweep(sweep: dict[str, Any] | None, record: dict[str, Any]) -> dict[str, An
     return None if sweep is None else {k: v for k, v in sweep.items() if k != "host"}
 
 
+def _sampler(sampler: dict[str, Any] | None, record: dict[str, Any]) -> dict[str, Any] | None:
+    """Schema 3's sampler, which did not say which sampler ran: ``kind`` and ``why`` only where a record knows them."""
+    if sampler is None:
+        return None
+    return {k: v for k, v in sampler.items() if k not in ("kind", "why") or v is not None}
+
+
 def _device(env: dict[str, Any] | None) -> dict[str, Any]:
     return DeviceEnvironment.from_env(env or {}).model_dump(mode="json")
 
@@ -143,7 +150,7 @@ MOVES: tuple[Move, ...] = (
     Move("cpu_freq_khz", "cpu.freq_khz"),
     Move("temperature_c", "temperature_c"),
     Move("loss", "loss"),
-    Move("sampler", "sampler"),
+    Move("sampler", "sampler", back=_sampler),
     Move("env", "device", "`env.<key>` becomes `device.<key>` where the record names it (hostname, cpu_model, "
          "governors, torch...), else `device.extra.<key>`", forward=_device, back=_env),
     Move("backend", "trial.backend"),

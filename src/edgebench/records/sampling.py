@@ -24,6 +24,11 @@ class SamplerMeta:
     loop_wall_s: float = 0.0
     #: The power and energy quantities among the columns (``PowerChannel`` as dicts), for ``measure.power``.
     power_channels: list[dict[str, Any]] = field(default_factory=list)
+    #: Which sampler took the samples: ``python`` (the sampler process), ``sh`` (the device-side script's own loop)
+    #: or ``native`` (the static binary, ``agents/native/sampler.c``); "" in records made before it was kept.
+    kind: str = ""
+    #: Why that sampler: the native build that ran, or why the native one did not (None: the only one there was).
+    why: str | None = None
 
     @property
     def cpu_pct_of_core(self) -> float:

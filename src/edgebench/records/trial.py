@@ -105,6 +105,10 @@ class Trial(Record):
     trace: Literal["none", "layers", "ops"] = "none"
     #: Linux perf events (perf's names) counted per step and per traced layer span; see ``host/perf_events.py``.
     counters: tuple[str, ...] = ()
+    #: What samples the sensors: ``native`` (the static binary of ``agents/native/``, built for the device),
+    #: ``sh`` (a ``--command`` trial's device-side script loop), or ``auto``: native for a ``--command`` trial on
+    #: a remote device where a build fits (else sh), the Python sampler for edgebench's own workloads.
+    sampler: Literal["auto", "native", "sh"] = "auto"
 
     @model_validator(mode="before")
     @classmethod
@@ -159,6 +163,11 @@ class Trial(Record):
             raise ValueError(
                 "trace: cannot be combined with --until-accuracy: its held-out evaluations run between the steps and "
                 "would be traced as training; trace a fixed-step or --target-ci run"
+            )
+        if self.sampler == "sh" and self.backend != "command":
+            raise ValueError(
+                "sampler: sh is the loop of a --command trial's device-side script; edgebench's own workloads sample "
+                "with the Python sampler (auto) or the native one (native)"
             )
         if self.precision == "int8" and self.mode != "infer":
             raise ValueError(

@@ -234,10 +234,12 @@ def summary_table(r: TrialResult) -> Table:
         )
     if r.sampler:
         missing = ", ".join(r.sampler.unavailable) or "none"
+        which = f"{r.sampler.kind}: " if r.sampler.kind else ""
+        why = f" ({r.sampler.why})" if r.sampler.why else ""
         add(
             "sampler",
-            f"{r.sampler.samples} samples every {r.sampler.interval_ms:g} ms, "
-            f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not on this device: {missing}",
+            f"{which}{r.sampler.samples} samples every {r.sampler.interval_ms:g} ms, "
+            f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not on this device: {missing}{why}",
         )
     device = r.device
     add("environment", f"{device.cpu_model} | {framework_text(r)} | {device.kernel}")

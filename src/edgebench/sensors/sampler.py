@@ -129,6 +129,7 @@ class Sampler:
             anchor_wall_ns=time.time_ns(),
             anchor_mono_ns=time.perf_counter_ns(),
             power_channels=[asdict(c) for s in self.sensors for c in s.power_channels()],
+            kind="python",
         )
         self._stop = False
         self._sleeping = False

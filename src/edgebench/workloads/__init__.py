@@ -58,7 +58,7 @@ def check_named(name: str) -> None:
 def get_workload(name: str) -> Workload:
     """The workload registered as ``name`` (aliases accepted); ``UnknownName`` lists the valid names.
 
-    A ``module:attr`` name is the user's own model (see :mod:`edgebench.backends.torch.models.custom`), which
+    A ``module:attr`` name is the user's own model (see :mod:`edgebench.zoo.custom`), which
     imports the user's module and so its framework: only one the user named (:class:`ModelNotNamed` otherwise).
     """
     if is_custom(name):

@@ -15,6 +15,7 @@ from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
 from tests.adbd import AdbdSim, Phone, adbd_sim  # noqa: F401  (the session fixture)
+from tests.native import native_sampler
 from tests.paths import FIXTURES
 
 PHONE_TREE = FIXTURES / "sysfs" / "android_phone"
@@ -144,6 +145,72 @@ def test_command_trials_unrooted_and_rooted_give_latency(adbd_sim, tmp_path):  #
         assert not [n for n in _left_on(phone) if n.startswith("run-")]
 
 
+def test_a_command_trial_on_an_emulated_phone_samples_with_the_native_sampler(adbd_sim, tmp_path):  # noqa: F811
+    """The phone's ABI is read through the real client (adbd-sim's ``getprop ro.product.cpu.abi`` names this
+    machine's, x86_64: its shells run host binaries), that build is pushed through adb sync under its digest, once
+    for every trial, and it samples the phone's captured /sys as the sh loop would have."""
+    from edgebench.launch.trial import run_trial
+
+    native_sampler("x86_64")  # built here (or failing with its install line) before the trial looks for it
+    phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
+    target = _open(phone, "phone-tree")
+    try:
+        assert target.shell.run("getprop ro.product.cpu.abi").stdout.strip() == b"x86_64"
+        runs = [_finishing(lambda: run_trial(_command_trial(_bench(tmp_path, 6)), target=target), "a trial")
+                for _ in range(2)]  # fmt: skip
+    finally:
+        target.close()
+    for run in runs:
+        assert run.result.ok, run.result.reason
+        assert run.result.sampler is not None and run.result.sampler.kind == "native", run.result.sampler
+        assert run.result.sampler.why == "x86_64-linux-musl build for the device's x86_64"
+        assert "cpu_freq" in run.result.sampler.sensors and "power_supply" in run.result.sampler.sensors
+    assert len(list((phone.workdir / "native").glob("*/edgebench-sampler"))) == 1
+    header, *rows = runs[0].samples_csv.strip().splitlines()
+    freq = header.split(",").index("cpu0_freq_khz")
+    assert {row.split(",")[freq] for row in rows} == {"1785600"}  # the tree's scaling_cur_freq, every record
+
+
+def test_monitor_on_an_emulated_phone_streams_native_records_and_a_drop_leaves_nothing(adbd_sim, tmp_path):  # noqa: F811
+    """``monitor --target`` on a phone without Python: the native sampler's records stream over adb and are written
+    here as they arrive; a drop mid-way keeps the rows so far, says so, and leaves no sampler or folder on the phone."""
+    import json
+    import sys
+
+    native_sampler("x86_64")
+    phone = adbd_sim.phone("phone-tree", "--sys-tree", str(PHONE_TREE))
+    args = [sys.executable, "-m", "edgebench", "monitor", "--target", f"adb://{phone.serial}", "--interval", "10ms"]
+    out = tmp_path / "mon"
+    done = subprocess.run([*args, "--out", str(out), "--duration", "1s"], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sampler"] == "native" and summary["stopped_by"] == "end of --duration", summary
+    assert summary["samples"] >= 20 and summary["energy"]["device"]["avg_power_w"] == pytest.approx(1.986)
+    _, *rows = (out / "freq_temperature.csv").read_text().splitlines()
+    assert rows[0].split(",")[3:] == [*["1785600"] * 4, *["710400"] * 3, "825600"]  # the phone's clocks
+    dropped = tmp_path / "dropped"
+    proc = subprocess.Popen([*args, "--out", str(dropped), "--duration", "120s"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        samples = dropped / "samples.csv"
+        while time.monotonic() < deadline and (not samples.exists() or samples.read_text().count("\n") < 20):
+            time.sleep(0.2)  # rows are flushed every second
+        phone.drop()
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.stderr.read()
+    summary = json.loads((dropped / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("the device's sampler ended before it was stopped"), summary
+    assert summary["samples"] >= 20
+    phone.wait_online()
+    running = subprocess.run(["pgrep", "-f", str(phone.workdir / "native")], capture_output=True, text=True)
+    assert not running.stdout.strip(), "the native sampler still runs on the phone"
+    assert not list(phone.workdir.glob("monitor-*"))
+
+
 def test_push_of_a_folder_twice_replaces_it(adbd_sim, tmp_path):  # noqa: F811
     from edgebench.launch.trial import run_trial
 
@@ -184,6 +251,7 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     and no traceback (Debian's client exits 0 with nothing on stderr on a drop)."""
     from edgebench.launch.session import Launcher
 
+    native_sampler("x86_64")
     phone = adbd_sim.phone("pinned", "--rooted", "--sys-tree", str(PHONE_TREE))
     policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
     governor = (policy / "scaling_governor").read_text().strip()
@@ -203,8 +271,12 @@ def test_drop_mid_frequency_trial_keeps_samples_and_restores_governors(adbd_sim,
     assert "ended mid-trial" in (result.reason or ""), result.reason
     assert launched.finished.samples_csv and len(launched.finished.samples_csv.splitlines()) > 2
     assert (policy / "scaling_governor").read_text().strip() == governor
+    meta = launched.finished.sampler_meta  # a crashed trial's result has no sampler group; its samples say
+    assert meta is not None and meta.kind == "native", meta
     phone.wait_online()
-    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+    assert _left_on(phone) == ["bench.sh", "native"], _left_on(phone)
+    running = subprocess.run(["pgrep", "-f", str(phone.workdir / "native")], capture_output=True, text=True)
+    assert not running.stdout.strip(), "the native sampler still runs on the phone"
 
 
 def _drop_once_sampling(phone: Phone, records: int = 3, wait_s: float = 120) -> threading.Thread:
@@ -329,6 +401,7 @@ def test_a_frequency_trial_on_an_old_phone_releases_its_restore_watcher(adbd_sim
     line ends it at once: its client exits by itself, the governor is back, nothing is left on the phone."""
     from edgebench.launch.session import Launcher
 
+    native_sampler("x86_64")
     phone = adbd_sim.phone("oldpinned", "--rooted", "--no-shell-v2", "--sys-tree", str(PHONE_TREE))
     policy = phone.root_dir / "sys/devices/system/cpu/cpufreq/policy0"
     governor = (policy / "scaling_governor").read_text().strip()
@@ -345,4 +418,4 @@ def test_a_frequency_trial_on_an_old_phone_releases_its_restore_watcher(adbd_sim
     assert launched.finished.result.ok, launched.finished.result.reason
     assert sysfs.holder_returncode is not None and sysfs.holder_returncode >= 0, sysfs.holder_returncode
     assert (policy / "scaling_governor").read_text().strip() == governor
-    assert _left_on(phone) == ["bench.sh"], _left_on(phone)
+    assert _left_on(phone) == ["bench.sh", "native"], _left_on(phone)

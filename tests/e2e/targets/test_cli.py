@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import json_out
+from tests.native import native_sampler
 from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import sshd  # noqa: F401  (the session fixture)
 
@@ -69,12 +70,23 @@ def test_unknown_name_and_unreachable_target_are_one_line_exit_2(cli, named_boar
     assert down.returncode == 2 and "cannot reach ssh://127.0.0.1:1" in down.stderr
 
 
-def test_monitor_on_a_target_samples_there_and_copies_its_files_back(cli, named_board, tmp_path):
+@pytest.mark.parametrize("sampler", ["auto", "python"])
+def test_monitor_on_a_target_samples_there_and_copies_its_files_back(cli, named_board, tmp_path, sampler):
+    """auto: the native sampler streams its records from the board (no Python needed there); python: the board's
+    own edgebench monitors and its files are copied back."""
+    native_sampler("x86_64")
     out = tmp_path / "mon"
-    proc = cli("monitor", "--target", "board", "--out", str(out), "--interval", "100ms", "--duration", "1s")
+    proc = cli("monitor", "--target", "board", "--out", str(out), "--interval", "100ms", "--duration", "1s",
+               "--sampler", sampler)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert (out / "samples.csv").read_text().count("\n") >= 2
-    assert json.loads((out / "summary.json").read_text())["samples"] >= 1
+    header, *rows = (out / "samples.csv").read_text().splitlines()
+    assert len(rows) >= 2
+    freq = header.split(",").index("cpu0_freq_khz")
+    assert {row.split(",")[freq] for row in rows} == {"1500000"}  # the board's tree, on the far side
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["samples"] == len(rows) and summary["stopped_by"] == "end of --duration"
+    assert summary["sampler"] == ("native" if sampler == "auto" else "python")
+    assert not list((named_board.parent / "work").glob("monitor-*"))  # its folder on the board is gone
 
 
 def test_sweep_targets_axis_runs_each_target_and_stores_both(cli, sshd, tmp_path):  # noqa: F811

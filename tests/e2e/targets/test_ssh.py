@@ -16,6 +16,7 @@ from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
 from edgebench.targets import open_target
 from edgebench.targets.named import TargetConfig
+from tests.native import native_sampler
 from tests.paths import FIXTURES as TEST_FIXTURES
 from tests.sshd import board, sshd  # noqa: F401  (the fixtures)
 
@@ -117,7 +118,8 @@ def _command_trial(**extra) -> Trial:
     return Trial(**{**fields, **extra})
 
 
-def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):  # noqa: F811
+def test_command_trial_runs_over_ssh_with_the_native_sampler(board, tmp_path):  # noqa: F811
+    native_sampler("x86_64")  # built here (or failing with its install line) before the trial looks for it
     tree = tmp_path / "tree"
     shutil.copytree(FIXTURES / "rpi4", tree)
     target = board(sysfs_root=str(tree))
@@ -126,6 +128,10 @@ def test_command_trial_runs_over_ssh_with_the_sh_sampler(board, tmp_path):  # no
     assert run.result.target == "board"
     assert run.result.trial.steps == 4
     assert run.samples_csv is not None and run.sampler_meta is not None
+    # the far side is this x86-64 machine: its build was copied (by `cat`, then made executable) and sampled
+    assert run.result.sampler is not None and run.result.sampler.kind == "native", run.result.sampler
+    assert run.result.sampler.why == "x86_64-linux-musl build for the device's x86_64"
+    assert len(list((tmp_path / "work" / "native").glob("*/edgebench-sampler"))) == 1
     cold = run.result.cold_start  # the command's start to its first step line, said to include the tool's start
     assert cold is not None and cold.first_step_counted_as == "command" and cold.first_step_ms is not None
     assert cold.model_load_s is None and cold.notes

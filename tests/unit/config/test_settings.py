@@ -52,6 +52,7 @@ SAMPLES = {
     "counters": ("task-clock,page-faults", "cache-misses", {}),
     "idle_s": ("200ms", "1s", {}),
     "estimate_energy": ("idle=2W,max=6W", "idle=1W, max=3W", {}),
+    "sampler": ("native", "sh", {"command": "./bench", "step_pattern": "step"}),
     "command": ("./bench --steps 20", "./train.sh", {"step_pattern": "step"}),
     "step_pattern": ("^step .* done", "tflite-benchmark-model", {"command": "./bench"}),
     "push": (str(PUSHED), f"{PUSHED}:models/m.bin", {"command": "./bench", "step_pattern": "step"}),

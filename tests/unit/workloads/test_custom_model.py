@@ -84,7 +84,7 @@ def test_a_model_named_by_data_is_not_imported(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ModelNotNamed, match="add --model evil_models:build"):
         get_workload("evil_models:build")
-    from edgebench.backends.torch.models.custom import resolve
+    from edgebench.zoo.custom import resolve
 
     with pytest.raises(ModelNotNamed):
         resolve("evil_models:build")  # the import itself checks too
