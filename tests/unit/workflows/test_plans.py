@@ -1,12 +1,12 @@
-"""``feasibility`` and ``frameworks`` flags as a plan reads them on a fixture tree: core roles, frequencies, timeouts,
-and bad flags named.  The plans run by the command are in tests/e2e/cli/test_plans.py.
+"""The plan options of ``feasibility``, ``frameworks`` and the studies as a plan reads them on a fixture tree: core
+roles, frequencies, timeouts, and bad flags named.  The plans run by the commands are in tests/e2e/cli/test_plans.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from edgebench.cli.plans import PlanFlags
+from edgebench.workflows.plans import PlanOptions
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 
@@ -26,10 +26,10 @@ class PhoneTarget:
         return tuple(range(8))
 
 
-def flags(**given) -> PlanFlags:
+def flags(**given) -> PlanOptions:
     values = dict(target=None, root=False, cores=None, frequency=None, threads=None, timeout=None, cooldown=None,
                   resume=False, store=None, no_store=False)  # fmt: skip
-    return PlanFlags(**{**values, **given})
+    return PlanOptions(**{**values, **given})
 
 
 def test_core_roles_frequency_and_timeout_read_as_run_reads_them(sysfs_tree):
