@@ -23,7 +23,7 @@ def compare(
 ) -> int:
     """Each measurement of B next to A's, the ratio B/A, and whether step times differ significantly (Welch)."""
     from edgebench.report.compare import print_group_comparison, print_trial_comparison, row_json
-    from edgebench.workflows.compare import compare as compare_stored
+    from edgebench.workflows.compare import compare_stored
 
     done = compare_stored(a, b, match=match, store=store)
     side_a, side_b, groups = done.a, done.b, done.groups

@@ -29,8 +29,7 @@ def feasibility(
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
     from edgebench.cli import fail
     from edgebench.report.feasibility import feasibility_json, print_feasibility
-    from edgebench.workflows.feasibility import FeasibilityRequest
-    from edgebench.workflows.feasibility import feasibility as run_feasibility
+    from edgebench.workflows.feasibility import FeasibilityRequest, run_feasibility
 
     request = FeasibilityRequest(memory_budget, model, batch_sizes, preset, steps, warmup, flags.options)
     table = run_feasibility(request, notify=say)

@@ -35,8 +35,7 @@ def frameworks(
     table 5), every cell a stored trial."""
     from edgebench.cli import fail
     from edgebench.report.frameworks import as_json, energy_reason, print_table
-    from edgebench.workflows.frameworks import FrameworksRequest
-    from edgebench.workflows.frameworks import frameworks as run_frameworks
+    from edgebench.workflows.frameworks import FrameworksRequest, run_frameworks
 
     request = FrameworksRequest(models, mode, backends, precisions, batch_size, input_shape, steps, warmup,
                                 flags.options)  # fmt: skip

@@ -36,8 +36,7 @@ def monitor(
     root: RootOption = False,
 ) -> int:
     """Sample all available sensors to disk (constant memory), survive Ctrl-C, and report thermal throttling."""
-    from edgebench.workflows.monitor import MonitorRequest, is_remote, monitor_remote
-    from edgebench.workflows.monitor import monitor as run_monitor
+    from edgebench.workflows.monitor import MonitorRequest, is_remote, monitor_here, monitor_remote
 
     request = MonitorRequest(out, interval, duration, sysfs_root_dir, pid, sensors, throttle_temp, target_spec, root)
     if is_remote(request):
@@ -52,7 +51,7 @@ def monitor(
         for name, reason in summary.unavailable.items():
             say(f"  not on this device: {name}: {reason}")
 
-    summary = run_monitor(request, on_start=started, on_throttle=_throttle)
+    summary = monitor_here(request, on_start=started, on_throttle=_throttle)
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 import typing
@@ -101,3 +102,22 @@ def _leaf_types(annotation: Any) -> Iterator[Any]:
         args = args[:1]
     for arg in args:
         yield from _leaf_types(arg)
+
+
+def request_options(request: type, options: dict[str, Any]) -> list[inspect.Parameter]:
+    """A command's options, in the order of ``options``, for the fields of a workflow's request record: each field's
+    type and default are the record's (declared once, in the workflow), its flag names and help the command's
+    (``typer.Option(...)``, or an option type such as :data:`StoreOption`).  An entry that is not a field of the
+    record gives ``(type, default)``: an option of the command alone, such as ``--json``."""
+    hints = typing.get_type_hints(request)
+    defaults = {f.name: f.default for f in dataclasses.fields(request)}
+    parameters = []
+    for name, option in options.items():
+        if isinstance(option, tuple):
+            annotation, default = option
+        else:
+            annotation = option if typing.get_origin(option) is Annotated else Annotated[hints[name], option]
+            default = defaults[name]
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))  # fmt: skip
+    return parameters

@@ -42,18 +42,16 @@ def predict(
 ) -> int:
     """Predict step time, energy and peak memory of a configuration never run, from the device's traced trials."""
     from edgebench.report import predict as views
-    from edgebench.workflows.predict import PredictRequest
-    from edgebench.workflows.predict import predict as run_predict
-    from edgebench.workflows.predict import validate as run_validate
+    from edgebench.workflows.predict import PredictRequest, predict_steps, validate_predictor
 
     request = PredictRequest(model or [], batch_size or [], mode, backend, threads or [], cores, target, preset,
                              input_shape, plot, suggest, out, store)  # fmt: skip
     if validate:
-        views.print_validation(run_validate(request, notify=say))
+        views.print_validation(validate_predictor(request, notify=say))
         if plot is not None:
             typer.echo(f"wrote {plot}")
         return 0
-    done = run_predict(request, notify=say, on_prediction=views.print_prediction)  # printed as they are made
+    done = predict_steps(request, notify=say, on_prediction=views.print_prediction)  # printed as they are made
     if done.suggestions is not None:
         views.print_suggestions(done.suggestions, done.candidates)
         where = "" if target == "local" else f" --target {target}"

@@ -32,7 +32,9 @@ class Comparison:
     groups: GroupComparison | None
 
 
-def compare(a: str, b: str, *, match: str | Sequence[str] | None = None, store: Path | None = None) -> Comparison:
+def compare_stored(
+    a: str, b: str, *, match: str | Sequence[str] | None = None, store: Path | None = None
+) -> Comparison:
     """Resolve ``a`` and ``b`` (a sweep id, a trial id or unique prefix, or a hostname) and compare them; groups are
     paired on ``match`` (default: every field that defines the work, the device's left out for two devices)."""
     from edgebench.report.compare import compare_groups, compare_trials, resolve, unlike, unlike_warning

@@ -62,7 +62,7 @@ def batch_sizes(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
-def feasibility(request: FeasibilityRequest, *, notify: Notify = quiet) -> FeasibilityTable:
+def run_feasibility(request: FeasibilityRequest, *, notify: Notify = quiet) -> FeasibilityTable:
     """Train each model for a step at each batch size under the budget and tabulate what fitted, at what peak.
 
     Every input is checked before a trial runs; ``notify`` hears a line per trial as it ends, each model's

@@ -60,7 +60,7 @@ def _listed(flag: str, value: Sequence[str] | str) -> list[str]:
     return (parse(flag, value, names) or []) if isinstance(value, str) else list(dict.fromkeys(value))
 
 
-def frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> FrameworksTable:
+def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> FrameworksTable:
     """Plan every cell, run the runnable ones as one plan, and read the table back from their results.
 
     A model, backend or precision nobody knows is refused before anything runs; a backend this device cannot run

@@ -92,7 +92,7 @@ def is_remote(request: MonitorRequest) -> bool:
     return request.target not in (None, "local")
 
 
-def monitor(
+def monitor_here(
     request: MonitorRequest,
     *,
     on_start: Callable[[MonitorSummary], None] | None = None,

@@ -75,7 +75,7 @@ class _Checked:
     wanted: str
 
 
-def partition(request: PartitionRequest, *, notify: Notify = quiet) -> PartitionAnalysis:
+def analyse_partition(request: PartitionRequest, *, notify: Notify = quiet) -> PartitionAnalysis:
     """The best split of the model between this device and a server over the link, with every point's costs.
 
     Measured costs come from a stored layer-traced trial (run and stored now when there is none: ``notify`` says

@@ -1,7 +1,7 @@
 """Predicting a configuration never run, from the device's stored layer-traced trials (docs/predict.md): its step
-time with an interval, energy and peak memory (:func:`predict`); the predictor's own held-out error on what is
-stored (:func:`validate`); and the trials that would most narrow the predictions asked, written as a sweep file
-(``suggest`` in the request)."""
+time with an interval, energy and peak memory (:func:`predict_steps`); the predictor's own held-out error on what
+is stored (:func:`validate_predictor`); and the trials that would most narrow the predictions asked, written as a
+sweep file (``suggest`` in the request)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ INSTALL = "install the predictor's extra: pip install 'edgebench[predict]'"
 @dataclass(frozen=True)
 class PredictRequest:
     """The configurations to predict (each model at each batch size and thread count), the stored trials to learn
-    from (a backend, mode, core set and target), and for :func:`validate` the plot, for ``suggest`` the number of
-    trials to suggest and the sweep file they go to."""
+    from (a backend, mode, core set and target), and for :func:`validate_predictor` the plot, for ``suggest`` the
+    number of trials to suggest and the sweep file they go to."""
 
     models: Sequence[str] = ()
     batch_sizes: Sequence[int] = ()
@@ -76,7 +76,7 @@ def input_shape(text: str | tuple[int, ...] | None) -> tuple[int, ...] | None:
     return parse("--input-shape", text, parse_shape)
 
 
-def predict(
+def predict_steps(
     request: PredictRequest,
     *,
     notify: Notify = quiet,
@@ -108,7 +108,7 @@ def predict(
     return Predictions(predictions, predictor.hooks, picks, candidates, request.out)
 
 
-def validate(request: PredictRequest, *, notify: Notify = quiet) -> list[Validation]:
+def validate_predictor(request: PredictRequest, *, notify: Notify = quiet) -> list[Validation]:
     """The predictor's error on what is stored: each model left out in turn (and each batch size), predicted from
     the rest; the plot of predicted against measured is drawn where asked."""
     from edgebench.predict.validate import leave_one_batch_size_out, leave_one_model_out

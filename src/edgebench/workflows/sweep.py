@@ -22,7 +22,9 @@ from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
     from edgebench.config.sweep_file import LoadedConfig
+    from edgebench.fleet import SweepJob
     from edgebench.records.result import TrialResult
+    from edgebench.store import Store
     from edgebench.sweep.execute import Reporter
     from edgebench.sweep.plan import Plan
     from edgebench.targets import Target
@@ -167,7 +169,7 @@ def run_sweep(planned: PlannedSweep, *, reporter: Reporter) -> SweepRun:
     A device this machine lacks, a missing extra, a stray ``address`` or a damaged store is refused before the
     first trial, and a store this call created is then not left behind empty.
     """
-    from edgebench.fleet import SweepJob, open_executor
+    from edgebench.fleet import open_executor
     from edgebench.store import Store
     from edgebench.store.sqlite import default_store_path, discard_if_empty
 
@@ -179,25 +181,7 @@ def run_sweep(planned: PlannedSweep, *, reporter: Reporter) -> SweepRun:
     try:
         with Store(request.store) as db, _relabelled(loaded):
             db.verify()  # a damaged store is refused before the first trial, not after it
-            jobs = [
-                SweepJob(
-                    plan=leg.plan,
-                    store=db,
-                    config_json=json.dumps(
-                        {"source": leg.loaded.source, "config": leg.loaded.config.model_dump(mode="json")}
-                    ),
-                    cooldown=leg.loaded.config.cooldown,
-                    reporter=reporter,
-                    resume=request.resume,
-                    retry_failed=request.retry_failed,
-                    target=leg.target,
-                    target_field=planned.target_field,
-                    device=planned.device,
-                    sysfs_root=str(request.sysfs_root or "/"),
-                    journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
-                )
-                for leg in planned.legs
-            ]
+            jobs = [_job(leg, planned, db, reporter) for leg in planned.legs]
             outcomes = runner.run_each(jobs)  # type: ignore[attr-defined]
             stored = [db.query(sweep_id=leg.plan.sweep_id) for leg in planned.legs]
     except UsageError:
@@ -208,6 +192,18 @@ def run_sweep(planned: PlannedSweep, *, reporter: Reporter) -> SweepRun:
     return SweepRun(planned.legs, stored, ran, sum(o.skipped for o in outcomes),
                     sum(o.taken_elsewhere for o in outcomes), any(o.interrupted for o in outcomes),
                     db.path)  # fmt: skip
+
+
+def _job(leg: SweepLeg, planned: PlannedSweep, db: Store, reporter: Reporter) -> SweepJob:
+    """One leg as the executor's job: its plan, configuration and target; the run's store, reporter and options."""
+    from edgebench.fleet import SweepJob
+
+    r = planned.request
+    config_json = json.dumps({"source": leg.loaded.source, "config": leg.loaded.config.model_dump(mode="json")})
+    return SweepJob(plan=leg.plan, store=db, config_json=config_json, cooldown=leg.loaded.config.cooldown,
+                    reporter=reporter, resume=r.resume, retry_failed=r.retry_failed, target=leg.target,
+                    target_field=planned.target_field, device=planned.device, sysfs_root=str(r.sysfs_root or "/"),
+                    journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"))  # fmt: skip
 
 
 def _check_devices(planned: PlannedSweep) -> None:
