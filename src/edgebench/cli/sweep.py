@@ -57,7 +57,7 @@ def sweep(
     from rich.console import Console
 
     from edgebench.workflows.sweep import SweepRequest, plan_sweep, run_sweep
-    from edgebench.workflows.views import SweepProgress
+    from edgebench.workflows.views import sweep_progress
 
     request = SweepRequest(config, tuple(set_ or []), target_ci, resume, retry_failed, max_trials, store, sysfs_root,
                            executor, address, target_spec, root)  # fmt: skip
@@ -73,7 +73,7 @@ def sweep(
             for p in leg.plan.trials:
                 console.print(f"  {p.position:>4}  {p.key}  {p.label}")
         return 0
-    with SweepProgress(console) as reporter:
+    with sweep_progress(console) as reporter:
         done = run_sweep(planned, reporter=reporter)
     return _report(console, planned, done)
 

@@ -39,6 +39,7 @@ _API = {
     "Inventory": "device", "sensor_inventory": "device", "Snapshot": "device", "snapshot": "device",
     "system_checks": "device", "system_tune": "device", "system_reset": "device",
     "Listing": "models", "describe_models": "models",
+    "trial_label": "views", "sweep_progress": "views", "verdict_table": "views",
     "JoinRequest": "fleet", "Joined": "fleet", "FleetStatus": "fleet", "join_fleet": "fleet", "fleet_status": "fleet",
 }  # fmt: skip
 

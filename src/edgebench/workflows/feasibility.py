@@ -4,7 +4,7 @@ does not fit, the model's larger ones are skipped, and after two measured batch 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -135,7 +135,8 @@ class _Progress:
             self.line(trial.model, trial.batch_size, "skipped", None)
         return reason
 
-    def result_in(self, run: PlanRun):  # type: ignore[no-untyped-def]
+    def result_in(self, run: PlanRun) -> Callable[[str, int], TrialResult | None]:
+        """Each cell's result in the plan's run (None: skipped, or not run before an interrupt)."""
         return lambda name, batch: run.results.get(self.by_cell[(name, batch)])
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from edgebench.workflows.plans import PlanOptions
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.workflows.plans import PlanOptions
 
 
 class PhoneTarget:
