@@ -89,6 +89,7 @@ def _check(r: MonitorRequest) -> _Checked:
 
 
 def is_remote(request: MonitorRequest) -> bool:
+    """Whether the request names a remote target (then :func:`monitor_remote` samples it, on the device)."""
     return request.target not in (None, "local")
 
 

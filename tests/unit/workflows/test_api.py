@@ -3,7 +3,9 @@ does, and importing the package imports none of them (a command's start pays onl
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import subprocess
 import sys
 
@@ -19,7 +21,14 @@ def test_every_listed_name_resolves_to_its_module():
 
 
 def test_every_workflow_function_and_record_has_a_docstring():
-    undocumented = [name for name in workflows.__all__ if not inspect.getdoc(getattr(workflows, name))]
+    undocumented = []
+    for info in pkgutil.iter_modules(workflows.__path__):
+        module = importlib.import_module(f"edgebench.workflows.{info.name}")
+        assert inspect.getdoc(module), module.__name__
+        for name, value in vars(module).items():
+            defined_here = getattr(value, "__module__", None) == module.__name__
+            if defined_here and not name.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value)):
+                undocumented += [] if inspect.getdoc(value) else [f"{module.__name__}.{name}"]
     assert undocumented == []
 
 
