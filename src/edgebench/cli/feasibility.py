@@ -9,6 +9,7 @@ import typer
 
 from edgebench.cli.options import say
 from edgebench.cli.plans import PlanFlags, interrupted_line, plan_command
+from edgebench.workflows.feasibility import FeasibilityRequest
 
 
 @plan_command()
@@ -17,19 +18,23 @@ def feasibility(
     model: Annotated[
         list[str] | None, typer.Option("--model", "-m", help="A model to try (repeat) [default: the paper's 16].")
     ] = None,
-    batch_sizes: Annotated[str, typer.Option(help="Batch sizes to try, e.g. 1,2,4.")] = "1,2,4,8,16,32,64",
+    batch_sizes: Annotated[str, typer.Option(help="Batch sizes to try, e.g. 1,2,4.")] = ",".join(
+        map(str, FeasibilityRequest.batch_sizes)
+    ),
     preset: Annotated[
         str, typer.Option(help="Input preset where a model has it (the paper trained vision models on CIFAR-10).")
-    ] = "cifar10",
-    steps: Annotated[int, typer.Option(help="Measured training steps per trial.")] = 1,
-    warmup: Annotated[int, typer.Option(help="Warm-up steps per trial (the optimizer's state appears here).")] = 1,
+    ] = FeasibilityRequest.preset,
+    steps: Annotated[int, typer.Option(help="Measured training steps per trial.")] = FeasibilityRequest.steps,
+    warmup: Annotated[int, typer.Option(help="Warm-up steps per trial (the optimizer's state appears here).")] = (
+        FeasibilityRequest.warmup
+    ),
     *,
     flags: PlanFlags,
 ) -> int:
     """Train each model for a step at each batch size within a memory budget: does it fit, and at what peak?"""
     from edgebench.cli import fail
     from edgebench.report.feasibility import feasibility_json, print_feasibility
-    from edgebench.workflows.feasibility import FeasibilityRequest, run_feasibility
+    from edgebench.workflows.feasibility import run_feasibility
 
     request = FeasibilityRequest(memory_budget, model, batch_sizes, preset, steps, warmup, flags.options)
     table = run_feasibility(request, notify=say)

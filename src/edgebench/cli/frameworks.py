@@ -9,14 +9,18 @@ import typer
 
 from edgebench.cli.options import say
 from edgebench.cli.plans import PlanFlags, interrupted_line, plan_command
-from edgebench.workflows.frameworks import DEFAULT_BACKENDS
+from edgebench.workflows.frameworks import FrameworksRequest
 
 
 @plan_command()
 def frameworks(
-    models: Annotated[str, typer.Option(help="Models, comma-separated.")] = "lenet,mobilenet_v2",
-    mode: Annotated[str, typer.Option(help="infer (forward passes) or train (training steps).")] = "infer",
-    backends: Annotated[str, typer.Option(help="Backends to compare, comma-separated.")] = ",".join(DEFAULT_BACKENDS),
+    models: Annotated[str, typer.Option(help="Models, comma-separated.")] = ",".join(FrameworksRequest.models),
+    mode: Annotated[
+        str, typer.Option(help="infer (forward passes) or train (training steps).")
+    ] = FrameworksRequest.mode,
+    backends: Annotated[str, typer.Option(help="Backends to compare, comma-separated.")] = ",".join(
+        FrameworksRequest.backends
+    ),
     precisions: Annotated[
         str | None, typer.Option(help="Precisions, comma-separated [default: fp32,int8 to infer, fp32 to train].")
     ] = None,
@@ -26,8 +30,8 @@ def frameworks(
     input_shape: Annotated[
         str | None, typer.Option(help="Per-sample input for every model, e.g. 3x64x64 [default: each model's].")
     ] = None,
-    steps: Annotated[int, typer.Option(help="Measured steps per cell.")] = 20,
-    warmup: Annotated[int, typer.Option(help="Warm-up steps per cell.")] = 3,
+    steps: Annotated[int, typer.Option(help="Measured steps per cell.")] = FrameworksRequest.steps,
+    warmup: Annotated[int, typer.Option(help="Warm-up steps per cell.")] = FrameworksRequest.warmup,
     *,
     flags: PlanFlags,
 ) -> int:
@@ -35,7 +39,7 @@ def frameworks(
     table 5), every cell a stored trial."""
     from edgebench.cli import fail
     from edgebench.report.frameworks import as_json, energy_reason, print_table
-    from edgebench.workflows.frameworks import FrameworksRequest, run_frameworks
+    from edgebench.workflows.frameworks import run_frameworks
 
     request = FrameworksRequest(models, mode, backends, precisions, batch_size, input_shape, steps, warmup,
                                 flags.options)  # fmt: skip

@@ -12,13 +12,14 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import RootOption, TargetOption, say
+from edgebench.workflows.monitor import MonitorRequest
 
 THROTTLE_HELP = "°C from which a busy clock held down counts as throttling [default: lowest passive trip - 5, or 70]."
 
 
 def monitor(
     out: Annotated[Path, typer.Option(help="Folder for samples.csv, freq_temperature.csv, meta.json, summary.json.")],
-    interval: Annotated[str, typer.Option(help="Sampling period, e.g. 10ms.")] = "10ms",
+    interval: Annotated[str, typer.Option(help="Sampling period, e.g. 10ms.")] = str(MonitorRequest.interval),
     duration: Annotated[str | None, typer.Option(help="Stop after this long, e.g. 1h [default: until Ctrl-C].")] = None,
     sysfs_root_dir: Annotated[
         Path | None, typer.Option("--sysfs-root", help="Read a tree copied from a device instead of /.")
@@ -36,7 +37,7 @@ def monitor(
     root: RootOption = False,
 ) -> int:
     """Sample all available sensors to disk (constant memory), survive Ctrl-C, and report thermal throttling."""
-    from edgebench.workflows.monitor import MonitorRequest, is_remote, monitor_here, monitor_remote
+    from edgebench.workflows.monitor import is_remote, monitor_here, monitor_remote
 
     request = MonitorRequest(out, interval, duration, sysfs_root_dir, pid, sensors, throttle_temp, target_spec, root)
     if is_remote(request):

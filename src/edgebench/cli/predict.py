@@ -10,13 +10,16 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import StoreOption, say
+from edgebench.workflows.predict import PredictRequest
 
 
 def predict(
     model: Annotated[list[str] | None, typer.Option(help="Model to predict (repeat for several).")] = None,
     batch_size: Annotated[list[int] | None, typer.Option(help="Batch size (repeat for several).")] = None,
-    mode: Annotated[str, typer.Option(help="train (one training step) or infer (one forward pass).")] = "train",
-    backend: Annotated[str, typer.Option(help="Backend whose stored trials to learn from.")] = "torch",
+    mode: Annotated[
+        str, typer.Option(help="train (one training step) or infer (one forward pass).")
+    ] = PredictRequest.mode,
+    backend: Annotated[str, typer.Option(help="Backend whose stored trials to learn from.")] = PredictRequest.backend,
     threads: Annotated[
         list[int] | None,
         typer.Option(help="Threads of the configuration predicted (repeat) [default: the stored trials' most common]."),
@@ -24,7 +27,7 @@ def predict(
     cores: Annotated[str | None, typer.Option(help="Learn only from trials on this core set, e.g. 4-7.")] = None,
     target: Annotated[
         str, typer.Option(help="Device whose trials to learn from, as `run --target` named it.")
-    ] = "local",
+    ] = PredictRequest.target,
     preset: Annotated[str | None, typer.Option(help="Named input of the model (see `edgebench models`).")] = None,
     input_shape: Annotated[
         str | None, typer.Option(help="Per-sample input of the model predicted, e.g. 3x64x64 [default: its own].")
@@ -37,12 +40,12 @@ def predict(
         int | None,
         typer.Option(help="Write the N trials that would most narrow these predictions as a sweep file (--out)."),
     ] = None,
-    out: Annotated[Path, typer.Option(help="With --suggest: the sweep file to write.")] = Path("predict-suggest.yaml"),
+    out: Annotated[Path, typer.Option(help="With --suggest: the sweep file to write.")] = PredictRequest.out,
     store: StoreOption = None,
 ) -> int:
     """Predict step time, energy and peak memory of a configuration never run, from the device's traced trials."""
     from edgebench.report import predict as views
-    from edgebench.workflows.predict import PredictRequest, predict_steps, validate_predictor
+    from edgebench.workflows.predict import predict_steps, validate_predictor
 
     request = PredictRequest(model or [], batch_size or [], mode, backend, threads or [], cores, target, preset,
                              input_shape, plot, suggest, out, store)  # fmt: skip

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from edgebench.cli.options import ResumeOption, RootOption, StoreOption, TargetOption
+from edgebench.workflows.sweep import SweepRequest
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,14 +40,14 @@ def sweep(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the planned trials and exit.")] = False,
     max_trials: Annotated[
         int, typer.Option(help="Refuse a grid larger than this, before planning it (default 10000).")
-    ] = 10_000,
+    ] = SweepRequest.max_trials,
     store: StoreOption = None,
     sysfs_root: Annotated[
         Path | None, typer.Option(help="Read and control the device through this copy of /proc and /sys (tests).")
     ] = None,
     executor: Annotated[
         str, typer.Option(help="Where trials run: local (this machine, one by one) or ray (a fleet, see `fleet join`).")
-    ] = "local",
+    ] = SweepRequest.executor,
     address: Annotated[
         str | None, typer.Option(help="With --executor ray: the cluster, auto (this host's) or HOST:PORT.")
     ] = None,
@@ -56,7 +57,7 @@ def sweep(
     """Sweep models x batch sizes x threads x core masks x CPU frequencies x precision; results land as trials end."""
     from rich.console import Console
 
-    from edgebench.workflows.sweep import SweepRequest, plan_sweep, run_sweep
+    from edgebench.workflows.sweep import plan_sweep, run_sweep
     from edgebench.workflows.views import sweep_progress
 
     request = SweepRequest(config, tuple(set_ or []), target_ci, resume, retry_failed, max_trials, store, sysfs_root,
