@@ -12,10 +12,10 @@ import os
 import time
 
 from _common import interleave, ratio_line
+from edgebench.agents.python.budget import POLL_S
 from edgebench.host.sysfs import SysFS
 from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.budget import POLL_S
 from edgebench.sensors.process import read_status_kib
 
 

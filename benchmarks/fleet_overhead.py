@@ -27,10 +27,10 @@ from tests.ray_cluster import LocalCluster
 
 from _common import interleave
 from edgebench.config.sweep_file import load_config
-from edgebench.fleet import SweepJob, open_executor
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
 from edgebench.sweep.execute import SilentReporter
+from edgebench.sweep.job import SweepJob, open_executor
 from edgebench.sweep.plan import plan
 
 COUNTS = (1, 2, 4, 8)

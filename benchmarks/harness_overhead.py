@@ -26,7 +26,7 @@ import os, statistics, sys, time
 os.sched_setaffinity(0, {cores})
 import torch
 import torch.nn.functional as F
-from edgebench.backends.torch.models.lenet import LeNet
+from edgebench.zoo.lenet import LeNet
 
 torch.set_num_threads({threads})
 torch.manual_seed(0)
@@ -81,9 +81,9 @@ def main() -> None:
 
 def bookkeeping_us_per_step(n: int = 20_000) -> float:
     """Wall time per step of edgebench's timed loop around a no-op step, minus a bare loop around the same."""
+    from edgebench.agents.python.stopping import FixedSteps
+    from edgebench.agents.python.worker import timed
     from edgebench.records.events import EventWriter
-    from edgebench.runner.stopping import FixedSteps
-    from edgebench.runner.worker import timed
 
     def step() -> None:
         return None

@@ -12,10 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from edgebench.host.cpu import policy_limits
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import ThrottleTracker, default_hot_c, policy_limits
+from edgebench.measure.throttling import ThrottleTracker
 from edgebench.monitor.session import MonitorSink
 from edgebench.sensors.sampler import Sampler, SamplerConfig
+from edgebench.sensors.thermal_trips import default_hot_c
 
 TREES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "sysfs"
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from _common import interleave, ratio_line
-from edgebench.command.run import run_command_trial
+from edgebench.agents.sh.run import run_command_trial
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial
 from edgebench.targets.shell import LocalShell

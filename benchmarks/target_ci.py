@@ -13,9 +13,9 @@ import argparse
 import statistics
 import time
 
+from edgebench.agents.python.stopping import TargetCI
 from edgebench.launch.trial import run_trial
 from edgebench.records.trial import Trial
-from edgebench.runner.stopping import TargetCI
 
 WORKLOADS = {
     # short steps (~ms), noisy on a shared machine

@@ -70,7 +70,7 @@ SENSORS = Registry(
 )
 
 #: The user's own ``module:factory`` model is a torch ``nn.Module``: the torch backend turns it into a workload.
-CUSTOM_WORKLOAD = "edgebench.backends.torch.models.custom:custom_workload"
+CUSTOM_WORKLOAD = "edgebench.zoo.custom:custom_workload"
 
 MODELS = Registry(
     "model",
@@ -130,7 +130,7 @@ TARGETS = Registry(
 EXECUTORS = Registry(
     "executor",
     {
-        "local": "edgebench.fleet.local:LocalExecutor",
+        "local": "edgebench.sweep.local:LocalExecutor",
         "ray": "edgebench.fleet.raycluster:RayExecutor",
     },
 )

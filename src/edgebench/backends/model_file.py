@@ -2,10 +2,10 @@
 
 Users of DNNTune and of mobile runtimes bring files, not PyTorch factories.  This module is framework-free, so the
 checks run where the user's input enters (:mod:`edgebench.config.trial`) before any worker starts: the file
-exists and is a model (an ONNX file is read by :mod:`.onnx_proto`; an ``.mnn`` file is opened by MNN in a child
-process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension the file
-fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the first,
-else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
+exists and is a model (an ONNX file is read by :mod:`edgebench.graph.onnx_proto`; an ``.mnn`` file is opened by MNN
+in a child process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension
+the file fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the
+first, else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
 
 The inputs are random (numpy, from the trial's seed: uniform [0, 1) floats, small non-negative integers, which are
 valid class ids and token ids), because a model file brings no data; their values do not change the time of a
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.backends.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
+from edgebench.graph.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
 
 #: Suffix -> format; what a ``--model`` value ending so is taken as.
 FORMATS = {".onnx": "onnx", ".mnn": "mnn"}
@@ -216,40 +216,6 @@ def random_inputs(feeds: list[Feed], seed: int) -> dict[str, Any]:
         else:
             arrays[feed.name] = rng.integers(0, _INT_HIGH, feed.dims).astype(feed.dtype)
     return arrays
-
-
-def scope_tree(node_names: list[str], root: str) -> dict[str, list[Any]]:
-    """Layer labels from node names that carry scopes (``/features/features.0/Conv``, as torch's exporter and many
-    converters write them): one label per scope, nested as the names nest, in the shape the tracers use
-    (``names``, ``types``, ``parents``, ``qualified``).  Names without ``/`` give only the root."""
-    parent_of: dict[str, str | None] = {}
-    for node in node_names:
-        parts = node.strip("/").split("/")[:-1]
-        qual, previous = "", ""
-        for part in parts:
-            parent = qual or None
-            if previous and part.startswith(previous + "."):
-                qual = qual + part[len(previous) :]
-            else:
-                qual = f"{qual}.{part}" if qual else part
-            parent_of.setdefault(qual, parent)
-            previous = part
-    children: dict[str | None, list[str]] = {}
-    for qual, parent in parent_of.items():  # in the order the graph first reaches them
-        children.setdefault(parent, []).append(qual)
-    names, types, parents = [root], [root], [-1]
-
-    def visit(qual: str, parent_label: int) -> None:  # pre-order, as the tracers list modules
-        label = len(names)
-        names.append(qual)
-        types.append("scope")
-        parents.append(parent_label)
-        for child in children.get(qual, []):
-            visit(child, label)
-
-    for top in children.get(None, []):
-        visit(top, 0)
-    return {"names": names, "types": types, "parents": parents, "qualified": sorted(parent_of)}
 
 
 def describe(model: ModelFile) -> dict[str, Any]:

@@ -156,7 +156,7 @@ def check_backend(backend: str) -> str:
 
 def _model(name: str) -> str:
     if ":" in name:  # the user's own model: it must import now, not fail later in the worker
-        from edgebench.backends.torch.models.custom import resolve
+        from edgebench.zoo.custom import resolve
 
         resolve(name)
         return name

@@ -1,14 +1,4 @@
-"""Executors: how a planned sweep's trials reach devices.  ``local`` runs them one after another on this machine;
-``ray`` spreads them over the devices a Ray cluster's hosts advertise (``edgebench fleet join``)."""
-
-from __future__ import annotations
-
-from edgebench.fleet.job import SweepJob
-from edgebench.registry import EXECUTORS
-
-__all__ = ["SweepJob", "open_executor"]
-
-
-def open_executor(name: str, *, address: str | None = None) -> object:
-    """The executor a user named (``--executor``), connected to ``address`` where it has one."""
-    return EXECUTORS.load(name)(address=address)
+"""Sweeps on a Ray cluster: devices advertised as Ray resources by the hosts that own them (``edgebench fleet
+join``), the driver that places each trial on a free device and stores what comes back (the ``ray`` executor),
+and what runs on a host for one trial.  The local executor (:mod:`edgebench.sweep.local`) and what every executor
+is given (:mod:`edgebench.sweep.job`) are the sweep's own."""

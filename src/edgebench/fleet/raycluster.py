@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import signal
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -35,19 +34,18 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.fleet.devices import Device, devices_of_nodes
-from edgebench.fleet.job import SweepJob
 from edgebench.fleet.placement import Placement, candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
 from edgebench.host.lifetime import termination_as_interrupt
-from edgebench.launch.cooldown import cools_between
+from edgebench.launch.cooldown import CooldownOutcome
 from edgebench.launch.trial import new_trial_id
 from edgebench.measure.trial import failed_result
 from edgebench.records.finished import FinishedTrial
-from edgebench.records.result import SweepInfo, TrialResult
+from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
-from edgebench.store.rescue import save_or_keep
 from edgebench.store.sqlite import Claimant
-from edgebench.sweep.execute import SweepOutcome, pending
+from edgebench.sweep.execute import SweepLedger, SweepOutcome, pending
+from edgebench.sweep.job import SweepJob
 from edgebench.sweep.plan import PlannedTrial
 
 INSTALL = "pip install 'edgebench[fleet]'"
@@ -127,12 +125,16 @@ def _run_task(request: DeviceRequest) -> DeviceReply:
 
 @dataclass(eq=False)
 class _Leg:
-    """One sweep of a run: its job, where its trials may run, what it has done."""
+    """One sweep of a run: its job, where its trials may run, its ledger (claims, what it has done)."""
 
     job: SweepJob
     placement: Placement
-    outcome: SweepOutcome
+    ledger: SweepLedger
     todo: list[PlannedTrial]
+
+    @property
+    def outcome(self) -> SweepOutcome:
+        return self.ledger.outcome
 
 
 @dataclass
@@ -157,6 +159,7 @@ class RayExecutor:
         is checked (stored already? a device that takes it?) before any of them stores anything."""
         ray = connect(self.address)
         devices = fleet_devices(ray)
+        claimant = Claimant.this_process()
         legs = []
         for job in jobs:
             _, todo = pending(job.plan, job.store, resume=job.resume, retry_failed=job.retry_failed)
@@ -168,8 +171,9 @@ class RayExecutor:
                     f"no device of this Ray cluster is {placement.describe()} (it offers: {offered}); run "
                     "`edgebench fleet join --targets ...` on the host that owns it",
                 )
-            legs.append(_Leg(job, placement, SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo)), todo))
-        claimant = Claimant.this_process()
+            outcome = SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo))
+            ledger = SweepLedger(job.plan, job.store, job.reporter, job.cooldown, claimant, outcome, job.retry_failed)
+            legs.append(_Leg(job, placement, ledger, todo))
         for leg in legs:
             leg.job.store.add_sweep(leg.job.plan.sweep_id, len(leg.job.plan.trials), leg.job.config_json)
         run = _Dispatch(ray, legs, devices, claimant)
@@ -184,9 +188,8 @@ class RayExecutor:
             run.cancel_all()
         finally:
             run.unpublish()
-            for store in {id(leg.job.store): leg.job.store for leg in legs}.values():
-                with contextlib.suppress(sqlite3.Error):
-                    store.release_claims(claimant)
+            for ledger in {id(leg.job.store): leg.ledger for leg in legs}.values():  # once per store
+                ledger.release()
         return [leg.outcome for leg in legs]
 
 
@@ -238,11 +241,7 @@ class _Dispatch:
             while entry := next((e for e in self.queue if e[0].placement.accepts(device)), None):
                 self.queue.remove(entry)
                 leg, planned = entry
-                job = leg.job
-                taken = job.store.claim(job.plan.sweep_id, planned.key, self.claimant, retry_failed=job.retry_failed)
-                if taken is not None:  # another launcher of this sweep got it first (or stored it meanwhile)
-                    job.reporter.note(f"trial {planned.key} ({planned.label}) skipped: {taken}")
-                    leg.outcome.taken_elsewhere += 1
+                if not leg.ledger.claim(planned):  # another launcher of this sweep got it first
                     continue
                 self._start(leg, planned, device)
                 break
@@ -253,7 +252,7 @@ class _Dispatch:
             device=device.name,
             planned=planned,
             cooldown=leg.job.cooldown,
-            cool_first=previous is not None and cools_between(leg.job.cooldown, previous, planned.trial),
+            cool_first=leg.ledger.cools_first(previous, planned.trial),
             idle_c=self.idle_c.get(device.name),
         )
         ref = self.task.options(resources={device.resource: 1}, name=f"{device.name}: {planned.label}").remote(request)
@@ -289,21 +288,16 @@ class _Dispatch:
             self._store(entry, FinishedTrial(result=self._lost(entry, None)), None)
 
     def _store(self, entry: _Running, finished: FinishedTrial, reply: DeviceReply | None) -> None:
-        device, planned, job = entry.device, entry.planned, entry.leg.job
-        previous = self.previous.get(device.name)
-        info = SweepInfo(
-            sweep_id=job.plan.sweep_id,
+        """Store what came back (the driver is the store's only writer); ``reply`` None: the task never did."""
+        device, planned = entry.device, entry.planned
+        entry.leg.ledger.record(
+            planned,
+            finished,
             host=device.host,
-            trial_key=planned.key,
-            position=planned.position,
+            previous=self.previous.get(device.name),
+            cooled=CooldownOutcome(reply.waited_s, reply.cooldown_rule) if reply else None,
             freq_set_khz=reply.freq_set_khz if reply else None,
-            cooldown_s=round(reply.waited_s, 3) if reply else 0.0,
-            cooldown_by=reply.cooldown_rule if reply and job.cooldown.enabled and previous is not None else None,
         )
-        result = finished.result.model_copy(update={"sweep": info})
-        save_or_keep(job.store, finished.model_copy(update={"result": result}))  # the driver is the only writer
-        entry.leg.outcome.results.append(result)
-        job.reporter.trial_finished(planned, result)
         self.previous[device.name] = planned.trial
         self.free_since[device.name] = time.monotonic()
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from edgebench.host.cpuset import parse_cpu_list
 from edgebench.host.sysfs import SysFS
+from edgebench.records.throttle import PolicyLimit
 
 _CPU = "/sys/devices/system/cpu"
 _CPU_NUMBER = re.compile(r"/(?:cpu|policy)(\d+)")
@@ -84,6 +85,17 @@ def freq_policies(sysfs: SysFS) -> list[FreqPolicy]:
             )
         )
     return policies
+
+
+def policy_limits(sysfs: SysFS) -> list[PolicyLimit]:
+    """Each policy's reference clock now, what throttling is judged against: the ``userspace`` governor's
+    ``scaling_setspeed`` (a clock chosen on purpose, e.g. by a frequency sweep, is not throttling), else
+    ``scaling_max_freq`` (the user's cap), else ``cpuinfo_max_freq``."""
+    return [limit for p in freq_policies(sysfs) if (limit := _limit(p)).max_khz]
+
+
+def _limit(p: FreqPolicy) -> PolicyLimit:
+    return PolicyLimit(p.name, p.cores, int(p.setspeed_khz or p.max_khz or p.cpuinfo_max_khz or 0))
 
 
 #: CPU flags (``/proc/cpuinfo``'s ``flags`` on x86, ``Features`` on Arm) that decide whether int8 inference is fast:

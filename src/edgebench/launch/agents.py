@@ -1,43 +1,44 @@
 """Which device-side agent runs a trial: chosen here, once, for every target (devlib's split).
 
 A target is transport only (run, push, pull, read files, restore): it runs the agent it is handed.  A trial of
-edgebench's own workloads runs under the Python agent (:mod:`edgebench.runner.agent`: worker, sampler, idle
+edgebench's own workloads runs under the Python agent (:mod:`edgebench.agents.python.agent`: worker, sampler, idle
 baseline, memory watchdog); a ``--command`` trial, the user's own binary, runs under the device-side ``sh`` agent
-(:mod:`edgebench.command.run`), which needs no Python on the device (phones, old boards).
+(:mod:`edgebench.agents.sh.run`), which needs no Python on the device (phones, old boards).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from edgebench.command.counting import CounterTool, parse_stat, probe_script, read_probe
-from edgebench.command.run import run_command_trial
+from edgebench.agents.sh.counting import CounterTool, parse_stat, probe_script, read_probe
+from edgebench.agents.sh.run import run_command_trial
 from edgebench.errors import UsageError
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
 from edgebench.sensors import android_thermal, thermal_trips
 from edgebench.targets import Target
+from edgebench.targets.base import LocalCountersTarget, MirroredSysFS, ThermalStatusTarget
 
 #: The Python agent, by module: the local target calls its ``run_agent``, a remote one runs ``python -m`` on it.
-PYTHON_AGENT = "edgebench.runner.agent"
+PYTHON_AGENT = "edgebench.agents.python.agent"
 
 
 def run_on_target(target: Target, trial: Trial, *, sample: bool = True) -> TrialBundle:
     """Run ``trial`` (placement resolved) on ``target`` under the agent it needs; failures come back in the bundle.
 
-    A target whose device reports a thermal status of its own (a phone: ``AdbTarget.thermal_status``) is asked
-    before and after, outside the trial's window; any other device's thermal zones are read against their passive
-    trip points instead (a board has no thermal service).  The two readings travel in the bundle's environment."""
-    thermal = getattr(target, "thermal_status", None)
-    if thermal is None:
+    A target that declares a thermal status of its own (a phone: ``AdbTarget.thermal_status``) is asked before and
+    after, outside the trial's window; any other device's thermal zones are read against their passive trip points
+    instead (a board has no thermal service).  The two readings travel in the bundle's environment."""
+    capabilities = target.capabilities
+    if not capabilities.thermal_status:
         start_trips = thermal_trips.zone_trips(target.sysfs())
         bundle = _run(target, trial, sample)
         sysfs = target.sysfs()
-        refresh = getattr(sysfs, "refresh", None)  # a remote device's mirror: read the zones now, not a copy
-        if refresh is not None:
-            refresh()
+        if capabilities.mirrored_sysfs:  # read the zones now, not the mirror's copy
+            cast(MirroredSysFS, sysfs).refresh()
         end_trips = thermal_trips.zone_trips(sysfs)
         return _with_readings(bundle, {thermal_trips.ENV_START: start_trips, thermal_trips.ENV_END: end_trips})
+    thermal = cast(ThermalStatusTarget, target).thermal_status
     start = thermal()
     bundle = _run(target, trial, sample)
     end = thermal()
@@ -65,12 +66,11 @@ def command_counter_tool(target: Target, names: tuple[str, ...]) -> CounterTool:
     """What counts ``--counters`` over a ``--command`` trial's process tree on ``target``, or a one-line refusal
     (:class:`UsageError`) naming what is missing.
 
-    This machine (a target that answers ``missing_counters`` itself) counts with edgebench's own launcher over
+    This machine (a target declaring ``local_counters``) counts with edgebench's own launcher over
     ``perf_event_open``; a remote device needs ``simpleperf`` or ``perf`` on its PATH, and counts ``true`` with it
     once here so that an event its kernel will not count is refused before the trial, not found missing after."""
-    local_check = getattr(target, "missing_counters", None)
-    if local_check is not None:
-        why = local_check(names)
+    if target.capabilities.local_counters:
+        why = cast(LocalCountersTarget, target).missing_counters(names)
         if why is not None:
             raise UsageError("--counters", why)
         return "launcher"
@@ -78,7 +78,7 @@ def command_counter_tool(target: Target, names: tuple[str, ...]) -> CounterTool:
         scratch = f"{shell.workdir().rstrip('/')}/edgebench-counters-probe"
         done = shell.run(probe_script(names, scratch), timeout_s=60)
     tool, status, said, stat = read_probe(done.stdout.decode(errors="replace"))
-    name = getattr(target, "name", "the device")
+    name = target.name
     if tool is None:
         raise UsageError(
             "--counters",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import cast
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list
@@ -20,6 +21,7 @@ from edgebench.measure.trial import measure
 from edgebench.records.finished import FinishedTrial
 from edgebench.records.trial import Trial
 from edgebench.targets import Target, open_target
+from edgebench.targets.base import LocalCountersTarget
 
 
 def new_trial_id() -> str:
@@ -51,18 +53,19 @@ def resolve_placement(trial: Trial, target: Target | None = None) -> Trial:
 def check_device_present(trial: Trial, target: Target | None = None, field: str = "--device") -> None:
     """Refuse a trial whose device the target lacks (``--device cuda`` with a CPU-only torch, no driver, no GPU N)
     before anything starts; the target asks the trial's backend where the worker would run."""
-    reason = (target or open_target()).missing_device(trial.backend, trial.device)
+    target = target or open_target()
+    reason = target.missing_device(trial.backend, trial.device)
     if reason is not None and trial.device == "cpu":  # every machine has a CPU: it is the backend's package missing
         raise UsageError(field.replace("device", "backend"), f"{trial.backend}: {reason}")
     if reason is not None:
         raise UsageError(field, f"{trial.device}: {reason}")
     if trial.counters and trial.command is not None:  # the user's command: counted by a tool the target has
-        command_counter_tool(target or open_target(), trial.counters)
+        command_counter_tool(target, trial.counters)
         return
-    missing_counters = getattr(target or open_target(), "missing_counters", None)
-    why = missing_counters(trial.counters) if missing_counters and trial.counters else None
-    if why is not None:
-        raise UsageError("--counters", why)
+    if trial.counters and target.capabilities.local_counters:  # a remote worker refuses them when it opens them
+        why = cast(LocalCountersTarget, target).missing_counters(trial.counters)
+        if why is not None:
+            raise UsageError("--counters", why)
 
 
 def run_trial(

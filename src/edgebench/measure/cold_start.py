@@ -1,6 +1,6 @@
 """The cold-start group of a result: the model's load and the first step after it, from the worker's events.
 
-Pure: the worker times both (:mod:`edgebench.backends.load`, :class:`edgebench.runner.worker.FirstStep`) and this
+Pure: the worker times both (:mod:`edgebench.backends.load`, :class:`edgebench.agents.python.worker.FirstStep`) and this
 only turns its events into the :class:`~edgebench.records.result.ColdStart` record, with notes on what limits
 the figures.  A trial whose worker failed after the first step still has them: a model that loads and runs once
 but then fails is worth knowing about.

@@ -4,7 +4,7 @@ Attainable GFLOP/s at intensity ``I`` (FLOP per byte moved) is ``min(peak GFLOP/
 (Williams, Waterman and Patterson, 2009).  Work left of the ridge point (``peak / bandwidth``) is memory-bound,
 right of it compute-bound.  Here the peak is the measured GEMM rate and the bandwidth the measured copy rate
 (:mod:`edgebench.backends.torch.peak`), and the bytes are an estimate (the torch backend's
-:mod:`edgebench.backends.torch.tracing.flops`): a point is a
+:mod:`edgebench.graph.layer_costs`): a point is a
 guide to which ceiling a layer is near, not an exact bound.
 
 For memory-bound work ``achieved / attainable`` equals ``achieved GB/s / bandwidth``, so work with bytes but no

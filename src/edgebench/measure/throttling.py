@@ -21,12 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgebench.host.cpu import FreqPolicy, freq_policies
-from edgebench.host.sysfs import SysFS
 from edgebench.records.throttle import PolicyLimit, ThrottleReference
 from edgebench.sensors.samples import Samples
 
-DEFAULT_HOT_C = 70.0
 _CORE = re.compile(r"^cpu(\d+)_(active_ticks|idle_ticks|freq_khz)$")
 
 
@@ -52,29 +49,6 @@ class ThrottleEpisode:
     @property
     def duration_s(self) -> float:
         return (self.end_ns - self.start_ns) / 1e9
-
-
-def policy_limits(sysfs: SysFS) -> list[PolicyLimit]:
-    """Each policy's reference clock now: the ``userspace`` governor's ``scaling_setspeed`` (a clock chosen on
-    purpose, e.g. by a frequency sweep, is not throttling), else ``scaling_max_freq`` (the user's cap), else
-    ``cpuinfo_max_freq``."""
-    return [limit for p in freq_policies(sysfs) if (limit := _limit(p)).max_khz]
-
-
-def _limit(p: FreqPolicy) -> PolicyLimit:
-    return PolicyLimit(p.name, p.cores, int(p.setspeed_khz or p.max_khz or p.cpuinfo_max_khz or 0))
-
-
-def default_hot_c(sysfs: SysFS) -> float:
-    """5 degrees below the lowest ``passive`` trip point of any thermal zone (where the kernel starts to cool the
-    CPU), else :data:`DEFAULT_HOT_C`."""
-    trips = []
-    for type_file in sysfs.glob("/sys/class/thermal/thermal_zone*/trip_point_*_type"):
-        if sysfs.read_str(type_file) == "passive":
-            temp = sysfs.read_int(type_file.removesuffix("_type") + "_temp")
-            if temp and temp > 0:
-                trips.append(temp / 1000)
-    return min(trips) - 5.0 if trips else DEFAULT_HOT_C
 
 
 def throttled(
@@ -221,11 +195,6 @@ def load_windows(samples: Samples, window_s: float = 1.0) -> list[LoadWindow]:
     windows = [w for t, row in zip(samples.t_ns, data, strict=True) if (w := acc.feed(int(t), list(row)))]
     last = acc.finish(int(samples.t_ns[-1])) if len(samples) else None
     return windows + ([last] if last else [])
-
-
-def read_throttle_reference(sysfs: SysFS, hot_c: float | None = None) -> ThrottleReference:
-    """The policies' reference clocks now, and ``hot_c`` (default: :func:`default_hot_c`)."""
-    return ThrottleReference(tuple(policy_limits(sysfs)), hot_c if hot_c is not None else default_hot_c(sysfs))
 
 
 def untellable(columns: Iterable[str], reference: ThrottleReference) -> str | None:

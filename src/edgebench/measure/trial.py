@@ -61,8 +61,10 @@ from edgebench.records.result import (
 from edgebench.records.spans import SpanTable
 from edgebench.records.throttle import ThrottleReference
 from edgebench.records.trial import Trial
-from edgebench.sensors import android_thermal, thermal_trips
+from edgebench.sensors import android_thermal
 from edgebench.sensors.samples import Samples, parse_samples
+from edgebench.sensors.thermal_trips import ENV_END as TRIPS_END
+from edgebench.sensors.thermal_trips import ENV_START as TRIPS_START
 from edgebench.sensors.thermal_trips import nearest_trip
 
 
@@ -287,8 +289,8 @@ def build_result(
     thermal = (env.get(android_thermal.ENV_START), env.get(android_thermal.ENV_END))
     fields["hygiene"] = hygiene(
         step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s,
-        thermal_status=thermal, zone_trips=(nearest_trip(env.get(thermal_trips.ENV_START)),
-                                            nearest_trip(env.get(thermal_trips.ENV_END))),
+        thermal_status=thermal, zone_trips=(nearest_trip(env.get(TRIPS_START)),
+                                            nearest_trip(env.get(TRIPS_END))),
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(

@@ -23,15 +23,10 @@ from typing import Any
 
 from edgebench.formats.mnn_suite.monitor_csv import FreqTemperatureWriter
 from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import (
-    ThrottleEpisode,
-    ThrottleTracker,
-    WindowAccumulator,
-    read_throttle_reference,
-    untellable,
-)
+from edgebench.measure.throttling import ThrottleEpisode, ThrottleTracker, WindowAccumulator, untellable
 from edgebench.sensors.base import PowerChannel
 from edgebench.sensors.sampler import DEFAULT_SENSORS, Sampler, SamplerConfig
+from edgebench.sensors.thermal_trips import read_throttle_reference
 
 FILES = ("samples.csv", "freq_temperature.csv", "meta.json", "summary.json")
 

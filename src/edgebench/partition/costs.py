@@ -2,7 +2,7 @@
 
 Device times come from a stored layer-traced trial (``edgebench run --trace layers``): each module's own forward
 (and, for training, backward) time per step, split over its calls in the pass.  A container's own time (the
-residual add, the concat) goes to the units hosting its ops (:class:`~edgebench.partition.graph.ContainerShare`).
+residual add, the concat) goes to the units hosting its ops (:class:`~edgebench.graph.layer_graph.ContainerShare`).
 The traced forward ran with autograd recording; for inference the forward times are scaled so they add up to the
 trial's measured inference latency, and the table says so.  In training the step's remaining time (loss,
 optimizer, framework: the layer table's ``other`` row) is split over the units by their parameters, since the
@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from edgebench.graph.layer_graph import GraphTensor, LayerGraph
 from edgebench.measure.layers import LayerReport, LayerRow
-from edgebench.partition.graph import GraphTensor, LayerGraph
 from edgebench.records.result import TrialResult
 
 Mode = Literal["infer", "train"]

@@ -15,7 +15,7 @@ objective, latency for an energy one), then to the later point: more of the mode
 
 A *frontier* is a prefix of the execution order.  The best cut of a DAG can run a branch on the device and its
 sibling on the server, which no prefix does; :func:`dag_best_cut` finds it as a minimum s-t cut (DADS, Hu et al.
-INFOCOM 2019) over the same costs.
+INFOCOM 2019) over the same costs, with networkx's max-flow (:func:`_device_side` says which of several minimum cuts).
 """
 
 from __future__ import annotations
@@ -24,13 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from edgebench.graph.layer_graph import INPUT
 from edgebench.partition.costs import CostTable, transfer_bytes
-from edgebench.partition.graph import INPUT
-from edgebench.partition.mincut import INF, FlowGraph
 from edgebench.partition.network import NetworkProfile
 
 Objective = Literal["latency", "energy"]
 Kind = Literal["cloud-only", "split", "mobile-only", "dag-cut"]
+
+#: A capacity never cut: the device does not wait on the server mid-pass, a tensor sent once serves every reader.
+INF = float("inf")
+#: Residual capacity up to this (in the capacities' unit) counts as none: cuts whose values differ by less, a rounding
+#: error of the costs' float sums, are ties.
+_SLACK = 1e-12
 
 
 @dataclass(frozen=True)
@@ -175,14 +180,21 @@ def dag_best_cut(
     n = len(table.units)
     energy = objective == "energy"
     train = table.mode == "train"
-    g = FlowGraph(n + 2)
+    capacities: dict[tuple[int, int], float] = {}
+    nodes = n + 2
     s, t = n, n + 1
+
+    def add_edge(u: int, v: int, capacity: float) -> None:
+        """An edge ``u -> v``; a second edge between the same nodes adds its capacity to the first's."""
+        if capacity > 0 and u != v:
+            capacities[u, v] = capacities.get((u, v), 0.0) + capacity
+
     for v, u in enumerate(table.units):
         if energy:
-            g.add_edge(v, t, u.mobile_energy_j or 0.0)
+            add_edge(v, t, u.mobile_energy_j or 0.0)
         else:
-            g.add_edge(s, v, u.cloud_ms)
-            g.add_edge(v, t, u.mobile_ms)
+            add_edge(s, v, u.cloud_ms)
+            add_edge(v, t, u.mobile_ms)
     for tensor in table.tensors:
         size = transfer_bytes(tensor, transfer_dtype)
         grad = size if train and tensor.requires_grad else 0
@@ -194,15 +206,15 @@ def dag_best_cut(
             back = network.down_ms(size)
         producer = s if tensor.producer == INPUT else tensor.producer
         if tensor.consumers:
-            x = g.add_node()
-            g.add_edge(producer, x, send)
+            x, nodes = nodes, nodes + 1
+            add_edge(producer, x, send)
             for c in tensor.consumers:
-                g.add_edge(x, c, INF)
+                add_edge(x, c, INF)
                 if producer != s:
-                    g.add_edge(c, producer, INF)
+                    add_edge(c, producer, INF)
         if tensor.output and not train and producer != s:
-            g.add_edge(s, producer, back)  # the result comes back when its producer ran on the server
-    _, side = g.min_cut(s, t)
+            add_edge(s, producer, back)  # the result comes back when its producer ran on the server
+    side = _device_side(capacities, s, t)
     on_device = tuple(v in side for v in range(n))
     prefix = _prefix_length(on_device)
     kind: Kind = "mobile-only" if all(on_device) else "cloud-only" if not any(on_device) else "dag-cut"
@@ -229,6 +241,42 @@ def dag_best_cut(
         p = best_frontier.point
         return DagCut(best_frontier, tuple(i < p for i in range(n)), False, 0.0)
     return DagCut(cost, on_device, prefix is None, gain)
+
+
+def _device_side(capacities: dict[tuple[int, int], float], s: int, t: int) -> set[int]:
+    """The source side of the minimum ``s``-``t`` cut of the graph whose edges are ``capacities`` (:data:`INF`: never
+    cut): the nodes reachable from ``s`` in the residual network of a maximum flow (networkx's preflow-push, its
+    default and here its fastest) through more than :data:`_SLACK` of residual capacity.
+
+    The capacities (milliseconds, joules) go to networkx as exact integers: each float is a fraction with a power of
+    two below, so all of them times the largest such power are integers, and the flow is computed without a
+    rounding error (networkx's flow algorithms compare residuals with 0 exactly and can fail on float capacities,
+    as their documentation warns).
+
+    Which cut, when several are minimal: the smallest source side, the same for every maximum flow, so ties go to the
+    cut that keeps the fewest units on the device; and cuts within :data:`_SLACK` of the minimum are ties too (their
+    difference is a rounding error of the costs' sums).  This is the cut the hand-written max-flow this replaced
+    chose (it read its residual with the same slack), and the exact evaluator then compares it with the frontiers, a
+    tie with one going to the frontier.  ``networkx.minimum_cut`` would return the largest source side instead (the
+    nodes that cannot reach ``t``).
+    """
+    import networkx as nx
+    from networkx.algorithms.flow import preflow_push
+
+    ratios = {edge: c.as_integer_ratio() for edge, c in capacities.items() if c != INF}
+    scale = max((den for _, den in ratios.values()), default=1)
+    graph = nx.DiGraph()
+    graph.add_nodes_from((s, t))
+    graph.add_edges_from(edge for edge, c in capacities.items() if c == INF)  # no capacity: infinite
+    graph.add_edges_from((u, v, {"capacity": num * (scale // den)}) for (u, v), (num, den) in ratios.items())
+    residual = preflow_push(graph, s, t)
+    slack_num, slack_den = _SLACK.as_integer_ratio()
+    slack = scale * slack_num // slack_den  # in the same integers; a residual is an integer, so floor is exact
+    unsaturated = nx.DiGraph(
+        (u, v) for u, v, edge in residual.edges(data=True) if edge["capacity"] - edge["flow"] > slack
+    )
+    unsaturated.add_node(s)
+    return {s} | nx.descendants(unsaturated, s)
 
 
 def _prefix_length(on_device: Sequence[bool]) -> int | None:

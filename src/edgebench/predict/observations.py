@@ -61,7 +61,7 @@ class Graph:
     #: dispatches per tensor.
     param_numels: tuple[int, ...] = ()
     #: Per label, the rows (channels) of one sample's input (empty where not known): a per-channel kernel's cost
-    #: per plane (:func:`edgebench.backends.torch.tracing.static.rows_per_sample`).
+    #: per plane (:func:`edgebench.graph.static.rows_per_sample`).
     rows: tuple[int, ...] = ()
 
     @property
@@ -184,7 +184,7 @@ def observation_of(stored: StoredTrial) -> Observation:
 
 def graph_of_config(config: Config) -> Graph:
     """Count the configuration's per-layer features on this host (torch; nothing is timed)."""
-    from edgebench.backends.torch.tracing.static import graph_costs
+    from edgebench.graph.static import graph_costs
 
     counted = graph_costs(
         config.model,
@@ -215,7 +215,7 @@ def with_plan(obs: Observation) -> Observation:
     not hold.
 
     Why recomputed, not stored: both follow from the model, batch, input and thread count alone
-    (:func:`edgebench.backends.torch.tracing.static.kernel_plan` builds the model and runs one forward pass), so
+    (:func:`edgebench.graph.static.kernel_plan` builds the model and runs one forward pass), so
     trials recorded before they were counted are described exactly as a new configuration is.  A model the
     workloads do not know, or whose labels differ from the trace's, is returned as it is (a note says so).
     """
@@ -232,6 +232,6 @@ def with_plan(obs: Observation) -> Observation:
 
 @lru_cache(maxsize=256)
 def _plan(model: str, batch: int, threads: int, preset: str | None, shape: tuple[int, ...] | None):  # type: ignore[no-untyped-def]
-    from edgebench.backends.torch.tracing.static import kernel_plan
+    from edgebench.graph.static import kernel_plan
 
     return kernel_plan(model, batch, threads=threads, preset=preset, input_shape=shape)

@@ -22,7 +22,8 @@ from edgebench.records.trial import Trial
 
 SCHEMA_VERSION = 4
 
-#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see :mod:`edgebench.runner.oom`).
+#: ``killed``: the worker died of a signal the out-of-memory killer did not send (see
+#: :mod:`edgebench.agents.python.oom`).
 Status = Literal["ok", "crashed", "oom", "timeout", "infeasible", "error", "killed"]
 
 

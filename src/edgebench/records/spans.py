@@ -8,7 +8,7 @@ a mobilenet_v2 trial of 20 steps (~12,000 spans) stays a few hundred kB before t
 
 For ``layers``, labels are modules by qualified name (the root is named after its class) with their parent in
 the module tree; ``costs`` holds each module's own FLOPs and bytes per step, forward and backward, counted once
-at the trial's batch size (:mod:`edgebench.backends.torch.tracing.flops`).
+at the trial's batch size (:mod:`edgebench.graph.layer_costs`).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from edgebench.units import format_size
 
 if TYPE_CHECKING:
+    from edgebench.agents.python.feasibility import Row
     from edgebench.records.result import TrialResult
-    from edgebench.runner.feasibility import Row
 
 MARKS = {"ok": "[green]✓[/green]", "infeasible": "[red]✗[/red]", "oom": "[red]✗[/red]", "skipped": "[dim]✗[/dim]"}
 VERDICTS = {"yes": "[green]✓[/green]", "partly": "[yellow]partly[/yellow]", "no": "[red]✗[/red]"}

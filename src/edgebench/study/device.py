@@ -50,7 +50,7 @@ class DeviceFacts:
 
 
 def probe(target: Target) -> DeviceFacts:
-    from edgebench.runner.budget import available_memory_bytes
+    from edgebench.agents.python.budget import available_memory_bytes
     from edgebench.sensors.inventory import inventory
 
     sysfs = target.sysfs()

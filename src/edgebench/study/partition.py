@@ -33,7 +33,7 @@ def traced(results: Sequence[TrialResult]) -> TrialResult | None:
 
 def analyses(result: TrialResult, store: Any, objective: str) -> dict[str, Any]:
     """The analyzer's answer on each network for ``objective`` (``latency`` or ``energy``)."""
-    from edgebench.backends.torch.graph_cache import trial_graph
+    from edgebench.graph.graph_cache import trial_graph
     from edgebench.measure.layers import layer_report
     from edgebench.partition.analysis import analyze
     from edgebench.partition.costs import build_table

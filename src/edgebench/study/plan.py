@@ -54,14 +54,13 @@ class Cell:
 
 def model_counts(model: str) -> tuple[int | None, int | None]:
     """``(params, training FLOPs per sample)`` of a zoo model at its default input, from the count cache."""
-    from edgebench.report.catalog import Catalog
-    from edgebench.report.counts_cache import CountCache
+    from edgebench.graph.counts import CountCache, ModelCounter
     from edgebench.workloads import get_workload
 
-    counts = CountCache()
-    info = Catalog(counts=counts).describe(get_workload(model))
-    counts.save()
-    return info.params, info.train_flops_per_sample
+    counter = ModelCounter(counts=CountCache())
+    counts = counter.count(get_workload(model))
+    counter.save()
+    return counts.params, counts.train_flops_per_sample
 
 
 def cost_s(facts: DeviceFacts, flops_per_sample: int | None, batch: int, steps: int) -> float:

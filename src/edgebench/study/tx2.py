@@ -544,7 +544,7 @@ ACCURACY_MIN_BUDGET_S = 600.0
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     """The paper's matrix on this device: its models that fit, batch sizes 4-64, two repeats; ``quick``: small
     models, one repeat, ten steps."""
-    from edgebench.runner.feasibility import preset_for
+    from edgebench.agents.python.feasibility import preset_for
     from edgebench.study.plan import Cell, cost_s, fits_memory, model_counts, trim
 
     notes: list[str] = []

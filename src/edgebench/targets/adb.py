@@ -16,6 +16,7 @@ from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.sensors import android_thermal
+from edgebench.targets.base import TargetCapabilities
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote import RemoteTarget
 from edgebench.targets.remote_sysfs import sh_text
@@ -189,6 +190,9 @@ class AdbShell(ClientShell):
 class AdbTarget(RemoteTarget):
     scheme = "adb"
     default_workdir = "/data/local/tmp/edgebench"
+    #: A phone reports its own thermal status (``dumpsys thermalservice``); its files come through a mirror.
+    capabilities = TargetCapabilities(thermal_status=True, mirrored_sysfs=True)
+    shell: AdbShell
 
     def make_shell(self, config: TargetConfig) -> AdbShell:
         return AdbShell(pick_serial(config.url), workdir=config.workdir or self.default_workdir, env=config.env)

@@ -21,11 +21,14 @@ from edgebench.host.workdirs import COMMAND_MARKER, remove_stale_work_dirs, work
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.trial import Trial
 from edgebench.registry import BACKENDS
+from edgebench.targets.base import TargetCapabilities
 from edgebench.targets.shell import LocalShell, Shell
 
 
 class LocalTarget:
     name = "local"
+    #: perf events are counted here, by edgebench's own launcher; the files are this machine's (or a copied tree's).
+    capabilities = TargetCapabilities(local_counters=True)
 
     def __init__(self, sysfs_root: str | os.PathLike[str] = "/") -> None:
         self.sysfs_root = str(sysfs_root)

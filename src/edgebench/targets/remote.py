@@ -26,10 +26,11 @@ from edgebench.host.environment import host_environment
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
 from edgebench.records.events import read_events, steps_of
 from edgebench.records.trial import Trial
+from edgebench.targets.base import TargetCapabilities
 from edgebench.targets.guard import ENDED_LINE, guarded
 from edgebench.targets.named import TargetConfig
 from edgebench.targets.remote_sysfs import RemoteSysFS, sh_text
-from edgebench.targets.shell import Shell
+from edgebench.targets.shell import ClientShell, Shell
 
 #: Commands every remote target needs on the device (the rest of the device-side scripts are ``sh`` builtins).
 NEEDED_COMMANDS = ("cat", "mkdir", "rm", "mv")
@@ -55,6 +56,8 @@ class RemoteTarget:
 
     scheme: ClassVar[str]
     default_workdir: ClassVar[str]
+    #: The device's files come through a mirror (:class:`~edgebench.targets.remote_sysfs.RemoteSysFS`).
+    capabilities: ClassVar[TargetCapabilities] = TargetCapabilities(mirrored_sysfs=True)
 
     def __init__(self, config: TargetConfig) -> None:
         self.config = config
@@ -77,7 +80,7 @@ class RemoteTarget:
         target.connect()
         return target
 
-    def make_shell(self, config: TargetConfig) -> Any:
+    def make_shell(self, config: TargetConfig) -> ClientShell:
         raise NotImplementedError
 
     def connection_failure(self, returncode: int, stderr: str) -> str | None:
@@ -258,7 +261,7 @@ class RemoteTarget:
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=True)))
         limit_s = trial.timeout_s + _STARTUP_MARGIN_S + (trial.idle_s or 0.0)
-        stdout, stderr, status = _exchange(proc, sent.model_dump_json() + "\n", limit_s, self._stdin_can_end())
+        stdout, stderr, status = _exchange(proc, sent.model_dump_json() + "\n", limit_s, self.shell.stdin_can_end())
         last = stdout.strip().splitlines()[-1:] if stdout.strip() else []
         if status == 0 and last and last[0].startswith("{"):
             self._remove(session)
@@ -303,7 +306,7 @@ class RemoteTarget:
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         body = "exec " + self._python("-m edgebench " + " ".join(shlex.quote(a) for a in args))
         proc = self.shell.start(self.as_root(guarded(body, f"{session}/guard", payload=False)))
-        stdout, stderr, status = _exchange(proc, "", limit_s, self._stdin_can_end())
+        stdout, stderr, status = _exchange(proc, "", limit_s, self.shell.stdin_can_end())
         failure = self.connection_failure(proc.returncode or 0, stderr)
         if failure is None and status is None:
             failure = self.dropped(proc.returncode)
@@ -345,12 +348,6 @@ class RemoteTarget:
             failure=Failure(status="crashed", reason=f"{reason} (after {steps} measured steps)"),
         )
 
-    def _stdin_can_end(self) -> bool:
-        """False for a transport whose shells cannot see their stdin end (an adb phone without the shell protocol):
-        the session is then hung up once it has ended, not waited for."""
-        can_end = getattr(self.shell, "stdin_can_end", None)
-        return bool(can_end()) if can_end is not None else True
-
     def _remove(self, session: str) -> None:
         sh_text(self.shell, self.as_root(f"rm -rf {shlex.quote(session)}"), 30, None)
 
@@ -359,9 +356,7 @@ class RemoteTarget:
         if self._sysfs is not None:
             self._sysfs.close()
             self._sysfs = None
-        close = getattr(self.shell, "close", None)
-        if close is not None:
-            close()
+        self.shell.close()
 
 
 class RootedShell:

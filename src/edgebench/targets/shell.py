@@ -153,6 +153,14 @@ class ClientShell:
             stderr=subprocess.PIPE,
         )
 
+    def stdin_can_end(self) -> bool:
+        """Whether the device's shell sees its stdin end when the client closes it (so a session is waited for, not
+        hung up): yes, unless a transport says otherwise (an adb phone without the shell protocol)."""
+        return True
+
+    def close(self) -> None:
+        """End what the client keeps open between scripts (an SSH master connection); nothing by default."""
+
     def workdir(self) -> str:
         """The target's folder on the device (its ``workdir:``), created on first use."""
         if not self._made:

@@ -13,9 +13,9 @@ from edgebench.workflows.common import Notify, quiet
 from edgebench.workflows.plans import PlanOptions, PlanRun
 
 if TYPE_CHECKING:
+    from edgebench.agents.python.feasibility import Row
     from edgebench.host.sysfs import SysFS
     from edgebench.records.result import TrialResult
-    from edgebench.runner.feasibility import Row
     from edgebench.sweep.plan import PlannedTrial
 
 
@@ -68,10 +68,10 @@ def run_feasibility(request: FeasibilityRequest, *, notify: Notify = quiet) -> F
     Every input is checked before a trial runs; ``notify`` hears a line per trial as it ends, each model's
     prediction once it is made, and a warning where the budget is more than the device has.
     """
+    from edgebench.agents.python.feasibility import PAPER_MODELS, plan_trials, rows
     from edgebench.config.flags import build, parse
     from edgebench.config.trial import make_trial
     from edgebench.launch.trial import resolve_placement
-    from edgebench.runner.feasibility import PAPER_MODELS, plan_trials, rows
     from edgebench.workflows.plans import PLACEMENT_FLAGS, keyed, run_plan
 
     names = [build(make_trial, {"model": name}, {}).model for name in request.models or PAPER_MODELS]
@@ -126,7 +126,7 @@ class _Progress:
                 self.notify(line)
 
     def skip(self, p: PlannedTrial, known: Mapping[str, TrialResult]) -> str | None:
-        from edgebench.runner.feasibility import blocked_by
+        from edgebench.agents.python.feasibility import blocked_by
 
         trial = p.trial
         smaller = [known.get(self.by_cell[(trial.model, b)]) for b in sorted(self.sizes) if b < trial.batch_size]
@@ -157,7 +157,7 @@ def prediction_line(model: str, sizes: tuple[int, ...], results: list[TrialResul
 
 
 def _warn_if_device_is_smaller(budget_bytes: int, sysfs: SysFS, notify: Notify) -> None:
-    from edgebench.runner.budget import available_memory_bytes
+    from edgebench.agents.python.budget import available_memory_bytes
 
     available = available_memory_bytes(sysfs)
     if available is not None and budget_bytes > available:

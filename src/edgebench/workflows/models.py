@@ -1,6 +1,7 @@
 """The model zoo as a listing: every workload (or those named) with its input, parameters, forward and training
-FLOPs counted on the torch model (cached, so the next listing builds none), its published figures beside ours, and
-which models the MNN backend accepts in each mode."""
+FLOPs counted on the model's definition by the graph's counter (cached, so the next listing builds none; the report
+is handed the counts and never builds a model), its published figures beside ours, and which models the MNN backend
+accepts in each mode."""
 
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ def describe_models(
     """Describe the workloads named (names, aliases or ``module:factory``; none: all) at ``preset`` where they have
     it; ``measure=False`` lists the specs alone, without torch, ``flops=False`` skips the FLOP count."""
     from edgebench.backends.mnn.support import mnn_support
+    from edgebench.graph.counts import CountCache, ModelCounter
     from edgebench.registry import MODELS, UnknownName
-    from edgebench.report.catalog import Catalog
-    from edgebench.report.counts_cache import CountCache
+    from edgebench.report.catalog import describe
     from edgebench.workloads import get_workload
 
     try:
@@ -39,8 +40,8 @@ def describe_models(
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
         raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    catalog = Catalog(flops=flops, measure=measure, counts=CountCache() if measure else None)
-    infos = [catalog.describe(w, preset if preset in w.preset_names() else None) for w in workloads]
-    if catalog.counts is not None:
-        catalog.counts.save()  # the next listing reads them instead of building every model again
+    counter = ModelCounter(flops=flops, measure=measure, counts=CountCache() if measure else None)
+    chosen = [(w, preset if preset in w.preset_names() else None) for w in workloads]
+    infos = [describe(w, p, counter.count(w, p)) for w, p in chosen]
+    counter.save()  # the next listing reads them instead of building every model again
     return Listing(infos, mnn_support([i.name for i in infos]))

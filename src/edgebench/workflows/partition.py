@@ -18,10 +18,10 @@ from edgebench.errors import UsageError
 from edgebench.workflows.common import Notify, quiet
 
 if TYPE_CHECKING:
+    from edgebench.graph.layer_graph import LayerGraph
     from edgebench.measure.layers import LayerReport
     from edgebench.partition.analysis import PartitionAnalysis
     from edgebench.partition.costs import CostTable
-    from edgebench.partition.graph import LayerGraph
     from edgebench.partition.network import NetworkProfile
     from edgebench.partition.table4 import Table4
     from edgebench.records.result import TrialResult
@@ -335,11 +335,11 @@ def _graph(result: TrialResult) -> LayerGraph:
     trial = result.trial
     try:
         if trial.model_file is None:
-            from edgebench.backends.torch.graph_cache import trial_graph
+            from edgebench.graph.graph_cache import trial_graph
 
             return trial_graph(result)
         from edgebench.backends import model_file as mf
-        from edgebench.backends.onnx_cuts import file_graph
+        from edgebench.graph.onnx_graph import file_graph
 
         path = mf.check_path(trial.model_file)
         if mf.file_digest(path) != trial.model_sha256:
@@ -355,7 +355,7 @@ def _graph(result: TrialResult) -> LayerGraph:
 
 def _predicted_table(r: PartitionRequest, model: str, speedup: float | None, cloud: Traced | None) -> CostTable:
     """The device's per-module times predicted from its stored traced trials (``edgebench predict``)."""
-    from edgebench.backends.torch.graph_cache import cached_workload_graph
+    from edgebench.graph.graph_cache import cached_workload_graph
     from edgebench.measure.layers import LayerRow
     from edgebench.partition.costs import build_predicted_table
     from edgebench.predict.step import Predictor

@@ -22,10 +22,10 @@ from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
     from edgebench.config.sweep_file import LoadedConfig
-    from edgebench.fleet import SweepJob
     from edgebench.records.result import TrialResult
     from edgebench.store import Store
     from edgebench.sweep.execute import Reporter
+    from edgebench.sweep.job import SweepJob
     from edgebench.sweep.plan import Plan
     from edgebench.targets import Target
 
@@ -169,9 +169,9 @@ def run_sweep(planned: PlannedSweep, *, reporter: Reporter) -> SweepRun:
     A device this machine lacks, a missing extra, a stray ``address`` or a damaged store is refused before the
     first trial, and a store this call created is then not left behind empty.
     """
-    from edgebench.fleet import open_executor
     from edgebench.store import Store
     from edgebench.store.sqlite import default_store_path, discard_if_empty
+    from edgebench.sweep.job import open_executor
 
     request, loaded = planned.request, planned.loaded
     _check_devices(planned)
@@ -196,7 +196,7 @@ def run_sweep(planned: PlannedSweep, *, reporter: Reporter) -> SweepRun:
 
 def _job(leg: SweepLeg, planned: PlannedSweep, db: Store, reporter: Reporter) -> SweepJob:
     """One leg as the executor's job: its plan, configuration and target; the run's store, reporter and options."""
-    from edgebench.fleet import SweepJob
+    from edgebench.sweep.job import SweepJob
 
     r = planned.request
     config_json = json.dumps({"source": leg.loaded.source, "config": leg.loaded.config.model_dump(mode="json")})

@@ -11,7 +11,7 @@ from edgebench.workloads.spec import Workload
 def get_workload(name: str) -> Workload:
     """The workload registered as ``name`` (aliases accepted); ``UnknownName`` lists the valid names.
 
-    A ``module:attr`` name is the user's own model (see :mod:`edgebench.backends.torch.models.custom`), which
+    A ``module:attr`` name is the user's own model (see :mod:`edgebench.zoo.custom`), which
     imports the user's module and so its framework.
     """
     if ":" in name:

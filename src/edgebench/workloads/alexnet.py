@@ -1,6 +1,6 @@
 """The alexnet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.alexnet`."""
+The model itself is :mod:`edgebench.zoo.alexnet`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ ALEXNET = Workload(
     name="alexnet",
     domain="vision",
     description="AlexNet, 3x224x224, 10 classes as in the MNN-based suite",
-    model="edgebench.backends.torch.models.alexnet:alexnet",
+    model="edgebench.zoo.alexnet:alexnet",
     input_shape=(3, 224, 224),
     num_classes=10,
     # Three 3x3/2 max pools after a stride-4 convolution need at least 63x63: CIFAR-10 images are upscaled.

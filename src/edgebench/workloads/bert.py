@@ -1,6 +1,6 @@
 """The bert workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.bert`."""
+The model itself is :mod:`edgebench.zoo.bert`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ BERT_BASE = Workload(
     name="bert_base",
     domain="language",
     description="BERT-base with the masked-LM head, 384-token sequences",
-    model="edgebench.backends.torch.models.bert:bert_base",
+    model="edgebench.zoo.bert:bert_base",
     input_shape=SQUAD.input_shape,
     num_classes=SQUAD.num_classes,
     task="masked_lm",

@@ -1,6 +1,6 @@
 """The char_cnn workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.char_cnn`."""
+The model itself is :mod:`edgebench.zoo.char_cnn`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ CHAR_CNN = Workload(
     name="char_cnn",
     domain="language",
     description="character-level CNN + LSTM language model, 100-character windows",
-    model="edgebench.backends.torch.models.char_cnn:char_cnn",
+    model="edgebench.zoo.char_cnn:char_cnn",
     input_shape=SHAKESPEARE.input_shape,
     num_classes=SHAKESPEARE.num_classes,
     task="language_model",

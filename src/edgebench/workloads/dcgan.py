@@ -1,6 +1,6 @@
 """The dcgan workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.dcgan`."""
+The model itself is :mod:`edgebench.zoo.dcgan`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DCGAN_WORKLOAD = Workload(
     name="dcgan",
     domain="image generation",
     description="DCGAN generator + discriminator, 32x32x3 images, 100-d noise",
-    model="edgebench.backends.torch.models.dcgan:dcgan",
+    model="edgebench.zoo.dcgan:dcgan",
     input_shape=CIFAR10.input_shape,
     num_classes=CIFAR10.num_classes,
     task="gan",

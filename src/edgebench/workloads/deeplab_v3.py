@@ -1,6 +1,6 @@
 """The deeplab_v3 workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.deeplab_v3`."""
+The model itself is :mod:`edgebench.zoo.deeplab_v3`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ DEEPLAB_V3 = Workload(
     name="deeplab_v3",
     domain="segmentation",
     description="DeepLab-V3, MobileNet-V2 backbone at output stride 8, VOC 3x513x513, 21 classes",
-    model="edgebench.backends.torch.models.deeplab_v3:deeplab_v3",
+    model="edgebench.zoo.deeplab_v3:deeplab_v3",
     input_shape=VOC513.input_shape,
     num_classes=VOC513.num_classes,
     task="segmentation",

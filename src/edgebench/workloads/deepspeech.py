@@ -1,6 +1,6 @@
 """The deepspeech workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.deepspeech`."""
+The model itself is :mod:`edgebench.zoo.deepspeech`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ DEEPSPEECH = Workload(
     name="deepspeech",
     domain="speech",
     description="DeepSpeech (3 dense, LSTM, dense; 1600 units), CTC over 29 symbols, 16 steps",
-    model="edgebench.backends.torch.models.deepspeech:deepspeech",
+    model="edgebench.zoo.deepspeech:deepspeech",
     input_shape=DNNTUNE.input_shape,
     num_classes=DNNTUNE.num_classes,
     task="speech",

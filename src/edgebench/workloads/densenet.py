@@ -1,6 +1,6 @@
 """The densenet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.densenet`."""
+The model itself is :mod:`edgebench.zoo.densenet`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _workload(depth: int, params: float, paper: str, flops: Reference | None = N
         name=f"densenet{depth}",
         domain="vision",
         description=f"DenseNet-{depth} (k=12, no bottleneck or compression), CIFAR-10 3x32x32",
-        model=f"edgebench.backends.torch.models.densenet:densenet{depth}",
+        model=f"edgebench.zoo.densenet:densenet{depth}",
         input_shape=CIFAR10.input_shape,
         num_classes=CIFAR10.num_classes,
         optimizer=_SGD,

@@ -1,6 +1,6 @@
 """The dqn workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.dqn`."""
+The model itself is :mod:`edgebench.zoo.dqn`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ DQN = Workload(
     name="dqn",
     domain="reinforcement learning",
     description="DQN Atari network, 4x84x84 frames, 18 actions, TD loss on replay batches",
-    model="edgebench.backends.torch.models.dqn:dqn",
+    model="edgebench.zoo.dqn:dqn",
     input_shape=ATARI.input_shape,
     num_classes=ATARI.num_classes,
     task="dqn",

@@ -1,6 +1,6 @@
 """The googlenet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.googlenet`."""
+The model itself is :mod:`edgebench.zoo.googlenet`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ GOOGLENET = Workload(
     name="googlenet",
     domain="vision",
     description="GoogLeNet / Inception-v1, 3x224x224, 10 classes as in the MNN-based suite",
-    model="edgebench.backends.torch.models.googlenet:googlenet",
+    model="edgebench.zoo.googlenet:googlenet",
     input_shape=(3, 224, 224),
     num_classes=10,
     presets=VISION,

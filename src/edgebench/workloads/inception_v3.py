@@ -1,6 +1,6 @@
 """The inception_v3 workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.inception_v3`."""
+The model itself is :mod:`edgebench.zoo.inception_v3`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ INCEPTION_V3 = Workload(
     name="inception_v3",
     domain="vision",
     description="Inception-V3 without the auxiliary head, ImageNet 3x299x299",
-    model="edgebench.backends.torch.models.inception_v3:inception_v3",
+    model="edgebench.zoo.inception_v3:inception_v3",
     input_shape=IMAGENET299.input_shape,
     num_classes=IMAGENET299.num_classes,
     optimizer=OptimizerSettings(lr=0.045, weight_decay=4e-5, schedule="constant", kind="rmsprop", eps=1.0),

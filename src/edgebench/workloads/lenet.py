@@ -1,6 +1,6 @@
 """The lenet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.lenet`."""
+The model itself is :mod:`edgebench.zoo.lenet`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ LENET = Workload(
     name="lenet",
     domain="vision",
     description="LeNet of the MNN-based suite (conv 20/50, fc 400), MNIST 1x28x28",
-    model="edgebench.backends.torch.models.lenet:lenet",
+    model="edgebench.zoo.lenet:lenet",
     input_shape=(1, 28, 28),
     num_classes=10,
     presets=(MNIST,),

@@ -1,6 +1,6 @@
 """The mlp workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.mlp`."""
+The model itself is :mod:`edgebench.zoo.mlp`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ MNIST_MLP = Workload(
     name="mnist_mlp",
     domain="mlp",
     description="MLP 784-2024x4-10 on MNIST",
-    model="edgebench.backends.torch.models.mlp:mnist_mlp",
+    model="edgebench.zoo.mlp:mnist_mlp",
     input_shape=MNIST_FLAT.input_shape,
     num_classes=MNIST_FLAT.num_classes,
     presets=(MNIST_FLAT,),

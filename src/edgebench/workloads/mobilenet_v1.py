@@ -1,6 +1,6 @@
 """The mobilenet_v1 workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.mobilenet_v1`."""
+The model itself is :mod:`edgebench.zoo.mobilenet_v1`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ MOBILENET_V1 = Workload(
     name="mobilenet_v1",
     domain="vision",
     description="MobileNet-V1 width 1.0, ImageNet 3x224x224",
-    model="edgebench.backends.torch.models.mobilenet_v1:mobilenet_v1",
+    model="edgebench.zoo.mobilenet_v1:mobilenet_v1",
     input_shape=IMAGENET.input_shape,
     num_classes=IMAGENET.num_classes,
     optimizer=OptimizerSettings(lr=0.01, weight_decay=4e-5, schedule="constant"),

@@ -1,6 +1,6 @@
 """The mobilenet_v2 workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.mobilenet_v2`."""
+The model itself is :mod:`edgebench.zoo.mobilenet_v2`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ MOBILENET_V2 = Workload(
     name="mobilenet_v2",
     domain="vision",
     description="MobileNetV2 width 1.0, 3x224x224, 1001 classes as in the MNN-based suite",
-    model="edgebench.backends.torch.models.mobilenet_v2:mobilenet_v2",
+    model="edgebench.zoo.mobilenet_v2:mobilenet_v2",
     input_shape=(3, 224, 224),
     num_classes=1001,
     optimizer=OptimizerSettings(lr=1e-5, weight_decay=4e-5, schedule="constant"),

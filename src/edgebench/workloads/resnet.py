@@ -1,6 +1,6 @@
 """The resnet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.resnet`."""
+The model itself is :mod:`edgebench.zoo.resnet`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def _workload(depth: int, params: int, macs: float, extra: tuple[Reference, ...]
         name=f"resnet{depth}",
         domain="vision",
         description=f"ResNet-{depth} (bottleneck, v1.5), ImageNet 3x224x224",
-        model=f"edgebench.backends.torch.models.resnet:resnet{depth}",
+        model=f"edgebench.zoo.resnet:resnet{depth}",
         input_shape=IMAGENET.input_shape,
         num_classes=IMAGENET.num_classes,
         # He et al. use 0.1 at batch 256; 0.01 is that rate scaled to the batch sizes of edge devices (<= 64).

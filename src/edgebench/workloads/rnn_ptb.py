@@ -1,6 +1,6 @@
 """The rnn_ptb workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.rnn_ptb`."""
+The model itself is :mod:`edgebench.zoo.rnn_ptb`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ RNN_PTB_SMALL = Workload(
     name="rnn_ptb_small",
     domain="language",
     description="2-layer LSTM (200 units) word language model, PTB small: 20 steps, 10K words",
-    model="edgebench.backends.torch.models.rnn_ptb:rnn_ptb_small",
+    model="edgebench.zoo.rnn_ptb:rnn_ptb_small",
     input_shape=PTB.input_shape,
     num_classes=PTB.num_classes,
     task="language_model",

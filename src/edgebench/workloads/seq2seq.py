@@ -1,6 +1,6 @@
 """The seq2seq workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.seq2seq`."""
+The model itself is :mod:`edgebench.zoo.seq2seq`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ SEQ2SEQ = Workload(
     name="seq2seq",
     domain="language",
     description="LSTM encoder-decoder with attention (2x2048 units, 32K vocabularies), 50-token sentences",
-    model="edgebench.backends.torch.models.seq2seq:seq2seq",
+    model="edgebench.zoo.seq2seq:seq2seq",
     input_shape=IWSLT15.input_shape,
     num_classes=IWSLT15.num_classes,
     task="seq2seq",

@@ -1,6 +1,6 @@
 """The shufflenet_v2 workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.shufflenet_v2`."""
+The model itself is :mod:`edgebench.zoo.shufflenet_v2`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ SHUFFLENET_V2 = Workload(
     name="shufflenet_v2_0.5x",
     domain="vision",
     description="ShuffleNet-V2 0.5x, ImageNet 3x224x224",
-    model="edgebench.backends.torch.models.shufflenet_v2:shufflenet_v2_05x",
+    model="edgebench.zoo.shufflenet_v2:shufflenet_v2_05x",
     input_shape=IMAGENET.input_shape,
     num_classes=IMAGENET.num_classes,
     optimizer=OptimizerSettings(lr=0.05, weight_decay=4e-5, schedule="constant"),

@@ -1,6 +1,6 @@
 """The squeezenet workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.squeezenet`."""
+The model itself is :mod:`edgebench.zoo.squeezenet`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ SQUEEZENET = Workload(
     name="squeezenet",
     domain="vision",
     description="SqueezeNet 1.0, 3x224x224, 10 classes as in the MNN-based suite",
-    model="edgebench.backends.torch.models.squeezenet:squeezenet",
+    model="edgebench.zoo.squeezenet:squeezenet",
     input_shape=(3, 224, 224),
     num_classes=10,
     presets=VISION,
@@ -29,7 +29,7 @@ SQUEEZENET_1_1 = Workload(
     name="squeezenet_1_1",
     domain="vision",
     description="SqueezeNet 1.1, ImageNet 3x224x224",
-    model="edgebench.backends.torch.models.squeezenet:squeezenet_1_1",
+    model="edgebench.zoo.squeezenet:squeezenet_1_1",
     input_shape=IMAGENET.input_shape,
     num_classes=IMAGENET.num_classes,
     optimizer=OptimizerSettings(lr=0.04, weight_decay=2e-4, schedule="constant"),

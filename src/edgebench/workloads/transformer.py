@@ -1,6 +1,6 @@
 """The transformer workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.transformer`."""
+The model itself is :mod:`edgebench.zoo.transformer`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ TRANSFORMER = Workload(
     name="transformer",
     domain="language",
     description="Transformer base (6+6 layers, 512 wide), shared 10K vocabulary, 7 -> 14 tokens",
-    model="edgebench.backends.torch.models.transformer:transformer",
+    model="edgebench.zoo.transformer:transformer",
     input_shape=DNNTUNE.input_shape,
     num_classes=DNNTUNE.num_classes,
     task="seq2seq",

@@ -1,6 +1,6 @@
 """The vgg workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.vgg`."""
+The model itself is :mod:`edgebench.zoo.vgg`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def _workload(depth: int, config: str, references: tuple[Reference, ...]) -> Wor
         name=f"vgg{depth}",
         domain="vision",
         description=f"VGG{depth} (configuration {config}), ImageNet 3x224x224",
-        model=f"edgebench.backends.torch.models.vgg:vgg{depth}",
+        model=f"edgebench.zoo.vgg:vgg{depth}",
         input_shape=IMAGENET.input_shape,
         num_classes=IMAGENET.num_classes,
         optimizer=OptimizerSettings(lr=0.01, weight_decay=5e-4, schedule="constant"),

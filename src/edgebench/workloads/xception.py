@@ -1,6 +1,6 @@
 """The xception workloads as plain data, no framework.
 
-The model itself is :mod:`edgebench.backends.torch.models.xception`."""
+The model itself is :mod:`edgebench.zoo.xception`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ XCEPTION = Workload(
     name="xception",
     domain="vision",
     description="Xception, ImageNet 3x299x299",
-    model="edgebench.backends.torch.models.xception:xception",
+    model="edgebench.zoo.xception:xception",
     input_shape=IMAGENET299.input_shape,
     num_classes=IMAGENET299.num_classes,
     optimizer=OptimizerSettings(lr=0.045, weight_decay=1e-5, schedule="constant"),

@@ -77,7 +77,7 @@ def test_an_exported_zoo_model_runs_on_mnn_from_onnx_and_from_mnn(cli, tmp_path,
 
     require_mnn()
     from edgebench.backends.mnn.convert import convert
-    from edgebench.backends.onnx_export import export_workload
+    from edgebench.graph.export import export_workload
 
     onnx_path = tmp_path / "lenet.onnx"
     shutil.copy(export_workload("lenet", batch_size=2).path, onnx_path)

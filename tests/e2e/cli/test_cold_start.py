@@ -1,6 +1,6 @@
 """Cold start through the command line: run, show and the trials CSV carry the model's load and the first step;
 a trial that fails after its first step keeps it; torch's own load section.  The worker-level half is in
-tests/unit/runner/test_cold_start.py."""
+tests/unit/agents/python/test_cold_start.py."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from edgebench.backends.torch.fingerprint import fingerprint
+from edgebench.graph.cache import fingerprint
 from tests.conftest import json_out
 
 

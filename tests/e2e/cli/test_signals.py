@@ -20,7 +20,7 @@ from tests.sweeping import start_sweep, stored_keys, wait_for
 
 
 def worker_of(launcher: subprocess.Popen[str], timeout_s: float = 60) -> int:
-    """The pid of the worker the launcher started (its child running ``edgebench.runner.worker``)."""
+    """The pid of the worker the launcher started (its child running ``edgebench.agents.python.worker``)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for entry in Path("/proc").iterdir():
@@ -31,7 +31,7 @@ def worker_of(launcher: subprocess.Popen[str], timeout_s: float = 60) -> int:
                 parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-            if parent == launcher.pid and b"edgebench.runner.worker" in cmdline:
+            if parent == launcher.pid and b"edgebench.agents.python.worker" in cmdline:
                 return int(entry.name)
         assert launcher.poll() is None, launcher.communicate()
         time.sleep(0.05)

@@ -18,11 +18,11 @@ import pytest
 
 from edgebench.config.sweep_file import CooldownConfig, load_config
 from edgebench.errors import UsageError
-from edgebench.fleet import SweepJob
 from edgebench.fleet.raycluster import connect
 from edgebench.host.sysfs import SysFS
 from edgebench.store import Store
 from edgebench.sweep.execute import SilentReporter
+from edgebench.sweep.job import SweepJob
 from edgebench.sweep.plan import plan
 from tests.conftest import FIXTURES
 from tests.ray_cluster import LocalCluster

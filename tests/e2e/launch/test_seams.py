@@ -19,7 +19,7 @@ from edgebench.records.trial import Trial
 def test_the_agent_command_runs_a_trial_and_prints_a_bundle_the_workstation_measures(tmp_path):
     trial = resolve_placement(Trial(model="lenet", batch_size=2, steps=2, warmup=1, infer_steps=1, idle_s=0.2))
     proc = subprocess.run(
-        [sys.executable, "-m", "edgebench.runner.agent", "-"],
+        [sys.executable, "-m", "edgebench.agents.python.agent", "-"],
         input=trial.model_dump_json(),
         capture_output=True,
         text=True,

@@ -7,7 +7,7 @@ import sys
 
 
 def test_the_solver_imports_no_torch():
-    """The analyzer's framework-free half: torch comes in only through backends/torch/cuts.py."""
+    """The analyzer's framework-free half: torch comes in only through graph/torch_graph.py."""
     code = (
         "import sys, edgebench.partition.analysis, edgebench.partition.network, edgebench.report.partition, "
         "edgebench.store.importing, edgebench.cli.partition, edgebench.cli.importing, edgebench.workflows.partition, "

@@ -54,9 +54,10 @@ def imports_torch(code: str) -> bool:
         "Trial(model='lenet', data='mnist')\nTrial(model='char_cnn', data='shakespeare')",
         # every workload spec, and the worker's loop with its stop rules
         "from edgebench.registry import MODELS\n[MODELS.load(n) for n in MODELS.names()]",
-        "import edgebench.runner.worker, edgebench.runner.stopping, edgebench.backends.base",
+        "import edgebench.agents.python.worker, edgebench.agents.python.stopping, edgebench.backends.base",
         # the workstation's side of a trial: launcher, targets, agent, measuring a bundle, the store and reports
-        "import edgebench.launch.trial, edgebench.runner.agent, edgebench.targets.local, edgebench.measure.trial",
+        "import edgebench.launch.trial, edgebench.agents.python.agent, edgebench.targets.local, "
+        "edgebench.measure.trial",
         "import edgebench.store, edgebench.report.summary, edgebench.report.tables, edgebench.store.trials",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('torch').capabilities",
         "from edgebench.registry import BACKENDS\nBACKENDS.load('onnxruntime').capabilities\n"
@@ -76,7 +77,7 @@ def test_every_workload_names_a_known_task_and_a_model_builder():
     for name in MODELS.names():
         workload = MODELS.load(name)
         assert workload.task in TASKS, name
-        assert isinstance(workload.model, str) and workload.model.startswith("edgebench.backends.torch.models."), name
+        assert isinstance(workload.model, str) and workload.model.startswith("edgebench.zoo."), name
 
 
 def test_torch_capabilities_cover_what_trials_may_ask():
@@ -117,5 +118,5 @@ def test_an_unknown_backend_names_the_known_ones():
 
 def test_the_spec_builds_its_model_only_when_asked():
     workload = get_workload("lenet")
-    assert workload.model == "edgebench.backends.torch.models.lenet:lenet"
+    assert workload.model == "edgebench.zoo.lenet:lenet"
     assert sum(p.numel() for p in workload.build_model(10, (1, 28, 28)).parameters()) == 349_980

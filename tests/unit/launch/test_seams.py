@@ -22,6 +22,7 @@ from edgebench.records.events import Done, EventWriter, Ready, Step, as_events, 
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
 from edgebench.targets import open_target
+from edgebench.targets.base import TargetCapabilities
 from edgebench.targets.local import LocalTarget
 from tests.factories import events, result
 
@@ -65,6 +66,7 @@ class RecordingTarget:
     """A device the launcher can only reach through this object: four cores of its own, a canned bundle."""
 
     name = "recording"
+    capabilities = TargetCapabilities()  # nothing beyond what every target does
 
     def __init__(self) -> None:
         self.ran: list[Trial] = []
@@ -104,6 +106,31 @@ def test_the_launcher_places_and_runs_a_trial_only_through_its_target():
     assert target.ran[-1].cores == (4, 5, 6, 7)  # the device's cores, not this machine's
     with pytest.raises(UsageError, match="cpu 0 is not available here"):
         run_trial(Trial(model="lenet", cores=(0,)), target=target)
+
+
+class PhoneLikeTarget(RecordingTarget):
+    """A device whose class declares a thermal status of its own and mirrored files."""
+
+    capabilities = TargetCapabilities(thermal_status=True, mirrored_sysfs=True)
+
+    def thermal_status(self) -> int | None:
+        return 3  # severe
+
+
+class UndeclaredTarget(RecordingTarget):
+    """A thermal status method its class does not declare: the launcher reads declarations, it does not probe."""
+
+    def thermal_status(self) -> int | None:
+        raise AssertionError("asked for an ability the target did not declare")
+
+
+def test_the_launcher_reads_what_a_target_declares_it_can_do():
+    run = run_trial(Trial(model="lenet", steps=3), target=PhoneLikeTarget())
+    assert (run.result.hygiene.thermal_status_start, run.result.hygiene.thermal_status_end) == (3, 3)
+    target = UndeclaredTarget()
+    run = run_trial(Trial(model="lenet", steps=3), target=target)
+    assert run.result.ok and run.result.hygiene.thermal_status_start is None
+    assert target.file_reads == 2  # the trip points, start and end, as for any device without a thermal service
 
 
 def test_a_failed_bundle_becomes_a_failed_result_with_its_reason():

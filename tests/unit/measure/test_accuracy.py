@@ -5,11 +5,11 @@ energy to accuracy from events.  The trials run by the command are in tests/e2e/
 import pytest
 import torch
 
+from edgebench.agents.python.stopping import UntilAccuracy
 from edgebench.data.mnist import MNIST
 from edgebench.data.text import SHAKESPEARE
 from edgebench.measure.accuracy import accuracy_group
 from edgebench.records.trial import Trial
-from edgebench.runner.stopping import UntilAccuracy
 from edgebench.workloads import get_workload
 
 

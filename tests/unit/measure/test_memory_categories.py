@@ -5,13 +5,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebench.agents.python.feasibility import Cell
 from edgebench.backends.torch.memory import StepWatch, StorageSet
 from edgebench.backends.torch.session import TorchSession
 from edgebench.config.trial import make_trial
 from edgebench.measure.memory_growth import fit_growth
 from edgebench.records.memory import MemoryByCategory
 from edgebench.report.memory import category_text
-from edgebench.runner.feasibility import Cell
 
 
 def categorized(batch: int, mode: str = "train") -> tuple[TorchSession, MemoryByCategory]:

@@ -1,20 +1,9 @@
 """Thermal-throttling detection on hand-built series: busy, clocked down and hot, or not."""
 
-import shutil
-
 import numpy as np
 import pytest
 
-from edgebench.host.sysfs import SysFS
-from edgebench.measure.throttling import (
-    LoadWindow,
-    ThrottleTracker,
-    default_hot_c,
-    detect_throttling,
-    load_windows,
-    policy_limits,
-    throttled,
-)
+from edgebench.measure.throttling import LoadWindow, ThrottleTracker, detect_throttling, load_windows, throttled
 from edgebench.measure.trial import build_result, trial_throttling
 from edgebench.records.throttle import PolicyLimit, ThrottleReference
 from edgebench.records.trial import Trial
@@ -100,30 +89,6 @@ def test_tracker_fed_in_pieces_finds_what_the_whole_series_has_and_says_when():
 def test_missing_readings_do_not_count():
     window = LoadWindow(0, 1, {2: float("nan")}, {}, None)
     assert not throttled(window, BIG, 80.0)
-
-
-def test_reference_clock_and_hot_threshold_from_the_device(sysfs_tree):
-    tx2 = SysFS(sysfs_tree("jetson_tx2"))
-    assert [(p.name, p.cores, p.max_khz) for p in policy_limits(tx2)] == [
-        ("policy0", (0, 3, 4, 5), 2035200),
-        ("policy1", (1, 2), 2035200),
-    ]
-    assert default_hot_c(tx2) == pytest.approx(96.5 - 5)
-    assert default_hot_c(SysFS(sysfs_tree("intel_laptop"))) == pytest.approx(95.0 - 5)  # passive 0 is ignored
-    assert default_hot_c(SysFS(sysfs_tree("rpi4"))) == 70.0  # no trip points in the tree
-    assert policy_limits(SysFS(sysfs_tree("container"))) == []
-
-
-def test_a_clock_chosen_with_the_userspace_governor_is_the_reference(sysfs_tree, tmp_path):
-    """A frequency sweep's low clock is a choice, not throttling: the reference is scaling_setspeed."""
-    root = tmp_path / "phone"
-    shutil.copytree(sysfs_tree("android_phone"), root)
-    policy4 = root / "sys/devices/system/cpu/cpufreq/policy4"
-    (policy4 / "scaling_governor").write_text("userspace\n")
-    (policy4 / "scaling_setspeed").write_text("1056000\n")
-    limits = {p.name: p.max_khz for p in policy_limits(SysFS(root))}
-    assert limits["policy4"] == 1056000
-    assert limits["policy0"] == int((root / "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq").read_text())
 
 
 def test_trial_throttling_covers_the_measured_steps_only():

@@ -2,9 +2,9 @@
 
 import pytest
 
+from edgebench.graph.layer_graph import INPUT, ContainerShare, GraphTensor, LayerGraph, Unit
 from edgebench.measure.layers import LayerReport, LayerRow
 from edgebench.partition.costs import build_table
-from edgebench.partition.graph import INPUT, ContainerShare, GraphTensor, LayerGraph, Unit
 from tests.factories import result
 
 

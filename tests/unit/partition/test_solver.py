@@ -5,9 +5,9 @@ import random
 
 import pytest
 
+from edgebench.graph.layer_graph import INPUT, GraphTensor
 from edgebench.partition.analysis import analyze
 from edgebench.partition.costs import CostTable, UnitCost
-from edgebench.partition.graph import INPUT, GraphTensor
 from edgebench.partition.network import NetworkProfile
 from edgebench.partition.solver import best_point, block_points, dag_best_cut, frontier_points, point_cost
 from edgebench.partition.sweep import parse_bandwidth_range, sweep_bandwidth
@@ -234,3 +234,15 @@ def test_min_cut_on_a_deep_chain_needs_no_recursion():
     best = best_point(rows, "energy")
     dag = dag_best_cut(t, LINK, "energy", best)
     assert not dag.frontier_misses and dag.cost.value("energy") <= best.value("energy") + 1e-12
+
+
+def test_tied_minimum_cuts_keep_the_fewest_units_on_the_device():
+    """Two minimum cuts (before or after unit 0): the one that runs less on the device, also where the two differ
+    only by a rounding error of the float sums (0.1 + 0.2 against 0.3), as the hand-written max-flow chose."""
+    from edgebench.partition.solver import _device_side
+
+    s, t = 1, 2
+    assert _device_side({(s, 0): 1.0, (0, t): 1.0}, s, t) == {s}
+    assert _device_side({(s, 0): 0.1 + 0.2, (0, t): 0.3}, s, t) == {s}
+    assert _device_side({(s, 0): 0.3, (0, t): 0.1 + 0.2}, s, t) == {s}
+    assert _device_side({(s, 0): 2.0, (0, t): 1.0}, s, t) == {s, 0}  # no tie: the cheaper cut after unit 0

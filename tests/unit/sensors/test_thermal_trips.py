@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.hygiene import warning_line
 from edgebench.records.result import Hygiene, ZoneTrip
-from edgebench.sensors.thermal_trips import nearest_trip, zone_trips
+from edgebench.sensors.thermal_trips import default_hot_c, nearest_trip, read_throttle_reference, zone_trips
 from tests.paths import FIXTURES
 
 SYSFS_TREES = FIXTURES / "sysfs"
@@ -41,3 +43,19 @@ def test_the_warning_names_the_zone_at_its_passive_trip():
         "thermal zone cpu-thermal was at 99.0 °C at the trial's end, at or above its first passive trip point "
         "(99.0 °C): the kernel throttles"
     )
+
+
+def test_hot_threshold_from_the_device(sysfs_tree):
+    """5 degrees below the lowest passive trip point: what throttling detection calls hot on this device."""
+    tx2 = SysFS(sysfs_tree("jetson_tx2"))
+    assert default_hot_c(tx2) == pytest.approx(96.5 - 5)
+    assert default_hot_c(SysFS(sysfs_tree("intel_laptop"))) == pytest.approx(95.0 - 5)  # passive 0 is ignored
+    assert default_hot_c(SysFS(sysfs_tree("rpi4"))) == 70.0  # no trip points in the tree
+
+
+def test_the_throttle_reference_is_the_clocks_now_and_the_hot_threshold(sysfs_tree):
+    tx2 = SysFS(sysfs_tree("jetson_tx2"))
+    reference = read_throttle_reference(tx2)
+    assert [(p.name, p.max_khz) for p in reference.policies] == [("policy0", 2035200), ("policy1", 2035200)]
+    assert reference.hot_c == pytest.approx(96.5 - 5)
+    assert read_throttle_reference(tx2, hot_c=60.0).hot_c == 60.0  # a threshold given (MonitorConfig.hot_c)

@@ -1,6 +1,6 @@
 """The ``command`` backend: the user's own workload (``--command``), run by the target's shell, not a worker.
 
-It has no framework session: the device-side ``sh`` runner (:mod:`edgebench.command.run`) times its steps from
+It has no framework session: the device-side ``sh`` runner (:mod:`edgebench.agents.sh.run`) times its steps from
 its output.  Its record exists so that ``--command`` trials pass the same capability checks, store the same
 ``backend`` column and sweep like any backend.
 """
@@ -14,7 +14,7 @@ from edgebench.backends.base import Backend, Capabilities
 
 def no_session(*_: Any, **__: Any) -> Any:
     """A command trial never opens a framework session; reaching here is a launcher bug, said plainly."""
-    raise RuntimeError("a command trial runs through its target's shell (edgebench.command.run), not a worker")
+    raise RuntimeError("a command trial runs through its target's shell (edgebench.agents.sh.run), not a worker")
 
 
 COMMAND = Backend(

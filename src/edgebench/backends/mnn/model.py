@@ -1,6 +1,6 @@
 """One zoo model in MNN, from the same PyTorch definition and weights: export, convert, load, check.
 
-PyTorch -> ONNX (:mod:`edgebench.backends.onnx_export`, its ``training`` variant: no constant folding) -> MNN.
+PyTorch -> ONNX (:mod:`edgebench.graph.export`, its ``training`` variant: no constant folding) -> MNN.
 Training loads the converted graph with ``MNN.expr.load_as_dict``; constants that are PyTorch parameters (by
 their ONNX initializer names) are marked trainable with ``fix_as_trainable``; ``MNN.nn.load_module(inputs,
 outputs, True)`` rebuilds convolutions and batch norms as modules with trainable weights.  Two side effects of the
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.backends.onnx_export import INPUT_NAME as INPUT
-from edgebench.backends.onnx_export import OUTPUT_NAME as OUTPUT
+from edgebench.graph.export import INPUT_NAME as INPUT
+from edgebench.graph.export import OUTPUT_NAME as OUTPUT
 
 
 class ArchitectureMismatch(RuntimeError):

@@ -4,7 +4,7 @@ The conversion is MNN's C++ converter binding (:mod:`.convert`), never the ``mnn
 wrapper installs a logging SDK and posts the machine id (REFERENCE.md section 7); it runs in a child process
 (:mod:`edgebench.backends.prepare_child`) so that neither the converter's heap nor its prints reach the worker
 that measures MNN, and its stdout goes to stderr.  The layer labels come from the ONNX node names' scopes
-(:func:`edgebench.backends.model_file.scope_tree`): MNN names each op after its ONNX node's output
+(:func:`edgebench.graph.scopes.scope_tree`): MNN names each op after its ONNX node's output
 (``/features/features.0/Conv_output_0``), which maps back to the scope; an ``.mnn`` file carries no ONNX graph, so
 its ops sit directly under the model.
 
@@ -39,6 +39,7 @@ class FilePrepared:
 def prepare(trial: Trial, work_dir: Path) -> FilePrepared:
     """Convert the trial's ONNX file to MNN (an ``.mnn`` file is used as it is) and resolve its input shapes."""
     from edgebench.backends import model_file as mf
+    from edgebench.graph.scopes import scope_tree
 
     path = trial.model_file or ""
     if not Path(path).is_file():
@@ -47,7 +48,7 @@ def prepare(trial: Trial, work_dir: Path) -> FilePrepared:
     feeds, _ = mf.resolve_feeds(
         info, batch_size=trial.batch_size, input_name=trial.input_name, input_shape=trial.input_shape
     )
-    tree = mf.scope_tree([n.name for n in info.nodes], Path(path).stem)
+    tree = scope_tree([n.name for n in info.nodes], Path(path).stem)
     model_path, converted = path, False
     if info.format == "onnx":
         from edgebench.backends.mnn.convert import convert

@@ -109,7 +109,7 @@ def epoch_orders(sampler: Any, steps: int | None) -> np.ndarray:
 
 def module_tree(model: Any) -> dict[str, list[Any]]:
     """The torch model's module labels, as :class:`edgebench.backends.mnn.trace.InferenceTraceRecorder` uses them."""
-    from edgebench.backends.torch.tracing.layers import module_labels
+    from edgebench.graph.modules import module_labels
 
     _, names, types, parents = module_labels(model)
     qualified = [name for name, _ in model.named_modules() if name]
@@ -121,7 +121,7 @@ def prepare(trial: Trial, work_dir: Path) -> Prepared:
     from edgebench.backends.mnn import runtime
     from edgebench.backends.mnn.convert import convert
     from edgebench.backends.mnn.model import converter_biases, differentiable_ops
-    from edgebench.backends.onnx_export import export_module
+    from edgebench.graph.export import export_module
 
     _, num_classes, task = torch_task(trial)
     input_shape = [int(d) for d in (getattr(task, "input_shape", None) or task.inputs.shape[1:])]

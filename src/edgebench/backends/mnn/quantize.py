@@ -33,7 +33,7 @@ import numpy as np
 
 from edgebench.backends.mnn.convert import ConversionError, convert, reason_of
 from edgebench.backends.mnn.quiet import fd_output_to
-from edgebench.backends.onnx_export import INPUT_NAME
+from edgebench.graph.export import INPUT_NAME
 
 if TYPE_CHECKING:
     from edgebench.backends.quantize import Calibration

@@ -2,7 +2,7 @@
 
 Inference: each measured step runs through ``Interpreter.runSessionWithCallBackInfo``, whose begin and end
 callbacks give every op's name, type and FLOPs.  Op names are the ONNX nodes' output names
-(``/features/features.0/Conv_output_0``), which :func:`edgebench.backends.onnx_export.module_of_node` maps back to
+(``/features/features.0/Conv_output_0``), which :func:`edgebench.graph.scopes.module_of_node` maps back to
 the torch module the node ran in; the labels are the torch model's module tree (as the torch tracer writes it)
 with each op a child of its module.  A module's spans are the maximal runs of consecutive ops inside it, so they
 nest and exclusive times add up.  Costs are counted on the first (warm-up) step: forward FLOPs = 2 x MNN's
@@ -66,7 +66,7 @@ class _ModuleTree:
     def op_label(self, op_name: str, op_type: str) -> int:
         label = self.ops.get(op_name)
         if label is None:
-            from edgebench.backends.onnx_export import module_of_node
+            from edgebench.graph.scopes import module_of_node
 
             module = module_of_node(op_name, self.qualified)
             parent = self.index[module] if module is not None else 0

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.backends.onnx_export import ExportedModel, export_workload
+from edgebench.graph.export import ExportedModel, export_workload
 from edgebench.records.trial import Trial
 
 

@@ -3,7 +3,7 @@
 ORT's profiler (``SessionOptions.enable_profiling``) writes, per ``run``, a ``model_run`` event and one
 ``<node>_kernel_time`` event per executed node (microseconds since the profiler started, on the system clock).
 Each kernel becomes a span labelled by its node under the module the TorchScript exporter named it after
-(:func:`edgebench.backends.onnx_export.module_of_node`); module spans are the contiguous stretches of their nodes,
+(:func:`edgebench.graph.scopes.module_of_node`); module spans are the contiguous stretches of their nodes,
 the root span is the ``model_run``, so spans nest as a call stack and ``edgebench layers``, the trace and the
 partition analyzer read them as they read torch's.  Only runs inside the measured steps are kept.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from edgebench.backends.onnx_export import module_of_node
+from edgebench.graph.scopes import module_of_node
 from edgebench.records.spans import FORWARD, SpanTable, span_table
 
 if TYPE_CHECKING:

@@ -109,6 +109,7 @@ class OrtSession:
     def _open_file(self, ort: Any, trial: Trial, options: Any) -> None:
 
         from edgebench.backends import model_file as mf
+        from edgebench.graph.scopes import scope_tree
 
         path = trial.model_file or ""
         if not Path(path).is_file():
@@ -127,7 +128,7 @@ class OrtSession:
         shaped = next(f for f in feeds if f.name == (trial.input_name or feeds[0].name))
         self.input_shape = shaped.dims[1:]
         self.num_classes = None
-        tree = mf.scope_tree([n.name for n in info.nodes], Path(path).stem)
+        tree = scope_tree([n.name for n in info.nodes], Path(path).stem)
         self.modules = dict(zip(tree["names"][1:], tree["types"][1:], strict=True))
         self.root_class = tree["names"][0]
         self.env.update(

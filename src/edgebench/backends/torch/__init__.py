@@ -1,4 +1,7 @@
-"""The PyTorch backend: tasks, models, autocast, the CUDA memory cap, tracing hooks and FLOP counting.
+"""The PyTorch backend: the training tasks, the session (threads, the CUDA memory cap), int8, run-time tracing.
+
+The models it trains are :mod:`edgebench.zoo`'s (with the precision a step runs at); their FLOPs, layer graphs and
+static features are :mod:`edgebench.graph`'s.
 
 This file declares the backend without importing torch; :mod:`.session` imports it when a trial runs.
 """

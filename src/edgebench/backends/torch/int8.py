@@ -30,7 +30,7 @@ def quantized_engine() -> str:
 
 
 def _plain_batch_norm(model: nn.Module) -> nn.Module:
-    """A copy whose batch-norm subclasses (:class:`edgebench.backends.torch.models.layers.BatchNorm2d`) are plain
+    """A copy whose batch-norm subclasses (:class:`edgebench.zoo.layers.BatchNorm2d`) are plain
     ``nn.BatchNorm2d``: identical in eval mode, and what FX fuses and quantizes (a subclass would be traced into)."""
     model = copy.deepcopy(model).eval()
     for module in model.modules():

@@ -15,10 +15,10 @@ import torch
 from edgebench.backends.base import TraceRecording
 from edgebench.backends.load import timing_load
 from edgebench.backends.torch.memory import MemoryCategorizer
-from edgebench.backends.torch.precision import at_precision
 from edgebench.records.trial import Trial
 from edgebench.sensors.process import resident_bytes
 from edgebench.workloads import get_workload
+from edgebench.zoo.precision import at_precision
 
 #: Batch of the int8 calibration and accuracy check (its inputs are the same whatever the trial's batch).
 CHECK_BATCH = 64

@@ -62,7 +62,7 @@ def test_a_graph_the_quantizer_refuses_falls_back_to_weight_only(tmp_path, monke
     from edgebench.backends.mnn import quantize
     from edgebench.backends.mnn.convert import ConversionError
     from edgebench.backends.mnn.runtime import load
-    from edgebench.backends.onnx_export import export_module
+    from edgebench.graph.export import export_module
     from edgebench.records.trial import Trial
     from edgebench.workloads import get_workload
 

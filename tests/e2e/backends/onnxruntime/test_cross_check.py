@@ -21,8 +21,8 @@ require_onnxruntime()
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 
-from edgebench.backends.onnx_export import build_module, export_workload  # noqa: E402
 from edgebench.backends.quantize import calibration  # noqa: E402
+from edgebench.graph.export import build_module, export_workload  # noqa: E402
 from edgebench.records.trial import Trial  # noqa: E402
 
 BATCH = 4

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from edgebench.backends.onnx_export import export_workload
+from edgebench.graph.export import export_workload
 from edgebench.host.cpu import int8_cpu_features
 from edgebench.host.sysfs import SysFS
 from edgebench.records.spans import SpanTable

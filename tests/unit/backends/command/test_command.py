@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from edgebench.agents.sh.run import parse_device_output, plan_sampler, run_command_trial, script_for
 from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
-from edgebench.command.run import parse_device_output, plan_sampler, run_command_trial, script_for
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
 from edgebench.records.trial import Trial

@@ -70,7 +70,7 @@ def test_conversion_opens_no_socket_starts_no_pip_and_imports_no_logger(tmp_path
     require_mnn()
     import torch
 
-    from edgebench.backends.onnx_export import export_module
+    from edgebench.graph.export import export_module
     from edgebench.workloads import get_workload
 
     model = get_workload("lenet").build_model(10, (1, 28, 28))
@@ -136,7 +136,7 @@ def test_ops_without_mnn_gradient_are_rewritten(tmp_path):
     import torch
 
     from edgebench.backends.mnn.model import differentiable_ops
-    from edgebench.backends.onnx_export import export_module
+    from edgebench.graph.export import export_module
 
     layers = [torch.nn.Conv2d(1, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2, 3)]
     export_module(torch.nn.Sequential(*layers), torch.zeros(2, 1, 8, 8), tmp_path / "m.onnx", training=True)
@@ -166,7 +166,7 @@ def test_mnn_prints_never_reach_stdout(tmp_path):
     require_mnn()
     import torch
 
-    from edgebench.backends.onnx_export import export_module
+    from edgebench.graph.export import export_module
     from edgebench.workloads import get_workload
 
     export_module(get_workload("lenet").build_model(10, (1, 28, 28)), torch.zeros(1, 1, 28, 28), tmp_path / "m.onnx")

@@ -1,19 +1,16 @@
-"""The ONNX Runtime backend end to end (real onnxruntime, real worker, store and `layers`), its ONNX export, its
-profiler spans, and its refusals."""
+"""The ONNX Runtime backend end to end (real onnxruntime, real worker, store and `layers`), its profiler spans, and its
+refusals (the ONNX export it runs and the node names its spans map back: tests/unit/graph/)."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 
 import numpy as np
-import pytest
 
 from tests.conftest import require_onnxruntime
 
 require_onnxruntime()
 
-from edgebench.backends.onnx_export import export_workload, module_of_node  # noqa: E402
 from edgebench.backends.onnxruntime.profile import ClockPair, Graph, profile_table  # noqa: E402
 from edgebench.backends.onnxruntime.session import thread_affinities  # noqa: E402
 from edgebench.cli import main  # noqa: E402
@@ -33,38 +30,6 @@ def test_without_the_package_choosing_the_backend_names_the_install(monkeypatch,
     assert main(["run", "--backend", "onnxruntime", "--mode", "infer", "--no-store"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "pip install 'edgebench[onnx]'" in err and err.startswith("edgebench: error: --backend")
-
-
-def test_exports_are_cached_and_training_exports_keep_every_parameter(onnx_cache):
-    import onnx
-
-    first = export_workload("lenet", batch_size=2)
-    mtime = os.stat(first.path).st_mtime_ns
-    again = export_workload("lenet", batch_size=2)
-    assert again == first and os.stat(first.path).st_mtime_ns == mtime
-    training = export_workload("lenet", batch_size=2, training=True)
-    assert training.path != first.path and training.params == 349_980
-    graph = onnx.load(training.path).graph
-    names = {init.name for init in graph.initializer}
-    assert set(training.parameter_initializers) <= names
-    assert sorted(training.parameter_initializers) == sorted(
-        f"{layer}.{kind}" for layer in ("features.0", "features.3", "classifier.1", "classifier.4")
-        for kind in ("weight", "bias")
-    )  # fmt: skip
-    with pytest.raises(ValueError, match="does not take one input tensor"):
-        export_workload("dcgan", batch_size=2)
-
-
-def test_node_names_map_back_to_modules():
-    modules = {"stages", "stages.0", "stages.0.0", "stages.0.0.conv1", "stages.0.0.relu", "stages.0.0.downsample",
-               "stages.0.0.downsample.0", "fc"}  # fmt: skip
-    assert module_of_node("/stages/stages.0/stages.0.0/conv1/Conv", modules) == "stages.0.0.conv1"
-    assert module_of_node("/stages/stages.0/stages.0.0/relu_1/Relu", modules) == "stages.0.0.relu"
-    assert module_of_node("/stages/stages.0/stages.0.0/downsample/downsample.0/Conv", modules) == (
-        "stages.0.0.downsample.0"
-    )
-    assert module_of_node("/fc/Gemm", modules) == "fc"
-    assert module_of_node("/Flatten", modules) is None
 
 
 def test_profile_events_become_nested_spans_inside_the_window():

@@ -21,7 +21,7 @@ TASKS = Registry(
         "seq2seq": "edgebench.backends.torch.tasks.seq2seq:Seq2SeqTask",
         "gan": "edgebench.backends.torch.tasks.gan:GANTask",
         "dqn": "edgebench.backends.torch.tasks.dqn:DQNTask",
-        "custom": "edgebench.backends.torch.models.custom:CustomTask",
+        "custom": "edgebench.backends.torch.tasks.custom:CustomTask",
     },
 )
 
@@ -36,7 +36,10 @@ def task_session(
     seed: int,
     data: str | None = None,
 ) -> TrainingSession:
-    """The workload's task as a torch session: model, optimizer and a batch on ``device``, ready to step."""
+    """The workload's task as a torch session: model, optimizer and a batch on ``device``, ready to step; a
+    ``data`` set the task cannot train on is a ``ValueError`` naming the ones it can."""
+    from edgebench.backends.torch.tasks.base import SessionInputs
+
     task = TASKS.load(workload.task)(workload)
-    extra = {} if data is None else {"data": data}
-    return task.session(batch_size, input_shape=input_shape, num_classes=num_classes, device=device, seed=seed, **extra)
+    task.check_data(data)
+    return task.session(SessionInputs(batch_size, input_shape, num_classes, device, seed, data))

@@ -1,11 +1,14 @@
-"""What every torch training task shares: the session protocol, the optimizer, building the model."""
+"""What every torch training task shares: the session protocol, what a session is made from, the optimizer,
+building the model."""
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from edgebench.workloads.spec import OptimizerSettings, Workload
@@ -25,6 +28,27 @@ class TrainingSession(Protocol):
     def infer_step(self) -> None:
         """One forward pass without gradients, as the deployed model would run."""
         ...
+
+
+@dataclass(frozen=True)
+class SessionInputs:
+    """What every task's session is made from, declared once: :func:`~edgebench.backends.torch.tasks.task_session`
+    fills it from the caller's settings and each task's :meth:`Task.session` reads what it needs."""
+
+    batch_size: int
+    input_shape: tuple[int, ...]
+    num_classes: int
+    #: Where the model and its batch live (``cpu``, ``cuda:0``; ``meta`` when only counting FLOPs).
+    device: str
+    #: Seeds the model's initialization and the synthetic batch.
+    seed: int
+    #: A real dataset to train on (one of the task's ``datasets``, checked before the session is made); None: a
+    #: synthetic batch, generated once.
+    data: str | None = None
+
+    def generator(self) -> torch.Generator:
+        """A fresh random generator at the seed, for the synthetic batch (the model's initialization has its own)."""
+        return torch.Generator().manual_seed(self.seed)
 
 
 def make_optimizer(
@@ -79,15 +103,41 @@ class LossSession:
         return loss.detach()
 
 
+class TokenSession(LossSession):
+    """A session whose loss is the cross-entropy at every position of its labels (the token tasks: language
+    modelling, masked language modelling, sequence to sequence); inference is the same forward pass, no gradients."""
+
+    def forward(self) -> torch.Tensor:
+        """The model on this step's inputs: logits ``(..., classes)``, one row per position of :meth:`labels`."""
+        raise NotImplementedError
+
+    def labels(self) -> torch.Tensor:
+        """The class at every position the loss scores."""
+        raise NotImplementedError
+
+    def loss(self) -> torch.Tensor:
+        logits = self.forward()
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), self.labels().reshape(-1))
+
+    @torch.no_grad()
+    def infer_step(self) -> None:
+        self.forward()
+
+
 class Task:
     """Turns a workload into sessions; ``datasets`` names the real datasets its step can train on."""
 
     def __init__(self, workload: Workload) -> None:
         self.workload = workload
 
-    def build(self, num_classes: int, input_shape: tuple[int, ...], device: str, seed: int) -> nn.Module:
-        torch.manual_seed(seed)
-        return build_model(self.workload, num_classes, input_shape, device)
+    def session(self, inputs: SessionInputs) -> TrainingSession:
+        """The workload's model, optimizer and batch on ``inputs.device``, ready to step."""
+        raise NotImplementedError
+
+    def build(self, inputs: SessionInputs) -> nn.Module:
+        """The workload's model at ``inputs``' shape and classes, initialized from its seed."""
+        torch.manual_seed(inputs.seed)
+        return build_model(self.workload, inputs.num_classes, inputs.input_shape, inputs.device)
 
     @property
     def datasets(self) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ the held-out ones; otherwise the batch is synthetic and fixed.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +15,7 @@ from torch import nn
 
 from edgebench.backends.torch.data.batches import EpochSampler
 from edgebench.backends.torch.data.synthetic import classification_batch
-from edgebench.backends.torch.tasks.base import Task, make_optimizer
+from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 from edgebench.workloads.spec import Workload
 
 EVAL_BATCH = 500
@@ -68,33 +69,24 @@ class ClassificationSession:
 
 
 class ClassificationTask(Task):
-    def session(
-        self,
-        batch_size: int,
-        *,
-        input_shape: tuple[int, ...],
-        num_classes: int,
-        device: str,
-        seed: int,
-        data: str | None = None,
-    ) -> ClassificationSession:
-        self.check_data(data)
-        generator = torch.Generator().manual_seed(seed)
-        if data is None:
-            model = self.build(num_classes, input_shape, device, seed)
-            inputs, targets = classification_batch(batch_size, input_shape, num_classes, generator)
-            return ClassificationSession(model, self.workload, inputs.to(device), targets.to(device))
+    def session(self, inputs: SessionInputs) -> ClassificationSession:
+        generator, device, batch_size = inputs.generator(), inputs.device, inputs.batch_size
+        if inputs.data is None:
+            model = self.build(inputs)
+            images, targets = classification_batch(batch_size, inputs.input_shape, inputs.num_classes, generator)
+            return ClassificationSession(model, self.workload, images.to(device), targets.to(device))
         from edgebench.registry import DATASETS
 
-        images = DATASETS.load(data).load()
-        if math.prod(input_shape) != math.prod(images.input_shape):
-            input_shape = images.input_shape  # the digits as they are (1x28x28) unless the model wants them flat
-        num_classes = images.num_classes
-        arrays = (images.train_x, images.train_y, images.test_x, images.test_y)
+        digits = DATASETS.load(inputs.data).load()
+        input_shape = inputs.input_shape
+        if math.prod(input_shape) != math.prod(digits.input_shape):
+            input_shape = digits.input_shape  # the digits as they are (1x28x28) unless the model wants them flat
+        num_classes = digits.num_classes
+        arrays = (digits.train_x, digits.train_y, digits.test_x, digits.test_y)
         train_x, train_y, test_x, test_y = (
             a.reshape(-1, *input_shape).to(device) if i % 2 == 0 else a.to(device) for i, a in enumerate(arrays)
         )
-        model = self.build(num_classes, input_shape, device, seed)
+        model = self.build(replace(inputs, input_shape=input_shape, num_classes=num_classes))
         sampler = EpochSampler(len(train_y), batch_size, generator)
         session = ClassificationSession(
             model,

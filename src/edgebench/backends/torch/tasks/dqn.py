@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from edgebench.backends.torch.tasks.base import LossSession, Task
+from edgebench.backends.torch.tasks.base import LossSession, SessionInputs, Task
 
 GAMMA = 0.99
 TARGET_UPDATE_STEPS = 10_000
@@ -61,11 +61,9 @@ class DQNSession(LossSession):
 
 
 class DQNTask(Task):
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> DQNSession:
-        model = self.build(num_classes, input_shape, device, seed)
-        g = torch.Generator().manual_seed(seed)
+    def session(self, inputs: SessionInputs) -> DQNSession:
+        model, g = self.build(inputs), inputs.generator()
+        batch_size, input_shape, num_classes = inputs.batch_size, inputs.input_shape, inputs.num_classes
         size = max(REPLAY_SIZE, batch_size)
         memory = {
             "state": torch.randint(0, 256, (size, *input_shape), generator=g, dtype=torch.uint8),
@@ -74,4 +72,4 @@ class DQNTask(Task):
             "reward": torch.randint(-1, 2, (size,), generator=g).float(),
             "done": (torch.rand(size, generator=g) < 0.01).float(),
         }
-        return DQNSession(model, self, {k: v.to(device) for k, v in memory.items()}, batch_size, seed)
+        return DQNSession(model, self, {k: v.to(inputs.device) for k, v in memory.items()}, batch_size, inputs.seed)

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from edgebench.backends.torch.tasks.base import Task, make_optimizer
+from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 
 
 class GANSession:
@@ -55,10 +55,7 @@ class GANSession:
 
 
 class GANTask(Task):
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> GANSession:
-        model = self.build(num_classes, input_shape, device, seed)
-        generator = torch.Generator().manual_seed(seed)
-        real = torch.tanh(torch.randn((batch_size, *input_shape), generator=generator))
-        return GANSession(model, self, real.to(device), seed)
+    def session(self, inputs: SessionInputs) -> GANSession:
+        model, generator = self.build(inputs), inputs.generator()
+        real = torch.tanh(torch.randn((inputs.batch_size, *inputs.input_shape), generator=generator))
+        return GANSession(model, self, real.to(inputs.device), inputs.seed)

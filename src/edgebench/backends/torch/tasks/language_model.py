@@ -6,17 +6,18 @@ With ``data="shakespeare"`` each step trains on a batch of random windows of the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from edgebench.backends.torch.data.synthetic import token_batch
-from edgebench.backends.torch.tasks.base import LossSession, Task
+from edgebench.backends.torch.tasks.base import SessionInputs, Task, TokenSession
 
 EVAL_WINDOWS = 64
 
 
-class LanguageModelSession(LossSession):
+class LanguageModelSession(TokenSession):
     def __init__(
         self,
         model: nn.Module,
@@ -39,12 +40,13 @@ class LanguageModelSession(LossSession):
                 0, len(train) - self.tokens.shape[1], (self.tokens.shape[0],), generator=self.generator
             )
             self.tokens = self._windows(train, starts.to(train.device))
-        logits = self.model(self.tokens[:, :-1])
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), self.tokens[:, 1:].reshape(-1))
+        return super().loss()
 
-    @torch.no_grad()
-    def infer_step(self) -> None:
-        self.model(self.tokens[:, :-1])
+    def forward(self) -> torch.Tensor:
+        return self.model(self.tokens[:, :-1])  # type: ignore[no-any-return]
+
+    def labels(self) -> torch.Tensor:
+        return self.tokens[:, 1:]
 
     @torch.no_grad()
     def evaluate(self) -> float:
@@ -63,28 +65,18 @@ class LanguageModelSession(LossSession):
 
 
 class LanguageModelTask(Task):
-    def session(
-        self,
-        batch_size: int,
-        *,
-        input_shape: tuple[int, ...],
-        num_classes: int,
-        device: str,
-        seed: int,
-        data: str | None = None,
-    ) -> LanguageModelSession:
-        self.check_data(data)
-        generator = torch.Generator().manual_seed(seed)
-        window = input_shape[0]
-        if data is None:
-            model = self.build(num_classes, input_shape, device, seed)
-            tokens = token_batch(batch_size, (window + 1,), num_classes, generator)
+    def session(self, inputs: SessionInputs) -> LanguageModelSession:
+        generator, device, batch_size = inputs.generator(), inputs.device, inputs.batch_size
+        window = inputs.input_shape[0]
+        if inputs.data is None:
+            model = self.build(inputs)
+            tokens = token_batch(batch_size, (window + 1,), inputs.num_classes, generator)
             return LanguageModelSession(model, self, tokens.to(device))
         from edgebench.registry import DATASETS
 
-        text = DATASETS.load(data).load()
-        model = self.build(text.num_classes, input_shape, device, seed)
+        text = DATASETS.load(inputs.data).load()
+        model = self.build(replace(inputs, num_classes=text.num_classes))
         train, test = text.train.to(device), text.test.to(device)
         session = LanguageModelSession(model, self, train[: window + 1].repeat(batch_size, 1), (train, test), generator)
-        session.num_classes, session.input_shape = text.num_classes, input_shape  # type: ignore[attr-defined]
+        session.num_classes, session.input_shape = text.num_classes, inputs.input_shape  # type: ignore[attr-defined]
         return session

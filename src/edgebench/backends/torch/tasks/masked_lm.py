@@ -7,28 +7,25 @@ the cross-entropy at the chosen positions only.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from edgebench.backends.torch.data.synthetic import token_batch
-from edgebench.backends.torch.tasks.base import LossSession, Task
+from edgebench.backends.torch.tasks.base import SessionInputs, Task, TokenSession
 
 MASK_ID = 103  # [MASK] in BERT's uncased WordPiece vocabulary
 
 
-class MaskedLMSession(LossSession):
+class MaskedLMSession(TokenSession):
     def __init__(
         self, model: torch.nn.Module, task: Task, tokens: torch.Tensor, positions: torch.Tensor, labels: torch.Tensor
     ) -> None:
         super().__init__(model, task.workload.optimizer)
-        self.tokens, self.positions, self.labels = tokens, positions, labels
+        self.tokens, self.positions, self.originals = tokens, positions, labels
 
-    def loss(self) -> torch.Tensor:
-        logits = self.model(self.tokens, self.positions)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), self.labels.reshape(-1))
+    def forward(self) -> torch.Tensor:
+        return self.model(self.tokens, self.positions)  # type: ignore[no-any-return]
 
-    @torch.no_grad()
-    def infer_step(self) -> None:
-        self.model(self.tokens, self.positions)
+    def labels(self) -> torch.Tensor:
+        return self.originals
 
 
 def mask_tokens(
@@ -49,11 +46,8 @@ def mask_tokens(
 
 
 class MaskedLMTask(Task):
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> MaskedLMSession:
-        model = self.build(num_classes, input_shape, device, seed)
-        generator = torch.Generator().manual_seed(seed)
-        tokens = token_batch(batch_size, input_shape[:1], num_classes, generator)
-        corrupted, positions, labels = mask_tokens(tokens, num_classes, generator)
-        return MaskedLMSession(model, self, corrupted.to(device), positions.to(device), labels.to(device))
+    def session(self, inputs: SessionInputs) -> MaskedLMSession:
+        model, generator = self.build(inputs), inputs.generator()
+        tokens = token_batch(inputs.batch_size, inputs.input_shape[:1], inputs.num_classes, generator)
+        corrupted, positions, labels = (t.to(inputs.device) for t in mask_tokens(tokens, inputs.num_classes, generator))
+        return MaskedLMSession(model, self, corrupted, positions, labels)

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from edgebench.backends.torch.data.synthetic import classification_batch, token_batch
-from edgebench.backends.torch.tasks.base import LossSession, Task
+from edgebench.backends.torch.tasks.base import LossSession, SessionInputs, Task
 
 
 class SegmentationSession(LossSession):
@@ -25,11 +25,9 @@ class SegmentationSession(LossSession):
 
 
 class SegmentationTask(Task):
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> SegmentationSession:
-        model = self.build(num_classes, input_shape, device, seed)
-        generator = torch.Generator().manual_seed(seed)
-        images, _ = classification_batch(batch_size, input_shape, num_classes, generator)
-        labels = token_batch(batch_size, input_shape[1:], num_classes, generator)
-        return SegmentationSession(model, self, images.to(device), labels.to(device))
+    def session(self, inputs: SessionInputs) -> SegmentationSession:
+        model, generator = self.build(inputs), inputs.generator()
+        shape, classes = inputs.input_shape, inputs.num_classes
+        images, _ = classification_batch(inputs.batch_size, shape, classes, generator)
+        labels = token_batch(inputs.batch_size, shape[1:], classes, generator)
+        return SegmentationSession(model, self, images.to(inputs.device), labels.to(inputs.device))

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from edgebench.backends.torch.data.synthetic import token_batch
-from edgebench.backends.torch.tasks.base import LossSession, Task
+from edgebench.backends.torch.tasks.base import LossSession, SessionInputs, Task
 
 
 class CTCSession(LossSession):
@@ -34,13 +34,11 @@ class CTCSession(LossSession):
 
 
 class CTCTask(Task):
-    def session(
-        self, batch_size: int, *, input_shape: tuple[int, ...], num_classes: int, device: str, seed: int
-    ) -> CTCSession:
-        if len(input_shape) != 2:
-            raise ValueError(f"a speech input is (time_steps, features), not {input_shape}")
-        model = self.build(num_classes, input_shape, device, seed)
-        generator = torch.Generator().manual_seed(seed)
-        features = torch.randn((batch_size, *input_shape), generator=generator)
-        targets = token_batch(batch_size, (max(1, input_shape[0] // 4),), num_classes - 1, generator)
-        return CTCSession(model, self, features.to(device), targets.to(device))
+    def session(self, inputs: SessionInputs) -> CTCSession:
+        shape = inputs.input_shape
+        if len(shape) != 2:
+            raise ValueError(f"a speech input is (time_steps, features), not {shape}")
+        model, generator = self.build(inputs), inputs.generator()
+        features = torch.randn((inputs.batch_size, *shape), generator=generator)
+        targets = token_batch(inputs.batch_size, (max(1, shape[0] // 4),), inputs.num_classes - 1, generator)
+        return CTCSession(model, self, features.to(inputs.device), targets.to(inputs.device))

@@ -24,114 +24,27 @@ node in backward.  Each Python call between kernels also lengthens a gap in whic
 asleep, so with several threads a hook costs more than its Python time: one hook per node rather than two halved
 the overhead on mobilenet_v2 here.  ``benchmarks/trace_overhead.py`` measures what the tracer adds to a step.  The
 tracer's own time after a module's forward falls outside that module's span, inside its parent's.
+
+The module labels and the claiming of autograd nodes are the model graph's (:mod:`edgebench.graph.modules`), shared
+with the static counters there (FLOPs and bytes per module, the cut graph); what this module adds is the run-time
+part of a traced trial: the clock readings and the spans they make.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import torch
 from torch import nn
 
+from edgebench.graph.modules import claim_nodes, input_floor, module_labels
 from edgebench.records.spans import BACKWARD, FORWARD, SpanTable, span_table
 
 _FWD_BEGIN, _FWD_END, _BWD_BEGIN, _BWD_END = 0, 1, 2, 3
-_ACCUMULATE_GRAD_SEQ = 2**64 - 1
-
-
-def module_labels(model: nn.Module) -> tuple[list[nn.Module], list[str], list[str], list[int]]:
-    """Modules in registration order with their names, types and parent indices (the root is named by its class)."""
-    modules: list[nn.Module] = []
-    names: list[str] = []
-    index: dict[int, int] = {}
-    for name, module in model.named_modules():
-        index[id(module)] = len(modules)
-        modules.append(module)
-        names.append(name or type(module).__name__)
-    parents = [-1] * len(modules)
-    for i, module in enumerate(modules):
-        for child in module.children():
-            j = index.get(id(child))
-            if j is not None and parents[j] == -1 and j != 0:
-                parents[j] = i
-    return modules, names, [type(m).__name__ for m in modules], parents
-
-
-def output_tensors(output: Any) -> Iterator[torch.Tensor]:
-    """Tensors in a module's output: a tensor, or tensors inside tuples, lists and dicts (two levels)."""
-    if isinstance(output, torch.Tensor):
-        yield output
-    elif isinstance(output, (tuple, list)):
-        for item in output:
-            if isinstance(item, torch.Tensor):
-                yield item
-            elif isinstance(item, (tuple, list)):
-                yield from (t for t in item if isinstance(t, torch.Tensor))
-    elif isinstance(output, dict):
-        yield from output_tensors(tuple(output.values()))
-
-
-def input_floor(args: tuple[Any, ...], floor: int) -> int:
-    """The highest autograd sequence number among ``args``' grad_fns and ``floor``."""
-    for arg in args:
-        if isinstance(arg, torch.Tensor):
-            fn = arg.grad_fn
-            if fn is not None:
-                seq = fn._sequence_nr()
-                if floor < seq < _ACCUMULATE_GRAD_SEQ:
-                    floor = seq
-    return floor
-
-
-def claim_nodes(
-    output: Any, floor: int, model_floor: int, owned: dict[Any, list[Any]], on_node: Callable[[Any, bool], None]
-) -> int:
-    """Claim for one module call the nodes it created that no call below it claimed; returns the highest number.
-
-    A node is the call's when it is reachable from the call's outputs and numbered above ``floor`` (created after
-    the call's inputs).  ``owned`` maps each claimed node to the *frontier* of the call that claimed it (the nodes
-    where that call's walk stopped), so a container's walk jumps over its children's nodes to reach its own ops
-    before them (``y = child(x * 2)``) without walking the children again.  ``on_node(node, is_exit)`` is told
-    whether the node feeds no other node of this forward of the model (numbered above ``model_floor``): an exit
-    runs last in its branch of the backward pass.
-    """
-    frontier: list[Any] = []
-    if isinstance(output, torch.Tensor):
-        todo = [output.grad_fn] if output.grad_fn is not None else []
-    else:
-        todo = [t.grad_fn for t in output_tensors(output) if t.grad_fn is not None]
-    jumped: set[int] = set()
-    top = floor
-    while todo:
-        fn = todo.pop()
-        claimed = owned.get(fn)
-        if claimed is not None:
-            if claimed is not frontier and id(claimed) not in jumped:
-                jumped.add(id(claimed))
-                todo.extend(claimed)
-            continue
-        seq = fn._sequence_nr()
-        if seq == _ACCUMULATE_GRAD_SEQ:
-            continue
-        if seq <= floor:
-            frontier.append(fn)
-            continue
-        owned[fn] = frontier
-        if seq > top:
-            top = seq
-        is_exit = True
-        for nxt, _ in fn.next_functions:
-            if nxt is not None:
-                todo.append(nxt)
-                if is_exit and model_floor < nxt._sequence_nr() < _ACCUMULATE_GRAD_SEQ:
-                    is_exit = False
-        on_node(fn, is_exit)
-    return top
 
 
 class LayerTracer:

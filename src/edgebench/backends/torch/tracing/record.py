@@ -14,9 +14,9 @@ from typing import Any
 
 from torch import nn
 
-from edgebench.backends.torch.tracing.flops import count_layer_costs
 from edgebench.backends.torch.tracing.layers import CountingClock, LayerTracer
 from edgebench.backends.torch.tracing.ops import OpTracer
+from edgebench.graph.layer_costs import count_layer_costs
 from edgebench.records.spans import SpanTable
 
 
