@@ -33,5 +33,5 @@ def models(
     if as_json:
         typer.echo(json.dumps([{**i.model_dump(), "mnn": listing.mnn.get(i.name)} for i in listing.models], indent=2))
         return 0
-    print_models(listing.models, listing.mnn)
+    print_models(listing.models, listing.mnn, listing.mnn_source)
     return 0

@@ -21,7 +21,7 @@ def _si(value: float | None, unit: str = "") -> str:
     return f"{value:.3g}{unit}"
 
 
-def print_models(infos: list[ModelInfo], mnn: dict[str, dict[str, str | None]]) -> None:
+def print_models(infos: list[ModelInfo], mnn: dict[str, dict[str, str | None]], mnn_source: str) -> None:
     """The workloads table, the references table and its sources, then MNN's refusals."""
     from rich.console import Console
 
@@ -36,13 +36,12 @@ def print_models(infos: list[ModelInfo], mnn: dict[str, dict[str, str | None]]) 
     console.print(keep_whole(references, "model", "figure", "at", "ours", "deviation", "tol.", "src"))
     for number, source in enumerate(sources, start=1):
         console.print(f"[{number}] {source}", highlight=False, markup=False)
-    _print_mnn_refusals(console, mnn)
+    _print_mnn_refusals(console, mnn, mnn_source)
 
 
-def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]]) -> None:
-    """The models ``--backend mnn`` refuses, per mode, with MNN's (or the backend's) reason."""
-    from edgebench.backends.mnn.support import record_source
-
+def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]], source: str) -> None:
+    """The models ``--backend mnn`` refuses, per mode, with MNN's (or the backend's) reason; ``source`` says where the
+    answer comes from."""
     refused = []
     for name, entry in mnn.items():
         if entry["train"] and entry["train"] == entry["infer"]:
@@ -51,8 +50,7 @@ def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]]) 
             refused += [(name, mode, entry[mode]) for mode in ("train", "infer") if entry[mode]]
     print_ = console.print  # type: ignore[attr-defined]
     print_(
-        f"\nMNN backend ({record_source()}): "
-        + ("accepts every model listed" if not refused else "refuses, or could not tell")
+        f"\nMNN backend ({source}): " + ("accepts every model listed" if not refused else "refuses, or could not tell")
     )
     for name, mode, reason in refused:
         print_(f"  {name} ({mode}): {reason}", highlight=False, markup=False)

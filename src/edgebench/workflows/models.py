@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Listing:
-    """Each workload described, and per model the reason MNN refuses it in ``train`` and ``infer`` (None: accepted)."""
+    """Each workload described, per model the reason MNN refuses it in ``train`` and ``infer`` (None: accepted), and
+    where that answer comes from (the installed MNN asked, or a recorded probe)."""
 
     models: list[ModelInfo]
     mnn: dict[str, dict[str, str | None]]
+    mnn_source: str
 
 
 def describe_models(
@@ -28,7 +30,7 @@ def describe_models(
 ) -> Listing:
     """Describe the workloads named (names, aliases or ``module:factory``; none: all) at ``preset`` where they have
     it; ``measure=False`` lists the specs alone, without torch, ``flops=False`` skips the FLOP count."""
-    from edgebench.backends.mnn.support import mnn_support
+    from edgebench.backends.mnn.support import mnn_support, record_source
     from edgebench.graph.counts import CountCache, ModelCounter
     from edgebench.registry import MODELS, UnknownName
     from edgebench.report.catalog import describe
@@ -44,4 +46,4 @@ def describe_models(
     chosen = [(w, preset if preset in w.preset_names() else None) for w in workloads]
     infos = [describe(w, p, counter.count(w, p)) for w, p in chosen]
     counter.save()  # the next listing reads them instead of building every model again
-    return Listing(infos, mnn_support([i.name for i in infos]))
+    return Listing(infos, mnn_support([i.name for i in infos]), record_source())
