@@ -39,7 +39,7 @@ from edgebench.cli import trace as trace_cmd
 from edgebench.errors import UsageError
 from edgebench.host.lifetime import termination_as_interrupt
 from edgebench.registry import UnknownName
-from edgebench.store.rescue import NotStored
+from edgebench.workflows import NotStored
 
 app = typer.Typer(
     name="edgebench",

@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from edgebench.cli.options import StoreOption
-from edgebench.errors import UsageError
-
-if TYPE_CHECKING:
-    from edgebench.records.result import TrialResult
-    from edgebench.store import Store
-
-
-def open_store(path: Path | None):  # type: ignore[no-untyped-def]
-    """The store read-only; a missing one is a usage error naming ``--store``."""
-    from edgebench.store import Store, default_store_path
-
-    path = path or default_store_path()
-    if not Path(path).exists():
-        raise UsageError("--store", f"{path} does not exist; run `edgebench run` first, or give the store to read")
-    return Store(path, read_only=True)
 
 
 def trials(
@@ -36,48 +20,21 @@ def trials(
     store: StoreOption = None,
 ) -> int:
     """List stored trials: id, when, model, backend, target, batch, key figures, status."""
-    from typing import get_args
-
-    from edgebench.records.result import Status
-
-    if status is not None and status not in get_args(Status):
-        raise UsageError("--status", f"{status!r} is not a status; choose from {', '.join(get_args(Status))}")
-    if last is not None and last < 1:
-        raise UsageError("--last", "must be at least 1")
-    with open_store(store) as db:
-        if sweep is not None and not db.sweep_exists(sweep):
-            raise UsageError(
-                "--sweep", f"no sweep {sweep!r} in {db.path} (sweeps: {', '.join(db.sweep_ids()) or 'none'})"
-            )
-        rows = db.query(sweep_id=sweep)
-    rows = [r for r in rows if (model is None or r.trial.model == model) and (target is None or r.target == target)
-            and (status is None or r.status == status)]  # fmt: skip
-    if last is not None:
-        rows = rows[-last:]
-    if as_json:
-        typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in rows], indent=2))
-        return 0
     from rich.console import Console
 
     from edgebench.report.trials_list import trials_table
+    from edgebench.report.warnings import hygiene_warnings
+    from edgebench.workflows.browse import TrialFilter, list_trials
 
+    rows = list_trials(TrialFilter(model, sweep, target, status, last, store))
+    if as_json:
+        typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in rows], indent=2))
+        return 0
     console = Console()
     console.print(trials_table(rows, when=console.width >= 100))
-    from edgebench.report.warnings import hygiene_warnings
-
     for line in hygiene_warnings(rows):
         console.print(line, highlight=False, markup=False)
     return 0
-
-
-def _remeasured(db: Store, result: TrialResult) -> TrialResult:
-    from edgebench.launch.trial import remeasure
-    from edgebench.store.trials import finished_of
-
-    try:
-        return remeasure(finished_of(db, result)).result
-    except ValueError as exc:
-        raise UsageError("--remeasure", str(exc)) from None
 
 
 def show(
@@ -94,13 +51,9 @@ def show(
     store: StoreOption = None,
 ) -> int:
     """Print one stored trial's summary exactly as `run` printed it."""
-    with open_store(store) as db:
-        try:
-            result = db.get(trial)
-        except KeyError as exc:
-            raise UsageError("TRIAL", f"{exc.args[0]} in {db.path}; `edgebench trials` lists them") from None
-        if remeasure:
-            result = _remeasured(db, result)
+    from edgebench.workflows.browse import stored_trial
+
+    result = stored_trial(trial, remeasure=remeasure, store=store)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return 0

@@ -20,9 +20,7 @@ from edgebench.cli.options import StoreOption
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
-    from edgebench.store import Store
-
-_SQLITE_HEADER = b"SQLite format 3\x00"
+    from edgebench.workflows.exchange import ImportedFile
 
 
 class ImportFormat(str, Enum):
@@ -49,72 +47,31 @@ def import_trials(
 ) -> int:
     """Copy another store's trials with their series into this store, store trials a run kept in files, or read the
     MNN-based suite's result folders as imported trials."""
-    from edgebench.store.rescue import load_unsaved
-    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
-    from edgebench.store.trials import save_finished
+    from edgebench.workflows.exchange import import_files, import_mnn_suite
 
     if format_ is ImportFormat.mnn_suite:
-        return _import_mnn_suite(files, device, store)
+        import_mnn_suite(files, device, store, on_file=_said)
+        return 0
     if device is not None:
         raise UsageError("--device", "names the phone of MNN-suite folders; give it with --format mnn-suite")
-
-    for path in files:
-        if not path.is_file():
-            raise UsageError("FILE", f"{path} is not a file; give a .sqlite store or an edgebench-unsaved-*.json file")
-    stores = [path for path in files if _is_sqlite(path)]
-    kept = [(path, load_unsaved(path)) for path in files if path not in stores]
-    with created_or_removed(store) as db, db.batch():  # every file's trials land together, or none
-        for other in stores:
-            _import_store(db, other)
-        for path, finished in kept:
-            try:
-                save_finished(db, finished)
-            except TrialIdTaken:
-                typer.echo(f"{path}: trial {finished.trial_id} is already in {db.path}; the file can go")
-                continue
-            typer.echo(f"{path}: stored trial {finished.trial_id} in {db.path}; the file can go")
+    import_files(files, store, on_file=_said)
     return 0
 
 
-def _is_sqlite(path: Path) -> bool:
-    with path.open("rb") as f:
-        return f.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
-
-
-def _import_store(db: Store, other: Path) -> None:
-    from edgebench.store.importing import import_store
-
-    if other.resolve() == db.path.resolve():
-        raise UsageError("FILE", f"{other} is this store; give another one")
-    try:
-        summary = import_store(db, other)
-    except ValueError as exc:
-        raise UsageError("FILE", str(exc)) from None
-    typer.echo(f"imported {len(summary.imported)} trials from {other} into {db.path}")
-    if summary.refused:
-        shown = ", ".join(summary.refused[:5]) + (" ..." if len(summary.refused) > 5 else "")
-        typer.echo(f"refused {len(summary.refused)} trials already in {db.path}: {shown}", err=True)
-
-
-def _import_mnn_suite(folders: list[Path], device: str | None, store: Path | None) -> int:
-    """Read every folder first (a bad one stores nothing), then store each trial; ids already here are reported."""
-    from edgebench.formats.mnn_suite.importing import read_folder
-    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
-
-    if not device or not device.strip():
-        raise UsageError("--device", "name the phone the suite measured on, e.g. --device 'Meizu 16T'")
-    read = [(folder, read_folder(folder, device.strip())) for folder in folders]
-    with created_or_removed(store) as db, db.batch():
-        for folder, imported in read:
-            stored = already = 0
-            for result, series in imported.trials:
-                try:
-                    db.save(result, series)
-                    stored += 1
-                except TrialIdTaken:
-                    already += 1
-            line = f"{folder}: imported {stored} trials into {db.path}"
-            typer.echo(line + (f" ({already} already there)" if already else ""))
-            for skipped in imported.skipped:
-                typer.echo(f"not imported: {skipped}", err=True)
-    return 0
+def _said(done: ImportedFile) -> None:
+    """What one file brought in: on stdout, the refused ids and what a folder could not read on stderr."""
+    if done.kind == "kept":
+        if done.refused:
+            typer.echo(f"{done.path}: trial {done.refused[0]} is already in {done.store}; the file can go")
+        else:
+            typer.echo(f"{done.path}: stored trial {done.imported[0]} in {done.store}; the file can go")
+    elif done.kind == "store":
+        typer.echo(f"imported {len(done.imported)} trials from {done.path} into {done.store}")
+        if done.refused:
+            shown = ", ".join(done.refused[:5]) + (" ..." if len(done.refused) > 5 else "")
+            typer.echo(f"refused {len(done.refused)} trials already in {done.store}: {shown}", err=True)
+    else:
+        line = f"{done.path}: imported {len(done.imported)} trials into {done.store}"
+        typer.echo(line + (f" ({len(done.refused)} already there)" if done.refused else ""))
+        for skipped in done.skipped:
+            typer.echo(f"not imported: {skipped}", err=True)

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from edgebench.cli.options import JsonOption, StoreOption
+from edgebench.cli.options import JsonOption, StoreOption, say
 from edgebench.errors import UsageError
 
 if TYPE_CHECKING:
-    from edgebench.store.trials import StoredTrial
+    from edgebench.workflows.layers import StepCounters
 
 
 def layers(
@@ -35,71 +35,37 @@ def layers(
     store: StoreOption = None,
 ) -> int:
     """Per-layer forward/backward time, share of the step, CPU, energy, FLOPs and roofline of a traced trial."""
-    if depth is not None and depth < 0:
-        raise UsageError("--depth", "must be 0 or more (0 = the whole model, 1 = its children, ...)")
     if sort not in ("order", "time"):
         raise UsageError("--sort", f"{sort!r} is not a row order; choose order or time")
     if top is not None and top < 1:
         raise UsageError("--top", "must be at least 1")
-    from edgebench.measure.layers import layer_report
-    from edgebench.store.trials import load_trial, power_series
+    from edgebench.report.layers import print_layers
+    from edgebench.workflows.layers import LayersRequest, StepCounters, layer_table
 
-    stored = load_trial(store, trial)
-    result = stored.result
-    if stored.spans is None and (result.cpu.perf_counters_run or result.cpu.perf_counters_per_step):
-        return _step_counters(stored, as_json)  # a --command trial: counted per step and over its run, no layers
-    if stored.spans is None:
-        raise UsageError(
-            "TRIAL",
-            f"trial {result.trial_id} has no spans ({result.status}); record them with "
-            f"`edgebench run --model {result.trial.model} --trace layers`",
-        )
-    deepest = max(stored.spans.depth, default=0)
-    if depth is not None and depth > deepest:
-        raise UsageError(
-            "--depth",
-            f"{depth} is deeper than this trial's model, whose deepest module is at depth {deepest}; "
-            f"give 0 to {deepest}, or leave it out for every module",
-        )
-    power = power_series(stored, power_channel)
-    peak = None
-    if stored.spans.costs is not None:
-        from edgebench.cli.peak import peak_for_trial
-        from edgebench.store import Store
-        from edgebench.store.sqlite import StoreUnusable
-
-        try:
-            db = Store(store)
-        except StoreUnusable:  # read-only: show the stored peak, measure none (it could not be kept)
-            db, no_measure = Store(store, read_only=True), True
-        with db:
-            peak = peak_for_trial(db, result, refresh=refresh_peak, measure_ok=not no_measure)
-    report = layer_report(result, stored.spans, stored.events, stored.samples, power=power, peak=peak, depth=depth)
+    report = layer_table(LayersRequest(trial, depth, power_channel, refresh_peak, no_measure, store), notify=say)
+    if isinstance(report, StepCounters):
+        return _step_counters(report, as_json)  # a --command trial: counted per step and over its run, no layers
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
-        from edgebench.report.layers import print_layers
-
         print_layers(report, roofline=roofline, sort=sort, top=top)
     return 0
 
 
-def _step_counters(stored: StoredTrial, as_json: bool) -> int:
+def _step_counters(counted: StepCounters, as_json: bool) -> int:
     """``--counters`` of a trial without layer spans: its steps' counts and the whole run's."""
     import json
 
-    from edgebench.records.events import Step
-    from edgebench.report.layers import print_step_counters, step_counter_rows
+    from edgebench.report.layers import print_step_counters
 
-    result = stored.result
-    rows = step_counter_rows([e for e in stored.events if isinstance(e, Step)])
+    result = counted.result
     if as_json:
-        doc = {"trial_id": result.trial_id, "granularity": "steps", "steps": rows, "run": result.cpu.perf_counters_run}
+        doc = {"trial_id": result.trial_id, "granularity": "steps", "steps": counted.rows, "run": counted.run}
         typer.echo(json.dumps(doc, indent=2))
         return 0
     what = result.trial.command or result.trial.model
     title = f"{what}  [{result.trial_id}]  perf counters per step (no layer spans: the command is one process tree)"
-    print_step_counters(title, rows, result.cpu.perf_counters_run)
+    print_step_counters(title, counted.rows, counted.run)
     for note in result.measurement_notes or []:
         if note.startswith("perf counters"):
             typer.echo(note)

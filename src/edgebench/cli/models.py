@@ -3,26 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-from edgebench.errors import UsageError
-from edgebench.markup import rich_text
-
-if TYPE_CHECKING:
-    from rich.table import Table
-
-    from edgebench.report.catalog import ModelInfo
-
-
-def _si(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "-"
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if abs(value) >= factor:
-            return f"{value / factor:.3g}{prefix}{unit}"
-    return f"{value:.3g}{unit}"
 
 
 def models(
@@ -43,135 +26,12 @@ def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of a table.")] = False,
 ) -> int:
     """List workloads: domain, input, parameters, forward and training FLOPs, and their published figures."""
-    from edgebench.graph.counts import CountCache, ModelCounter
-    from edgebench.registry import MODELS, UnknownName
-    from edgebench.report.catalog import describe
-    from edgebench.workloads import named_workload
+    from edgebench.report.models import print_models
+    from edgebench.workflows.models import describe_models
 
-    try:
-        workloads = [named_workload(n) for n in (names or MODELS.names())]
-    except (UnknownName, ValueError) as exc:  # an unknown name, or a module:factory that does not import
-        raise UsageError("NAMES", str(exc)) from None
-    if preset is not None and names and not any(preset in w.preset_names() for w in workloads):
-        raise UsageError("--preset", f"none of these workloads has a preset {preset!r}")
-    counter = ModelCounter(flops=flops, measure=measure, counts=CountCache() if measure else None)
-    chosen = [(w, preset if preset in w.preset_names() else None) for w in workloads]
-    infos = [describe(w, p, counter.count(w, p)) for w, p in chosen]
-    counter.save()  # the next listing reads them instead of building every model again
-    from edgebench.backends.mnn.support import mnn_support
-
-    mnn = mnn_support([i.name for i in infos])
+    listing = describe_models(names or (), preset=preset, flops=flops, measure=measure)
     if as_json:
-        typer.echo(json.dumps([{**i.model_dump(), "mnn": mnn.get(i.name)} for i in infos], indent=2))
+        typer.echo(json.dumps([{**i.model_dump(), "mnn": listing.mnn.get(i.name)} for i in listing.models], indent=2))
         return 0
-    from rich.console import Console
-
-    from edgebench.report.fit import keep_whole
-
-    console = Console()
-    wide = console.width >= _WIDE
-    models_table = keep_whole(_models_table(infos, with_published=wide), "input", "out", "params", "fwd FLOPs")
-    models_table.columns[0].min_width = 2 + max(len(i.name) for i in infos)  # a domain's row may wrap, no name
-    console.print(keep_whole(models_table, "train FLOPs"))
-    references, sources = _references_table(infos, sources_inline=wide)
-    console.print(keep_whole(references, "model", "figure", "at", "ours", "deviation", "tol.", "src"))
-    for number, source in enumerate(sources, start=1):
-        console.print(f"[{number}] {source}", highlight=False, markup=False)
-    _print_mnn_refusals(console, mnn)
+    print_models(listing.models, listing.mnn, listing.mnn_source)
     return 0
-
-
-def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]]) -> None:
-    """The models ``--backend mnn`` refuses, per mode, with MNN's (or the backend's) reason."""
-    from edgebench.backends.mnn.support import record_source
-
-    refused = []
-    for name, entry in mnn.items():
-        if entry["train"] and entry["train"] == entry["infer"]:
-            refused.append((name, "train, infer", entry["train"]))
-        else:
-            refused += [(name, mode, entry[mode]) for mode in ("train", "infer") if entry[mode]]
-    print_ = console.print  # type: ignore[attr-defined]
-    print_(
-        f"\nMNN backend ({record_source()}): "
-        + ("accepts every model listed" if not refused else "refuses, or could not tell")
-    )
-    for name, mode, reason in refused:
-        print_(f"  {name} ({mode}): {reason}", highlight=False, markup=False)
-
-
-#: Narrower than this (a normal terminal, piped output), the published figures are shown once, in the references
-#: table, and their sources as numbered notes under it, so that names, inputs and numbers stay whole at 80 columns.
-_WIDE = 140
-
-
-def _quantity(quantity: str) -> str:
-    return {"params": "params", "forward_macs": "fwd MACs", "forward_flops": "fwd FLOPs"}.get(quantity, quantity)
-
-
-def _models_table(infos: list[ModelInfo], with_published: bool = True) -> Table:
-    """One row per workload under a row naming its domain."""
-    from rich import box
-    from rich.table import Table
-
-    title = "Workloads by domain (FLOPs per sample; a multiply-add is 2 FLOPs)"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    columns = ["model", "input", "out", "params", "fwd FLOPs", "train FLOPs"]
-    columns += ["published (ours vs. it)"] if with_published else []
-    for column in columns:
-        table.add_column(column, justify="right" if "FLOPs" in column or column in ("params", "out") else "left")
-    domain = None
-    for info in infos:
-        if info.domain != domain:
-            domain = info.domain
-            table.add_row(f"[bold]{rich_text(domain)}[/bold]")
-        refs = []
-        for r in info.references:
-            dev = "" if r.deviation_pct is None else f" {r.deviation_pct:+.1f}%"
-            flag = "[red]![/red]" if r.within_tolerance is False else ""
-            refs.append(f"{_quantity(r.quantity)} {_si(r.value)}{dev}{flag}")
-        table.add_row(
-            rich_text(f"  {info.name}"),
-            f"{info.preset} {'x'.join(map(str, info.input_shape))}",
-            str(info.num_classes),
-            _si(info.params),
-            _si(info.forward_flops),
-            _si(info.train_flops_per_sample),
-            *(["; ".join(refs) or "-"] if with_published else []),
-        )
-    return table
-
-
-def _references_table(infos: list[ModelInfo], sources_inline: bool = True) -> tuple[Table, list[str]]:
-    """The published figures beside ours; with ``sources_inline=False`` each row names its source by number and
-    the sources (long: configuration and citation) come back to be printed under the table."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title="Published figures and where they come from", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
-    )
-    last = "configuration; source" if sources_inline else "src"
-    for column in ("model", "figure", "at", "ours", "deviation", "tol.", last):
-        table.add_column(column, justify="right" if column in ("figure", "ours", "deviation", "tol.") else "left")
-    sources: list[str] = []
-    for info in infos:
-        for r in info.references:
-            deviation = "-" if r.deviation_pct is None else f"{r.deviation_pct:+.2f}%"
-            if r.within_tolerance is False:
-                deviation = f"[red]{deviation}[/red]"
-            source = f"{r.config}; {r.source}"
-            if not sources_inline:
-                if source not in sources:
-                    sources.append(source)
-                source = f"[{sources.index(source) + 1}]"
-            table.add_row(
-                rich_text(info.name),
-                f"{_quantity(r.quantity)} {_si(r.value)}",
-                r.preset,
-                _si(r.measured),
-                deviation,
-                f"{100 * r.rel_tol:g}%",
-                rich_text(source),
-            )
-    return table, sources

@@ -2,58 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import sys
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
 
 from edgebench.config.settings import BY_FIELD, Setting
-from edgebench.errors import UsageError, located
 from edgebench.records.trial import Trial
 
-if TYPE_CHECKING:
-    from edgebench.targets import Target
 
-T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
-
-
-def parse(flag: str, text: str | None, parser: Callable[[str], T]) -> T | None:
-    """Run ``parser`` on a flag's text; a ``ValueError`` becomes a :class:`UsageError` naming ``flag``."""
-    if text is None:
-        return None
-    try:
-        return parser(text)
-    except ValueError as exc:
-        raise UsageError(flag, str(exc)) from None
-
-
-def build(make: Callable[..., M], values: dict[str, Any], flags: dict[str, str]) -> M:
-    """Validate ``values`` through ``make`` (a model, or :func:`~edgebench.config.trial.make_trial` for a Trial); the
-    first error is reported against its command-line flag."""
-    try:
-        return make(**{k: v for k, v in values.items() if v is not None})
-    except ValidationError as exc:
-        field, message = located(exc.errors()[0])
-        flag = flags.get(field, "--" + field.replace("_", "-"))
-        raise UsageError(flag, message) from None
-
-
-def sysfs_root(path: Path | None) -> str:
-    """``--sysfs-root``: a folder holding a device's ``/proc`` and ``/sys`` (a capture), or ``/`` when not given."""
-    if path is None:
-        return "/"
-    if not path.is_dir():
-        raise UsageError("--sysfs-root", f"{path} is not a folder; give a tree made by tests/fixtures/capture_sysfs.sh")
-    if not (path / "sys").is_dir() and not (path / "proc").is_dir():
-        raise UsageError(
-            "--sysfs-root", f"{path} holds neither sys/ nor proc/; give the folder a capture was written to"
-        )
-    return str(path)
+def say(line: str) -> None:
+    """A workflow's note, warning or progress line, on stderr as it comes (stdout stays the command's output)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 #: ``--target``: where the trial runs or the sensors are read (``local``, ``ssh://HOST``, ``adb://SERIAL`` or a name).
@@ -139,11 +104,20 @@ def _leaf_types(annotation: Any) -> Iterator[Any]:
         yield from _leaf_types(arg)
 
 
-def role_cores(role: str, target: Target) -> tuple[int, ...] | None:
-    """``--cores big``: the cores of the device's fast clusters, resolved as a sweep resolves them."""
-    from edgebench.sweep.plan import resolve_cores
-
-    try:
-        return resolve_cores(role, 0, target.sysfs(), target.allowed_cores())
-    except UsageError as exc:
-        raise UsageError("--cores", exc.message) from None
+def request_options(request: type, options: dict[str, Any]) -> list[inspect.Parameter]:
+    """A command's options, in the order of ``options``, for the fields of a workflow's request record: each field's
+    type and default are the record's (declared once, in the workflow), its flag names and help the command's
+    (``typer.Option(...)``, or an option type such as :data:`StoreOption`).  An entry that is not a field of the
+    record gives ``(type, default)``: an option of the command alone, such as ``--json``."""
+    hints = typing.get_type_hints(request)
+    defaults = {f.name: f.default for f in dataclasses.fields(request)}
+    parameters = []
+    for name, option in options.items():
+        if isinstance(option, tuple):
+            annotation, default = option
+        else:
+            annotation = option if typing.get_origin(option) is Annotated else Annotated[hints[name], option]
+            default = defaults[name]
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))  # fmt: skip
+    return parameters

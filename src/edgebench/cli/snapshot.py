@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from edgebench.cli.options import RootOption, TargetOption
-from edgebench.errors import UsageError
 
 
 def snapshot(
@@ -19,19 +18,9 @@ def snapshot(
     root: RootOption = False,
 ) -> int:
     """Copy the device's /proc and /sys files that edgebench reads into a --sysfs-root tree."""
-    from edgebench.host.capture import dump_script, parse_dump, write_tree_whole
-    from edgebench.targets import open_target
+    from edgebench.workflows.device import snapshot as capture
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError("-o", f"{out} is not an empty folder; give a new one")
-    target = open_target(target_spec, root=root or None)
-    if target.name == "local":
-        from edgebench.targets.shell import LocalShell
-
-        dump = parse_dump(LocalShell().run(dump_script("/"), timeout_s=60).stdout)
-    else:
-        dump = target.sysfs().dump()  # type: ignore[attr-defined]
-    count = write_tree_whole(dump, out)  # nothing half-written under the name the user gave
-    denied = f"; {len(dump.denied)} were not readable ({'root may read them' if not root else 'even as root'})"
-    typer.echo(f"copied {count} files from {target.name} into {out}" + (denied if dump.denied else ""))
+    done = capture(out, target_spec, root=root)
+    denied = f"; {len(done.denied)} were not readable ({'root may read them' if not root else 'even as root'})"
+    typer.echo(f"copied {done.files} files from {done.target} into {out}" + (denied if done.denied else ""))
     return 0

@@ -8,10 +8,7 @@ from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import StoreOption
-from edgebench.errors import UsageError
-from edgebench.host.files import file_name, write_text_replacing
-from edgebench.report.outputs import check_output_file, check_output_folder
+from edgebench.cli.options import StoreOption, say
 
 
 def trace(
@@ -37,55 +34,23 @@ def trace(
 ) -> int:
     """Write a trial's steps, layer/op spans and sampled counters as trace-event JSON (open it in ui.perfetto.dev)."""
     from edgebench.cli import fail
-    from edgebench.report.trace import chrome_trace
-    from edgebench.report.trace_check import check_trace, dumps, find_trace_processor, perfetto_check
-    from edgebench.store.trials import load_trial, power_series
+    from edgebench.workflows.layers import TraceRequest, write_trace
 
-    binary = find_trace_processor(trace_processor) if check else None
-    if trace_processor and not Path(trace_processor).exists():
-        raise UsageError(
-            "--trace-processor", f"{trace_processor} does not exist; give the path of trace_processor_shell"
-        )
-    to_stdout = output is not None and str(output) == "-"
-    if binary is not None and to_stdout:
-        raise UsageError("--check", "Perfetto's check needs a file: use -o FILE instead of -o -")
-    if output is not None and not to_stdout:
-        check_output_file("--output", output, f"{trial}.trace.json")  # before the store is read and the trace built
-    elif output is None:
-        check_output_folder("--output", Path("."))  # the default file goes in the current folder
-    stored = load_trial(store, trial)
-    power = power_series(stored, power_channel)
-    doc = chrome_trace(stored.result, stored.events, stored.samples, stored.spans, power)
-    problems = check_trace(doc)
-    if problems:  # a bug in edgebench, not in the user's input: say so and write nothing
-        for problem in problems[:10]:
+    done = write_trace(TraceRequest(trial, output, check, trace_processor, power_channel, store))
+    if done.problems:  # a bug in edgebench, not in the user's input: say so and write nothing
+        for problem in done.problems[:10]:
             print(f"edgebench: trace check: {problem}", file=sys.stderr)
-        return fail(f"the trace of {stored.result.trial_id} failed its structural check; nothing written", 1)
-    text = dumps(doc)
-    events = doc["traceEvents"]
-    n_slices = sum(1 for e in events if e["ph"] == "X")
-    n_counters = sum(1 for e in events if e["ph"] == "C")
-    if to_stdout:
-        sys.stdout.write(text + "\n")
-        target = None
-    else:
-        target = output or Path(f"{file_name(stored.result.trial_id)}.trace.json")  # an id is data: one safe name
-        write_text_replacing(target, text)
-    where = f"wrote {target}" if target else "wrote the trace to stdout"
-    print(
-        f"{where}: {n_slices} slices, {n_counters} counter values; open it in https://ui.perfetto.dev", file=sys.stderr
-    )
+        return fail(f"the trace of {done.trial_id} failed its structural check; nothing written", 1)
+    if done.text is not None:
+        sys.stdout.write(done.text + "\n")
+    where = f"wrote {done.path}" if done.path else "wrote the trace to stdout"
+    say(f"{where}: {done.slices} slices, {done.counters} counter values; open it in https://ui.perfetto.dev")
     if not check:
         return 0
-    print(f"structural check: ok ({len(events)} events)", file=sys.stderr)
-    if binary is None:
-        print(
-            "Perfetto check skipped: no trace_processor_shell on PATH (set $EDGEBENCH_TRACE_PROCESSOR or "
-            "--trace-processor to run it)",
-            file=sys.stderr,
-        )
+    say(f"structural check: ok ({done.events} events)")
+    if done.perfetto is None:
+        say("Perfetto check skipped: no trace_processor_shell on PATH (set $EDGEBENCH_TRACE_PROCESSOR or "
+            "--trace-processor to run it)")  # fmt: skip
         return 0
-    assert target is not None
-    result = perfetto_check(target, binary, n_slices)
-    print(f"Perfetto check: {'ok' if result.ok else 'FAILED'}: {result.message}", file=sys.stderr)
-    return 0 if result.ok else fail(f"Perfetto did not import {target} as written", 1)
+    say(f"Perfetto check: {'ok' if done.perfetto.ok else 'FAILED'}: {done.perfetto.message}")
+    return 0 if done.perfetto.ok else fail(f"Perfetto did not import {done.path} as written", 1)

@@ -12,7 +12,6 @@ torch only to count what the cache lacks.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache

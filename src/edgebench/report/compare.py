@@ -22,6 +22,7 @@ import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.markup import rich_text
 from edgebench.records.events import measured_phase, parse_events, steps_of
 from edgebench.records.result import TrialResult
 from edgebench.store import Store
@@ -265,3 +266,54 @@ def compare_groups(store: Store, a: Side, b: Side, fields: tuple[str, ...]) -> G
         )
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     return GroupComparison(rows, len(ga) - len(shared), len(gb) - len(shared), geo, fields)
+
+
+def row_json(r: Row) -> dict[str, object]:
+    """One row of ``compare --json``: its label, both sides, the ratio and the t-test."""
+    return {
+        "label": r.label,
+        "a": r.a,
+        "b": r.b,
+        "ratio": r.verdict.ratio,
+        "p_value": r.verdict.p_value,
+        "significant": r.verdict.significant,
+        **({"ratios": r.extra} if r.extra else {}),
+    }
+
+
+def print_trial_comparison(a: Side, b: Side, rows: list[Row], warning: str | None) -> None:
+    """Two trials: each measurement of B next to A's, the ratio and the t-test; the unlike pair's warning under."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=rich_text(f"A = {a.title}   B = {b.title}"), title_justify="left")
+    for column in ("measurement", "A", "B", "B/A", "t-test on steps"):
+        table.add_column(column, justify="left" if column in ("measurement", "t-test on steps") else "right")
+    for r in rows:
+        shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))))
+    Console().print(table)
+    if warning:
+        print(f"warning: {warning}")
+
+
+def print_group_comparison(a: Side, b: Side, result: GroupComparison) -> None:
+    """Two groups: each paired configuration's step time, ratios and t-test, their geometric mean, what is unpaired."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=rich_text(f"A = {a.title}   B = {b.title}   (step time, ms)"), title_justify="left")
+    for column in ("configuration", "A", "B", "B/A", "t-test", "samples/s B/A", "memory B/A", "energy B/A"):
+        table.add_column(column, justify="left" if column in ("configuration", "t-test") else "right")
+    for r in result.rows:
+        extra = [f"{v:.3f}" if v is not None else "-" for v in r.extra.values()]
+        shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(), *extra)))
+    console.print(table)
+    if result.geometric_mean is not None:
+        console.print(f"geometric mean of step-time ratios B/A over {len(result.rows)} configurations: "
+                      f"{result.geometric_mean:.3f}")  # fmt: skip
+    if result.only_a or result.only_b:
+        console.print(rich_text(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
+                                f"(paired on {', '.join(result.fields)})"))  # fmt: skip

@@ -16,8 +16,10 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from edgebench.errors import located
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
+from edgebench.units import format_size
 
 
 class DeviceProbe(Protocol):
@@ -148,3 +150,63 @@ def as_json(cells: list[Cell]) -> list[dict[str, Any]]:
         }
         for c in cells
     ]
+
+
+def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
+    """The table (best of each model's column in bold, with a star), then the warnings, the energy note and how
+    each int8 model was quantized."""
+    from rich.console import Console
+    from rich.table import Table
+
+    what = "inference (forward pass)" if mode == "infer" else "training step"
+    table = Table(
+        title=f"Frameworks on this device: {what}, batch {batch_size} (best of each model's column in bold *)",
+        title_justify="left",
+    )
+    for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("latency ms", "right"),
+                            ("median ms", "right"),
+                            ("energy J", "right"), ("peak memory", "right"), ("top-1 agree", "right"),
+                            ("accuracy change", "right"), ("trial / reason", "left")):  # fmt: skip
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+
+    def mark(cell: Cell, column: str, text: str) -> str:
+        return f"[bold]*{rich_text(text)}[/bold]" if column in cell.best else rich_text(text)
+
+    for c in cells:
+        f = c.figures()
+        latency = "" if f["latency_ms"] is None else f"{f['latency_ms']:.2f}"
+        median = c.result.latency.step_ms.median if c.measured and c.result and c.result.latency.step_ms else None
+        energy = "" if f["energy_j"] is None else f"{f['energy_j']:.4f}"
+        memory = "" if f["peak_memory_bytes"] is None else format_size(f["peak_memory_bytes"])
+        agree = "" if f["top1_agreement"] is None else f"{100 * f['top1_agreement']:.1f}%"
+        change = "" if f["accuracy_change"] is None else f"{100 * f['accuracy_change']:+.1f} pt"
+        if c.measured and c.precision == "fp32":
+            agree, change = "(reference)", "(reference)"
+        where = c.result.trial_id if c.measured and c.result else (c.reason or "")
+        table.add_row(
+            rich_text(c.model),
+            rich_text(c.backend),
+            rich_text(c.precision),
+            mark(c, "latency_ms", latency),
+            "" if median is None else f"{median:.2f}",
+            mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
+            mark(c, "peak_memory_bytes", memory),
+            mark(c, "top1_agreement", agree),
+            mark(c, "accuracy_change", change),
+            rich_text(where),
+        )
+    Console(width=200).print(table)
+    from edgebench.report.warnings import hygiene_warnings
+
+    for line in hygiene_warnings(c.result for c in cells if c.result is not None):
+        print(line)
+    reason = energy_reason(cells)
+    if reason:
+        print(f"energy: {reason}")
+    notes = {q for c in cells if c.result and c.result.quantization for q in (c.result.quantization.notes or [])}
+    for c in cells:
+        q = c.result.quantization if c.result else None
+        if q is not None:
+            print(f"{c.model} {c.backend} int8: {q.method}; calibration: {q.calibration}")
+    for note in sorted(notes):
+        print(f"note: {note}")

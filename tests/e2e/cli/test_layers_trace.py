@@ -6,9 +6,9 @@ import stat
 
 import pytest
 
-from edgebench.cli.peak import trial_peak_key
 from edgebench.report.trace_check import check_trace
 from edgebench.store import Store
+from edgebench.workflows.peak import trial_peak_key
 from tests.conftest import store_with_traced_lenet
 
 

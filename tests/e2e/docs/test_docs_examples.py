@@ -16,6 +16,10 @@ verbatim.  Each example's exit code is checked (0, or what the page says it retu
 output, a line of it.  :func:`test_every_docs_example_is_run_here` fails on a new example that is not placed in a
 lane below.
 
+The Python blocks of the pages in :data:`PYTHON_PAGES` (the workflows' page) run too, each page's blocks in order in
+one fresh interpreter, as a notebook's cells would, in a folder and with a default store of their own; a page
+elsewhere whose Python block calls the workflows must be listed there (:func:`test_every_python_api_example_is_run`).
+
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
 a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
 (deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
@@ -679,3 +683,44 @@ def test_docs_example_runs(ran, page, line):
     assert proc.returncode == expect.code, f"{page}: `{line}` exited {proc.returncode}:\n{out[-3000:]}"
     for shown in expect.shows:
         assert re.search(shown, out), f"{page}: `{line}` does not show {shown!r}:\n{out[-3000:]}"
+
+
+#: The pages whose ```python blocks are a notebook to run (the others' blocks are module files or fragments), and
+#: what each shows (regular expressions on its output).
+PYTHON_PAGES: dict[str, tuple[str, ...]] = {
+    "guide/python-api.md": (
+        r"lenet fake \d+\.\d+ ms a step",
+        r"stored in None",
+        r"lenet fake \S+ \d+\.\d+ ms",
+        r"B/A \d",
+    ),
+}
+
+
+def python_blocks(page: str) -> list[str]:
+    """The ```python blocks of ``page`` (relative to docs/), in order."""
+    return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+
+
+def test_every_python_api_example_is_run():
+    calling = {
+        str(page.relative_to(ROOT / "docs"))
+        for page in (ROOT / "docs").rglob("*.md")
+        if any("edgebench.workflows" in block for block in python_blocks(str(page.relative_to(ROOT / "docs"))))
+    }
+    assert calling <= set(PYTHON_PAGES), f"Python blocks calling the workflows, not run: {sorted(calling)}"
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES)
+def test_docs_python_example_runs(page, tmp_path):
+    """The page's blocks as one script in a fresh interpreter (a notebook's cells, run in order), in a folder of
+    their own with a default store there (an example that forgets its store writes nothing of the user's)."""
+    blocks = python_blocks(page)
+    assert blocks, f"{page} has no Python block"
+    env = dict(os.environ, EDGEBENCH_STORE=str(tmp_path / "default.sqlite"), EDGEBENCH_CACHE=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", "\n".join(blocks)], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, f"{page}: its Python blocks failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+    for shown in PYTHON_PAGES[page]:
+        assert re.search(shown, proc.stdout), f"{page}: its Python blocks do not show {shown!r}:\n{proc.stdout}"
+    assert not (tmp_path / "default.sqlite").exists(), "an example wrote to the default store"

@@ -10,7 +10,8 @@ def test_the_solver_imports_no_torch():
     """The analyzer's framework-free half: torch comes in only through graph/torch_graph.py."""
     code = (
         "import sys, edgebench.partition.analysis, edgebench.partition.network, edgebench.report.partition, "
-        "edgebench.store.importing, edgebench.cli.partition, edgebench.cli.importing\n"
+        "edgebench.store.importing, edgebench.cli.partition, edgebench.cli.importing, edgebench.workflows.partition, "
+        "edgebench.workflows.exchange\n"
         "print('torch' in sys.modules)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

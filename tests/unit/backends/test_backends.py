@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from edgebench.backends.base import Backend, Capabilities
-from edgebench.cli.options import build
+from edgebench.config.flags import build
 from edgebench.config.trial import make_trial
 from edgebench.errors import UsageError
 from edgebench.records.trial import Trial

@@ -1,53 +1,67 @@
-"""``feasibility`` and ``frameworks`` flags as a plan reads them on a fixture tree: core roles, frequencies, timeouts,
-and bad flags named.  The plans run by the command are in tests/e2e/cli/test_plans.py.
-"""
+"""The options the plan commands share are declared once (``cli/plans.py``) and each command takes them from there:
+the same flags, defaults and help in the same order in ``feasibility``, ``frameworks`` and every study (a study
+without the placement four, which its plan sets), handed to the command as one :class:`PlanFlags`."""
 
 from __future__ import annotations
 
-import pytest
+import typer
 
-from edgebench.cli.plans import PlanFlags
-from edgebench.errors import UsageError
-from edgebench.host.sysfs import SysFS
+from edgebench.cli import app
+from edgebench.cli.plans import PlanFlags, plan_command
 
-
-class PhoneTarget:
-    """The Meizu 16T's tree (4 little + 3 big + 1 prime core), every core usable: only what planning reads."""
-
-    name = "phone"
-
-    def __init__(self, root) -> None:
-        self.root = root
-
-    def sysfs(self) -> SysFS:
-        return SysFS(self.root)
-
-    def allowed_cores(self) -> tuple[int, ...]:
-        return tuple(range(8))
+SHARED = ["threads", "cores", "frequency", "timeout", "cooldown", "resume", "target_spec", "root", "as_json", "store",
+          "no_store"]  # fmt: skip
+PLACEMENT = SHARED[:4]
 
 
-def flags(**given) -> PlanFlags:
-    values = dict(target=None, root=False, cores=None, frequency=None, threads=None, timeout=None, cooldown=None,
-                  resume=False, store=None, no_store=False)  # fmt: skip
-    return PlanFlags(**{**values, **given})
+def options(*path: str) -> list[tuple]:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return [(p.name, tuple(p.opts), p.default, p.help) for p in command.params]
 
 
-def test_core_roles_frequency_and_timeout_read_as_run_reads_them(sysfs_tree):
-    phone = PhoneTarget(sysfs_tree("sm8150_meizu16t"))
-    assert flags(cores="big").trial_values(phone)["cores"] == (4, 5, 6, 7)
-    assert flags(cores="little").trial_values(phone)["cores"] == (0, 1, 2, 3)
-    assert flags(cores="f0").trial_values(phone)["cores_mask"] == "f0"
-    assert flags(cores="all").trial_values(phone) == {"cores": None}
-    values = flags(frequency="1.7GHz", threads="2", timeout="5m").trial_values(phone)
-    assert values == {"freq_khz": 1_700_000, "threads": 2, "timeout_s": 300.0}
+def shared_block(params: list[tuple], names: list[str]) -> list[tuple]:
+    named = [p for p in params if p[0] in names]
+    assert [p[0] for p in named] == names  # all there, in this order
+    return named
 
 
-@pytest.mark.parametrize(
-    ("given", "flag"),
-    [({"cores": "medium"}, "--cores"), ({"frequency": "all"}, "--frequency"), ({"timeout": "soon"}, "--timeout"),
-     ({"threads": "many"}, "--threads")],
-)  # fmt: skip
-def test_bad_shared_flags_name_the_flag(sysfs_tree, given, flag):
-    with pytest.raises(UsageError) as caught:
-        flags(**given).trial_values(PhoneTarget(sysfs_tree("sm8150_meizu16t")))
-    assert caught.value.field == flag
+def test_the_plan_commands_share_one_declaration_of_their_options():
+    feasibility = shared_block(options("feasibility"), SHARED)
+    assert shared_block(options("frameworks"), SHARED) == feasibility
+    device_and_output = [p for p in feasibility if p[0] not in PLACEMENT]
+    for study in ("tx2", "dnntune", "mnn-suite"):
+        params = options("study", study)
+        assert not {p[0] for p in params} & set(PLACEMENT)
+        assert shared_block(params, SHARED[4:]) == device_and_output
+        assert [p[0] for p in params][-1] == "backend"  # the study's own option after the shared ones, as before
+
+
+def test_a_plan_command_gets_the_shared_values_as_one_record():
+    seen = {}
+
+    @plan_command()
+    def command(steps: int = 1, *, flags: PlanFlags) -> int:
+        """A plan command."""
+        seen.update(steps=steps, flags=flags)
+        return 0
+
+    values = dict(threads="2", cores="big", frequency="1.7GHz", timeout="5m", cooldown="idle", resume=True,
+                  target_spec="adb://X", root=True, as_json=True, store=None, no_store=False)  # fmt: skip
+    assert command(steps=3, **values) == 0
+    flags = seen["flags"]
+    assert seen["steps"] == 3 and flags.as_json
+    assert (flags.options.target, flags.options.cores, flags.options.frequency, flags.options.threads) == (
+        "adb://X",
+        "big",
+        "1.7GHz",
+        "2",
+    )
+    assert (flags.options.timeout, flags.options.cooldown, flags.options.resume, flags.options.root) == (
+        "5m",
+        "idle",
+        True,
+        True,
+    )
+    assert command.__doc__ == "A plan command."

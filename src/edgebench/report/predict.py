@@ -1,4 +1,5 @@
-"""What ``edgebench predict`` prints and draws: every figure labelled predicted, with where it came from."""
+"""What ``edgebench predict`` prints and draws: every figure labelled predicted, with where it came from (the
+predictions are :mod:`edgebench.predict`'s; this is their terminal and figure view)."""
 
 from __future__ import annotations
 
