@@ -178,3 +178,35 @@ def readable(text: str, *whole: str) -> None:
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80, text
     for word in whole:
         assert word in text, word
+
+
+def refused(capsys: Any, *argv: str) -> str:
+    """Run ``edgebench ARGV`` in this process and require a refusal: exit code 2 and one line on stderr, which is
+    returned (the hostile-input probes of issue 39 each end here).  Nothing the refusal wrote to stdout counts."""
+    from edgebench.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("edgebench: error: "), (code, err)
+    return lines[0]
+
+
+def relabel_models(store: Path, model: str, new: str) -> None:
+    """Rename ``model`` to ``new`` in every trial of ``store`` (its column and its record), as an edited or imported
+    store can hold any name: the hostile-input tests plant a ``module:attr`` or markup this way."""
+    import sqlite3
+
+    def sub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: sub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [sub(v) for v in value]
+        return new if value == model else value
+
+    with sqlite3.connect(store) as db:
+        for trial_id, record in db.execute("SELECT trial_id, result_json FROM trials WHERE model = ?", (model,)):
+            db.execute("UPDATE trials SET model = ?, result_json = ? WHERE trial_id = ?",
+                       (new, json.dumps(sub(json.loads(record))), trial_id))  # fmt: skip
+    db.close()

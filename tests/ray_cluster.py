@@ -3,7 +3,8 @@
 The head is reached at 127.0.0.1; Ray registers every node under the machine's own address (``ray start`` replaces
 a loopback ``--node-ip-address`` with it), so none is given.  Each node is a separate ``ray start`` (raylet,
 workers) with its own device resources; all of them share one session folder under ``root``, which is how their
-processes are found again to kill one node or all of them: by pid, never by name, so no other Ray on the machine
+processes are found again to kill one node or all of them (by their command line, or by the session's files they
+hold open: the client server's command line names no folder): by pid, never by name, so no other Ray on the machine
 is touched.  Usage statistics are off and there is no dashboard UI.
 """
 
@@ -84,7 +85,9 @@ class LocalCluster:
                 cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            if str(self.temp) in cmdline and (node is None or f"edgebench-host:{node}" in cmdline):
+            if node is None and str(self.temp) not in cmdline and _writes_under(entry, self.temp):
+                mine.append(int(entry.name))  # a Ray client server: its log is in the session, its command line not
+            elif str(self.temp) in cmdline and (node is None or f"edgebench-host:{node}" in cmdline):
                 mine.append(int(entry.name))
         if node is not None:  # the node's raylet, and what it started
             mine += [c for p in mine for c in _descendants(p)]
@@ -95,14 +98,28 @@ class LocalCluster:
             _kill(pid)
 
     def stop(self) -> None:
-        for _ in range(3):
+        """Kill every process of the cluster and remove its session folder; fails naming any that survive (the
+        suite must leave no process behind)."""
+        for _ in range(6):
             pids = self.pids() + [c for p in self.pids() for c in _descendants(p)]
             if not pids:
                 break
             for pid in pids:
                 _kill(pid)
             time.sleep(0.5)
+        left = self.pids()
         shutil.rmtree(self.temp, ignore_errors=True)
+        assert not left, f"Ray processes of the test cluster outlived it: {left}"
+
+
+def _writes_under(proc: Path, folder: Path) -> bool:
+    """Whether process ``proc`` (its ``/proc`` entry) has a file open under ``folder``: how the processes ``ray
+    start`` leaves running are told apart from other Rays (each logs into its session folder), where the command
+    line does not say (the client server's names only addresses and ports); they outlived the suite by minutes."""
+    try:
+        return any(os.readlink(fd).startswith(str(folder)) for fd in (proc / "fd").iterdir())
+    except OSError:
+        return False
 
 
 def _descendants(pid: int) -> list[int]:

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -103,12 +104,31 @@ def start_sshd(folder: Path) -> Sshd:
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
     yield server
+    # The connections first: a master connection left by a command the tests killed (SIGKILL: it could not close
+    # it) ends when its connection does, not a ControlPersist later; terminating the listener alone leaves every
+    # connection's own sshd, and so every master, running past the suite.
+    server.drop_connections()
     server.process.terminate()
     try:
         server.process.wait(10)
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+    forget_masters()
+
+
+def forget_masters(timeout_s: float = 10.0) -> None:
+    """Wait for the master connections of killed commands to end (their connections were dropped), then remove
+    the folders they leave in this suite's temporary folder."""
+    from edgebench.host.workdirs import remove_stale_work_dirs
+
+    deadline = time.monotonic() + timeout_s
+    folder = Path(tempfile.gettempdir())
+    while time.monotonic() < deadline:
+        remove_stale_work_dirs(folder)
+        if not list(folder.glob("edgebench-*-ssh-*")):
+            return
+        time.sleep(0.1)
 
 
 @pytest.fixture

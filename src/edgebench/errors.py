@@ -36,5 +36,11 @@ def explain(error: ErrorDetails) -> str:
         return "required key is missing"
     message = error["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
     if "input" in error and kind != "value_error":
-        message += f" (got {error['input']!r})"
+        message += f" (got {shortened(repr(error['input']))})"
     return message
+
+
+def shortened(text: str, limit: int = 60) -> str:
+    """``text`` cut to about ``limit`` characters, saying how long it was: an error is one readable line, whatever
+    the input (a 400-digit number, a megabyte of YAML)."""
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text)} characters)"

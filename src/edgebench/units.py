@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 #: One mebibyte: sizes are stored in bytes and shown in MiB.
 MIB = 2**20
+#: The largest quantity a user may type (a count, bytes, seconds, kHz): 2**53, the largest whole number a float
+#: (JSON, SQLite's REAL) holds exactly.  Far past any real budget, duration or frequency, and small enough that no
+#: sum, product or conversion to float downstream overflows (a 400-digit --memory-budget raised OverflowError after
+#: the trial had run).
+MAX_QUANTITY = 2**53
+
+
+def bounded(value: float, text: object) -> float:
+    """``value`` (read from ``text``) if it is finite and at most :data:`MAX_QUANTITY`; else a ``ValueError``."""
+    if not math.isfinite(value) or abs(value) > MAX_QUANTITY:
+        shown = str(text) if len(str(text)) <= 40 else f"{str(text)[:20]}...({len(str(text))} characters)"
+        raise ValueError(f"{shown!r} is too large: at most {MAX_QUANTITY:.4g} in its unit")
+    return value
+
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(us|ms|s|m|min|h)?\s*$", re.IGNORECASE)
 _DURATION_S = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
@@ -20,7 +35,7 @@ def parse_duration_s(text: str, default_unit: str = "s") -> float:
     match = _DURATION.match(str(text))
     if not match:
         raise ValueError(f"{text!r} is not a duration such as 10ms, 2s, 30m or 1h")
-    return float(match.group(1)) * _DURATION_S[(match.group(2) or default_unit).lower()]
+    return bounded(float(match.group(1)) * _DURATION_S[(match.group(2) or default_unit).lower()], text)
 
 
 def parse_size_bytes(text: str) -> int:
@@ -29,15 +44,15 @@ def parse_size_bytes(text: str) -> int:
     unit = (match.group(2) or "").lower() if match else None
     if not match or unit not in _SIZE_BYTES:
         raise ValueError(f"{text!r} is not a size such as 512MiB or 8GiB")
-    return int(float(match.group(1)) * _SIZE_BYTES[unit])
+    return int(bounded(float(match.group(1)) * _SIZE_BYTES[unit], text))
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``3x224x224`` or ``3,224,224`` -> ``(3, 224, 224)``."""
     parts = re.split(r"[x,]", str(text).strip().lower())
-    if not parts or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+    if not parts or not all(p.strip().isdigit() and len(p.strip()) <= 16 and int(p) > 0 for p in parts):
         raise ValueError(f"{text!r} is not a shape such as 3x224x224")
-    return tuple(int(p) for p in parts)
+    return tuple(int(bounded(int(p), p)) for p in parts)
 
 
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*$")
@@ -51,7 +66,7 @@ def parse_percent(text: str | float) -> float:
     match = _PERCENT.match(str(text))
     if not match:
         raise ValueError(f"{text!r} is not a percentage such as 2% or 0.5%")
-    value = float(match.group(1))
+    value = bounded(float(match.group(1)), text)
     if "%" not in str(text) and value < 1:
         raise ValueError(f"{text!r} is ambiguous: write {value * 100:g}% for a fraction, or {value:g}% if you mean it")
     return value
@@ -66,7 +81,7 @@ def parse_freq_khz(text: str | int) -> int:
     match = _FREQ.match(str(text))
     if not match:
         raise ValueError(f"{text!r} is not a frequency such as 1708800 (kHz), 600MHz or 1.7GHz")
-    khz = round(float(match.group(1)) * _FREQ_KHZ[(match.group(2) or "khz").lower()])
+    khz = round(bounded(float(match.group(1)) * _FREQ_KHZ[(match.group(2) or "khz").lower()], text))
     if khz <= 0:
         raise ValueError(f"{text!r} is not a positive frequency")
     return khz

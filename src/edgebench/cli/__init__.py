@@ -118,6 +118,9 @@ def _root(ctx: typer.Context) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from edgebench.host.frequency import restore_stale_journals
+
+    restore_stale_journals(lambda note: print(f"edgebench: note: {note}", file=sys.stderr))  # a killed run's clocks
     command = typer.main.get_command(app)
     try:
         rv = command.main(args=argv, prog_name="edgebench", standalone_mode=False)

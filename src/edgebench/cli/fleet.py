@@ -62,6 +62,7 @@ def status(
     from rich.console import Console
     from rich.table import Table
 
+    from edgebench.markup import rich_text
     from edgebench.workflows.fleet import fleet_status
 
     found = fleet_status(address)
@@ -72,11 +73,11 @@ def status(
     for column in ("device", "class", "host", "running"):
         table.add_column(column)
     for row in found.devices:
-        table.add_row(row["device"], row["class"], row["host"], row["running"] or "idle")
+        table.add_row(*map(rich_text, (row["device"], row["class"], row["host"], row["running"] or "idle")))
     console = Console()
     console.print(table)
     for q in found.sweeps:
         shown = ", ".join(q["queued"][:5]) + (" ..." if len(q["queued"]) > 5 else "")
         more = f": {shown}" if shown else ""
-        console.print(f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued{more}")
+        console.print(rich_text(f"sweep {q['sweep']} ({q['driver']}): {len(q['queued'])} queued{more}"))
     return 0

@@ -52,7 +52,7 @@ def run(**options: Any) -> int:
     request = TrialRequest(given, options["target_spec"], sysfs_root(options["sysfs_root_dir"]), options["root"],
                            options["store"], options["no_store"])  # fmt: skip
 
-    def show(result: Any) -> None:  # printed before it is stored: a store that fails now cannot take the figures
+    def show(result: Any) -> None:  # printed once stored (or rescued), so that printing cannot lose the trial
         if as_json:
             typer.echo(result.model_dump_json(indent=2))
         else:

@@ -16,6 +16,7 @@ import typer
 
 from edgebench.cli.options import say, setting_option
 from edgebench.cli.plans import PlanFlags, interrupted_line, plan_command
+from edgebench.markup import rich_text
 
 if TYPE_CHECKING:
     from edgebench.workflows.study import PlannedStudy
@@ -64,8 +65,8 @@ def run_study(
     console = Console()
     console.print(verdict_table(report))
     counts = report.counts()
-    console.print(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run_.sweep_id}"
-                  + (f" in {run_.store}" if run_.store else " (not stored)"), highlight=False)  # fmt: skip
+    console.print(rich_text(", ".join(f"{n} {k}" for k, n in counts.items()) + f"; sweep {run_.sweep_id}"
+                            + (f" in {run_.store}" if run_.store else " (not stored)")), highlight=False)  # fmt: skip
     return 0
 
 

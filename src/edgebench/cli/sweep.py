@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from edgebench.cli.options import ResumeOption, RootOption, StoreOption, TargetOption
+from edgebench.markup import rich_text
 from edgebench.workflows.sweep import SweepRequest
 
 if TYPE_CHECKING:
@@ -67,12 +68,12 @@ def sweep(
         return _each_target(planned, dry_run)
     console = Console()
     for note in planned.notes:
-        console.print(f"[dim]note: {note}[/dim]")
+        console.print(f"[dim]note: {rich_text(note)}[/dim]")
     if dry_run:
         for leg in planned.legs:
-            console.print(f"sweep {leg.plan.sweep_id}: {len(leg.plan.trials)} trials")
+            console.print(rich_text(f"sweep {leg.plan.sweep_id}: {len(leg.plan.trials)} trials"))
             for p in leg.plan.trials:
-                console.print(f"  {p.position:>4}  {p.key}  {p.label}")
+                console.print(rich_text(f"  {p.position:>4}  {p.key}  {p.label}"))
         return 0
     with sweep_progress(console) as reporter:
         done = run_sweep(planned, reporter=reporter)
@@ -111,7 +112,7 @@ def _summarise(console: Console, stored: list[TrialResult], title: str, objectiv
         console.print(line, highlight=False, markup=False)
     best = best_per_model(stored, objective)
     for model, r in best.items():
-        console.print(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]")
+        console.print(rich_text(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]"))
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 

@@ -187,7 +187,8 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("command", "Run your own workload with sh -c on the target (the model is then its label).", raw_text=True),
-    Setting("push", "Copy LOCAL[:REMOTE] to the target's work directory before --command (several: a,b:dir/b).",
+    Setting("push", "Copy LOCAL[:REMOTE] into the target's work directory before --command (several: a,b:dir/b; REMOTE "
+            "is relative to it and stays inside it).",
             parse=push_list, shown_default="nothing", absent_is_none=True, raw_text=True),
     Setting("step_pattern", "Regex ending each step in --command's output (named groups kept), or "
             "mnn-train-demo / tflite-benchmark-model.", raw_text=True),

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -35,7 +34,8 @@ from pydantic import (
 
 from edgebench.config.settings import SETTINGS, Setting, quantity, shape, value_type, with_adaptive_minimum
 from edgebench.config.yaml_values import parse_yaml
-from edgebench.errors import UsageError, explain
+from edgebench.errors import UsageError, explain, shortened
+from edgebench.host.files import config_text
 from edgebench.records.model import Record
 from edgebench.records.trial import check_step_cap
 from edgebench.registry import MODELS
@@ -263,25 +263,13 @@ def _under(path: str, prefix: str) -> bool:
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(str(path), f"cannot read the configuration: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            str(path),
-            f"is not a text file in UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): give the "
-            "sweep's YAML file, saved as UTF-8",
-        ) from None
+    text = config_text(path, str(path), "the sweep's YAML file")  # a FIFO, a binary, a huge file: one line
     from edgebench.config.dnntune import spaced_keys
 
     try:
         data = parse_yaml(spaced_keys(text))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(str(path), f"not valid YAML{where}: {problem}") from None
+    except ValueError as exc:
+        raise UsageError(str(path), str(exc)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -303,11 +291,12 @@ def parse_override(item: str) -> tuple[str, Any]:
     key, text = match.group(1), match.group(2).strip()
     try:
         value = parse_yaml(text) if text else None
-    except yaml.YAMLError as exc:
+    except ValueError as exc:
         if text[:1] in "[{\"'":  # meant as a list, mapping or quoted text: a typo, not a bare string
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            problem = str(exc).split(": ", 1)[-1]
             raise UsageError(
-                f"--set {key}", f"{text!r} is not valid YAML ({problem}); e.g. {key}=[a, b] or {key}='text'"
+                f"--set {key}",
+                f"{shortened(repr(text))} is not valid YAML ({problem}); e.g. {key}=[a, b] or {key}='text'",
             ) from None
         value = text  # a bare string YAML cannot read, e.g. 0,2-3: take it as written
     return key, value

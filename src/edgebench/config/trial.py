@@ -155,9 +155,11 @@ def check_backend(backend: str) -> str:
 
 
 def _model(name: str) -> str:
-    if ":" in name:  # the user's own model: it must import now, not fail later in the worker
+    if ":" in name:  # the user's own model, named here: it must import now, not fail later in the worker
+        from edgebench.workloads import name_model
         from edgebench.zoo.custom import resolve
 
+        name_model(name)
         resolve(name)
         return name
     return MODELS.canonical(name)

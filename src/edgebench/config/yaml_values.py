@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from edgebench.parsing import BoundedLoader, yaml_text
+
 
 class LiteralInt(int):
     """An integer read from YAML that remembers how it was written (``0x11``, ``11``), for core masks."""
@@ -23,8 +25,9 @@ class LiteralInt(int):
         return self
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML as usual, except that integers keep their source text (a core mask ``11`` is hex, as in taskset)."""
+class _Loader(BoundedLoader):
+    """YAML as usual (safe, aliases and nesting bounded), except that integers keep their source text (a core mask
+    ``11`` is hex, as in taskset)."""
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -54,12 +57,13 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _construct_unique_mapping)
 
 
 def parse_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no arbitrary objects
+    """``text`` as YAML (:func:`edgebench.parsing.yaml_text`: a ``ValueError`` line for anything it is not)."""
+    return yaml_text(text, _Loader)
 
 
 def read_scalar(text: str) -> Any:
     """A command-line value as YAML reads it (``8`` -> 8, ``[1, 2]`` -> a list); text YAML cannot read, as written."""
     try:
         return parse_yaml(text)
-    except yaml.YAMLError:
+    except ValueError:
         return text

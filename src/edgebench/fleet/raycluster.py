@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -47,6 +48,7 @@ from edgebench.store.sqlite import Claimant
 from edgebench.sweep.execute import SweepLedger, SweepOutcome, pending
 from edgebench.sweep.job import SweepJob
 from edgebench.sweep.plan import PlannedTrial
+from edgebench.targets.ssh import check_host
 
 INSTALL = "pip install 'edgebench[fleet]'"
 #: Prefix of the Ray key-value entries where running sweeps publish their devices' trials and queue.
@@ -66,8 +68,33 @@ def import_ray(field: str = "--executor") -> Any:
     return ray
 
 
+#: Seconds to wait for a cluster's address to answer at all (Ray itself retries for minutes).
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str | None, field: str = "--address") -> None:
+    """``HOST:PORT`` must name a host and a port that accepts a connection within :data:`CONNECT_TIMEOUT_S`: Ray's
+    own client retries an address nothing listens on for minutes (``fleet status --address 127.0.0.1:1`` hung)."""
+    if not address or address == "auto" or address.startswith("ray://"):
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(field, f"{address!r} is not HOST:PORT (e.g. 10.0.0.5:6379) or auto")
+    check_host(host.strip("[]"), field)
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        why = f"no answer within {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) else exc.strerror
+        raise UsageError(
+            field,
+            f"no Ray cluster at {address} ({why or type(exc).__name__}); start one with `edgebench fleet "
+            "join` or give another --address HOST:PORT",
+        ) from None
+
+
 def connect(address: str | None, field: str = "--address") -> Any:
     """Join the cluster at ``address`` (``auto``: the one this host belongs to) as a driver; nothing on stdout."""
+    check_reachable(address, field)  # before importing Ray (seconds): an address nothing answers at fails at once
     ray = import_ray()
     if ray.is_initialized():
         return ray

@@ -8,9 +8,7 @@ block restores the policies it touched before the task ends).  The driver gets b
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from edgebench.config.sweep_file import CooldownConfig
 from edgebench.fleet.devices import device_here
@@ -19,6 +17,7 @@ from edgebench.launch.session import Launcher
 from edgebench.records.finished import FinishedTrial
 from edgebench.sweep.plan import PlannedTrial
 from edgebench.targets import open_target
+from edgebench.workloads import name_model
 
 
 @dataclass(frozen=True)
@@ -59,11 +58,11 @@ def run_on_device(request: DeviceRequest) -> DeviceReply:
     else:
         idle = cooler.idle_c = dict(request.idle_c)
     trial = request.planned.trial
+    name_model(trial.model)  # the host's side of a sweep the user named its model for (see edgebench.workloads)
     launcher = Launcher(
         target,
         cooler=cooler,
         pins_frequency=trial.freq_khz is not None,
-        journal=Path(tempfile.gettempdir()) / f"edgebench-fleet-{device.name}.cpufreq-restore.json",
         contain_errors=True,
     )
     with launcher:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included

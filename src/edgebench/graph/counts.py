@@ -12,7 +12,6 @@ torch only to count what the cache lacks.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.graph.cache import cacheable, counts_path, fingerprint
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import read_sealed, write_sealed
 from edgebench.workloads.spec import Preset, Reference, Workload
 
 
@@ -44,10 +43,9 @@ class CountCache:
         self._fingerprint = fingerprint()
         self._counts: dict[str, Any] = {}
         self._dirty = False
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("fingerprint") == self._fingerprint:
-                self._counts = dict(data.get("counts") or {})
+        data = read_sealed(self.path, self._fingerprint)  # none, torn, stale or edited: counted again
+        if data is not None and isinstance(data.get("counts"), dict):
+            self._counts = dict(data["counts"])
 
     def get(self, key: str) -> Any:
         return self._counts.get(key)
@@ -62,7 +60,7 @@ class CountCache:
             return
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_replacing(self.path, json.dumps({"fingerprint": self._fingerprint, "counts": self._counts}))
+            write_sealed(self.path, {"counts": self._counts}, self._fingerprint)
             self._dirty = False
 
 

@@ -22,8 +22,9 @@ Two variants:
 
 Files are cached under ``$EDGEBENCH_CACHE_DIR/onnx`` (default ``~/.cache/edgebench/onnx``), keyed by everything that
 decides their bytes: workload, input, classes, batch, seed, variant, opset and the code's fingerprint
-(:func:`edgebench.graph.cache.fingerprint`); a JSON sidecar carries the metadata.  Imports torch and onnx: only the
-backends that need an export call it, inside their worker.
+(:func:`edgebench.graph.cache.fingerprint`); a JSON sidecar carries the metadata, sealed with that key and the
+``.onnx`` file's SHA-256 (:func:`edgebench.host.files.write_sealed`), so a torn, stale or replaced file is exported
+again.  Imports torch and onnx: only the backends that need an export call it, inside their worker.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.graph import cache
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import file_sha256, read_sealed, write_sealed
 
 #: ONNX opset of every export: supported by onnxruntime >= 1.17 and by MNN 3.x's converter.
 OPSET = 17
@@ -124,11 +125,10 @@ def export_workload(
     key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()[:20]
     stem = f"{workload.name}-b{batch_size}-{'x'.join(map(str, shape))}-{'train' if training else 'infer'}-{key}"
     path, meta_path = directory / f"{stem}.onnx", directory / f"{stem}.json"
-    if key_fields["code"] is not None and path.exists() and meta_path.exists():
-        try:
-            return _from_meta(json.loads(meta_path.read_text()))
-        except (ValueError, TypeError, KeyError):
-            pass  # an unreadable sidecar: export again
+    if key_fields["code"] is not None:
+        cached = _cached(path, meta_path, key)
+        if cached is not None:
+            return cached
     module, example = build_module(workload.name, batch_size, shape, classes, seed, training)
     directory.mkdir(parents=True, exist_ok=True)
     exported = export_module(module, example, path, training=training)
@@ -147,13 +147,24 @@ def export_workload(
         modules={name: type(m).__name__ for name, m in module.named_modules() if name},
         root_class=type(module).__name__,
     )
-    write_text_replacing(meta_path, json.dumps(asdict(record)))
+    # sealed: what it was derived from, and the file's own digest (a torn or replaced .onnx is exported again)
+    write_sealed(meta_path, {**asdict(record), "onnx_sha256": file_sha256(path)}, key)
     return record
 
 
-def _from_meta(doc: dict[str, Any]) -> ExportedModel:
-    doc = {**doc, "input_shape": tuple(doc["input_shape"])}
-    return ExportedModel(**doc)
+def _cached(path: Path, meta_path: Path, key: str) -> ExportedModel | None:
+    """The export kept at ``path`` when its sidecar is sealed for ``key`` and the file still has the bytes the
+    sidecar recorded; else None (export again).  The path is always ``path``: a sidecar naming another file (edited
+    by hand or by anyone) never makes a backend load that file."""
+    doc = read_sealed(meta_path, key)
+    if doc is None:
+        return None
+    try:
+        if file_sha256(path) != doc.pop("onnx_sha256"):
+            return None
+        return ExportedModel(**{**doc, "path": str(path), "input_shape": tuple(doc["input_shape"])})
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 def build_module(

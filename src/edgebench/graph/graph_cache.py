@@ -19,7 +19,7 @@ from edgebench.graph import cache
 from edgebench.graph.cache import cacheable, fingerprint
 from edgebench.graph.export import resolve_input
 from edgebench.graph.layer_graph import LayerGraph
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import read_sealed, write_sealed
 
 if TYPE_CHECKING:
     from edgebench.records.result import TrialResult
@@ -47,8 +47,10 @@ def cached_workload_graph(
                "precision": precision, "seed": seed, "code": fingerprint()}  # fmt: skip
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
         path = (cache_dir or cache.cache_dir("graphs")) / f"{workload.name}-b{batch_size}-{precision}-{digest}.json"
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: record it
-            return LayerGraph.from_json(path.read_text(encoding="utf-8"))
+        sealed = read_sealed(path, digest)  # none yet, torn, stale or edited: record it again
+        if sealed is not None:
+            with contextlib.suppress(ValueError, KeyError, TypeError):  # nor a graph that is no graph
+                return LayerGraph.from_json(sealed["graph"])
     from edgebench.graph.torch_graph import workload_graph
 
     graph = workload_graph(model_name, batch_size, preset=preset, input_shape=input_shape, num_classes=num_classes,
@@ -56,7 +58,7 @@ def cached_workload_graph(
     if path is not None:
         with contextlib.suppress(OSError):  # a cache that cannot be written costs the next command its speed only
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_replacing(path, graph.to_json())
+            write_sealed(path, {"graph": graph.to_json()}, digest)
     return graph
 
 

@@ -85,7 +85,8 @@ class LayerGraph:
 
     @classmethod
     def from_json(cls, text: str) -> LayerGraph:
-        """The graph :meth:`to_json` wrote (``ValueError``, ``KeyError`` or ``TypeError`` for any other text)."""
+        """The graph :meth:`to_json` wrote (``ValueError``, ``KeyError`` or ``TypeError`` for any other text, a
+        graph that is no graph among them: see :meth:`check`)."""
         doc: dict[str, Any] = json.loads(text)
         return cls(
             model=doc["model"],
@@ -95,7 +96,28 @@ class LayerGraph:
             shares=tuple(ContainerShare(**c) for c in doc["shares"]),
             label_bytes=doc["label_bytes"],
             notes=tuple(doc["notes"]),
-        )
+        ).check()
+
+    def check(self) -> LayerGraph:
+        """``self`` if it is a graph the solver can cut: units, each tensor made before it is read by units that
+        exist, sizes that are counts; else a ``ValueError`` (an emptied cache file made ``partition`` print "best
+        point 0: 0.00 ms", one pointing at tensor 999 raised IndexError)."""
+        n = len(self.units)
+        if n == 0:
+            raise ValueError("a layer graph without units")
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ValueError(f"batch size {self.batch_size!r}")
+        for i, t in enumerate(self.tensors):
+            counts = (t.numel, t.itemsize_bytes)
+            if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts):
+                raise ValueError(f"tensor {i}: its size is not a count")
+            if not (isinstance(t.producer, int) and INPUT <= t.producer < n):
+                raise ValueError(f"tensor {i} is made by unit {t.producer!r}, which the graph lacks")
+            if not all(isinstance(c, int) and t.producer < c <= n for c in t.consumers):
+                raise ValueError(f"tensor {i} is read by units the graph lacks or before it is made")
+        if not all(isinstance(c.unit, int) and 0 <= c.unit < n for c in self.shares):
+            raise ValueError("a container's share is charged to a unit the graph lacks")
+        return self
 
     def crossing(self, point: int) -> list[GraphTensor]:
         """Tensors made on the device and read on the server when units ``[0, point)`` run on the device."""

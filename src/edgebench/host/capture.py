@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from edgebench.host.files import inside
 
 #: Files read by name.
 CAPTURE_FILES: tuple[str, ...] = (
@@ -129,9 +133,33 @@ def parse_dump(data: bytes) -> Dump:
 
 
 def write_tree(dump: Dump, out: Path) -> int:
-    """Write a dump as a ``--sysfs-root`` tree under ``out``; returns how many files it wrote."""
+    """Write a dump as a ``--sysfs-root`` tree under ``out``; returns how many files it wrote.
+
+    The paths come from the device: one that would land outside ``out`` (``..`` in it) is no file of the tree, and
+    is left out."""
+    written = 0
     for path, content in dump.files.items():
-        target = out / path.lstrip("/")
+        try:
+            target = inside(out, path.lstrip("/"))
+        except ValueError:
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-    return len(dump.files)
+        written += 1
+    return written
+
+
+def write_tree_whole(dump: Dump, out: Path) -> int:
+    """:func:`write_tree` into a new folder beside ``out``, renamed onto ``out`` (new or empty) when it is whole:
+    nothing half-written under the name the user gave, and no folder removed that this call did not make."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial"))
+    try:
+        count = write_tree(dump, tmp)
+        if out.exists():
+            out.rmdir()
+        tmp.replace(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return count

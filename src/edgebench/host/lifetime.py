@@ -6,8 +6,11 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import queue
 import signal
-from collections.abc import Iterator
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 _PR_SET_PDEATHSIG = 1
@@ -51,6 +54,23 @@ def process_running(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+def process_started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, ``/proc/PID/stat`` field 22), or None: with its pid, it
+    names one process, where a pid alone may name a later one that got the number again."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rpartition(b")")[2].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def same_process_running(pid: int, started: int | None) -> bool:
+    """Whether the process recorded as ``(pid, started)`` still runs (not a later one given the same pid)."""
+    if not process_running(pid):
+        return False
+    return started is None or process_started(pid) in (None, started)
+
+
 #: Signals that end a launcher from outside: ``kill``, a supervisor or ``timeout`` (SIGTERM), a closed terminal or a
 #: dropped SSH session to the workstation (SIGHUP).  Python's default for both ends the process at once, skipping
 #: all cleanup: the worker trains on and its trial folder stays.
@@ -79,3 +99,41 @@ def termination_as_interrupt() -> Iterator[None]:
     finally:
         for signum, handler_before in previous.items():
             signal.signal(signum, handler_before)
+
+
+#: Child commands run at once by :func:`run_children` (a ``targets:`` axis of a sweep): each is a Python process
+#: holding a store connection and a device; a list of hundreds started hundreds at once.
+CHILDREN_AT_ONCE = 8
+
+
+def run_children(
+    commands: dict[str, list[str]], on_line: Callable[[str, str], None], *, at_once: int = CHILDREN_AT_ONCE
+) -> dict[str, int]:
+    """Run each command (by key) with at most ``at_once`` alive together, handing every line each prints to
+    ``on_line(key, line)``; returns the exit codes of those that ran.  Ctrl-C reaches the running ones (same process
+    group) and starts no other; they are waited for, so that each cleans up."""
+    pending = list(commands.items())
+    running: dict[str, subprocess.Popen[str]] = {}
+    ended: queue.Queue[str] = queue.Queue()
+    codes: dict[str, int] = {}
+
+    def relay(key: str, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            on_line(key, line.rstrip("\n"))
+        proc.wait()
+        ended.put(key)
+
+    try:
+        while pending or running:
+            while pending and len(running) < max(at_once, 1):
+                key, argv = pending.pop(0)
+                proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                running[key] = proc
+                threading.Thread(target=relay, args=(key, proc), daemon=True).start()
+            key = ended.get()
+            codes[key] = running.pop(key).returncode
+    finally:
+        for proc in running.values():  # interrupted: they got the signal too; let them put their devices back
+            proc.wait()
+    return codes

@@ -19,6 +19,8 @@ import platform
 import struct
 from dataclasses import dataclass
 
+from edgebench.errors import shortened
+
 #: perf's event names -> (``perf_event_attr.type``, ``config``): PERF_TYPE_HARDWARE = 0, PERF_TYPE_SOFTWARE = 1.
 EVENTS: dict[str, tuple[int, int]] = {
     "cycles": (0, 0),
@@ -56,7 +58,12 @@ class CounterError(ValueError):
 
 def parse_counters(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """``cache-misses,task-clock`` -> the names, each one perf knows (the error lists them)."""
-    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
+    given = text.split(",") if isinstance(text, str) else list(text)
+    if not all(isinstance(n, str) for n in given):
+        raise ValueError(f"{shortened(repr(text))}: give perf's event names, e.g. cache-misses,task-clock")
+    names = [n.strip() for n in given if n.strip()]
+    if not names and isinstance(text, str):  # ',,,': counters asked for, none named
+        raise ValueError(f"{text!r} names no event; give perf's names, e.g. cache-misses,task-clock")
     unknown = [n for n in names if n not in EVENTS]
     if unknown:
         raise ValueError(f"unknown perf event {unknown[0]!r}; known: {', '.join(EVENTS)}")

@@ -21,6 +21,9 @@ class SysFS:
 
     #: How to get the root that writing controls needs, where it is not ``sudo`` on this machine (a remote device).
     root_hint: str | None = None
+    #: Whether these are files of this machine (``/`` or a copied tree here), which a journal kept here can put back
+    #: after a crash; a remote device's view keeps its own restore script on the device.
+    is_local = True
 
     def __init__(self, root: str | os.PathLike[str] = "/") -> None:
         self.root = Path(root)

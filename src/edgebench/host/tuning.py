@@ -14,12 +14,17 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.host.cpu import freq_policies
 from edgebench.host.cpuset import format_cpu_list
-from edgebench.host.frequency import PolicyState, policy_dir, read_state, restore_state, running_as_root
+from edgebench.host.files import write_text_replacing
+from edgebench.host.frequency import checked_state, policy_dir, read_state, restore_state, running_as_root
 from edgebench.host.sysfs import SysFS
+
+#: The state file's name inside a folder given as ``--state``.
+STATE_NAME = "system-tune.json"
 
 #: Boost switches, with the value that means "boost on": acpi-cpufreq/cpufreq-dt and intel_pstate (inverted).
 BOOST_FILES = (("/sys/devices/system/cpu/cpufreq/boost", "1"), ("/sys/devices/system/cpu/intel_pstate/no_turbo", "0"))
@@ -82,6 +87,32 @@ def _state_dict(sysfs: SysFS) -> dict[str, object]:
     }
 
 
+def state_file(path: Path) -> Path:
+    """Where the state goes: ``path``, or :data:`STATE_NAME` inside it when it is a folder (``--state DIR`` said it
+    saved the state and saved nothing, so ``system reset`` then failed)."""
+    return path / STATE_NAME if path.is_dir() else path
+
+
+def read_saved(sysfs: SysFS, path: Path) -> tuple[list[Any], tuple[str, str] | None]:
+    """The policies and the boost switch a state file holds, each checked against this device before anything is
+    written (:func:`~edgebench.host.frequency.checked_state`); anything else is one line naming ``--state``."""
+    try:
+        saved = json.loads(path.read_bytes()) if path.stat().st_size <= 1 << 20 else None
+        if not isinstance(saved, dict) or not isinstance(saved.get("policies"), list):
+            raise ValueError("not a state `edgebench system tune` saved")
+        states = [checked_state(sysfs, fields) for fields in saved["policies"]]
+        boost = saved.get("boost")
+        if boost is not None:
+            if not (isinstance(boost, list) and len(boost) == 2 and boost[0] in dict(BOOST_FILES)):
+                raise ValueError("its boost switch is not one edgebench sets")
+            if boost[1] not in ("0", "1", None):
+                raise ValueError(f"its boost value {str(boost[1])[:20]!r} is not 0 or 1")
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UsageError("--state", f"{path} cannot be put back ({exc}); move it aside, set the governors by hand "
+                                    "or with `edgebench system tune` again") from None  # fmt: skip
+    return states, (boost[0], boost[1]) if boost and boost[1] is not None else None
+
+
 def _require_root(is_root: Callable[[], bool], what: str) -> None:
     if not is_root():
         raise UsageError("system", f"{what} writes cpufreq settings and needs root; run it with sudo")
@@ -91,13 +122,16 @@ def tune(sysfs: SysFS, state_path: Path, *, is_root: Callable[[], bool] = runnin
     """Every policy to ``performance`` and boost off, the state found first saved to ``state_path``; returns what
     was changed.  A state file already there (a tune not yet reset) is kept: it holds the device's own state."""
     _require_root(is_root, "system tune")
+    state_path = state_file(state_path)
     policies = freq_policies(sysfs)
     boost = boost_file(sysfs)
     if not policies and boost is None:
         raise UsageError("system", "this device has no cpufreq policies and no boost switch: nothing to tune")
-    if not state_path.exists():
+    if state_path.exists():
+        read_saved(sysfs, state_path)  # the device's own state, kept; it must be one reset can put back
+    else:  # written whole before the first change: a tune killed half-way is still reset
         state_path.parent.mkdir(parents=True, exist_ok=True)
-        state_path.write_text(json.dumps(_state_dict(sysfs), indent=2) + "\n")
+        write_text_replacing(state_path, json.dumps(_state_dict(sysfs), indent=2) + "\n")
     changed = []
     for p in policies:
         path = policy_dir(sysfs, p)
@@ -114,20 +148,19 @@ def tune(sysfs: SysFS, state_path: Path, *, is_root: Callable[[], bool] = runnin
 
 
 def reset(sysfs: SysFS, state_path: Path, *, is_root: Callable[[], bool] = running_as_root) -> list[str]:
-    """Put back what :func:`tune` saved, then remove the state file; returns what was restored."""
+    """Put back what :func:`tune` saved (all of it checked first: a damaged file writes nothing), then remove the
+    state file; returns what was restored."""
+    state_path = state_file(state_path)
     if not state_path.exists():
         raise UsageError("--state", f"{state_path} does not exist: `edgebench system tune` has not changed anything")
     _require_root(is_root, "system reset")
-    saved = json.loads(state_path.read_text())
+    states, boost = read_saved(sysfs, state_path)
     restored = []
-    for fields in saved["policies"]:
-        state = PolicyState(**fields)
+    for state in states:
         restore_state(sysfs, state)
         restored.append(f"{state.path.rsplit('/', 1)[-1]}: governor {state.governor}")
-    if saved.get("boost"):
-        path, value = saved["boost"]
-        if value is not None:
-            sysfs.write_text(path, value)
-            restored.append(f"boost {path} = {value}")
+    if boost is not None:
+        sysfs.write_text(*boost)
+        restored.append(f"boost {boost[0]} = {boost[1]}")
     state_path.unlink()
     return restored

@@ -29,7 +29,7 @@ from edgebench.launch.cooldown import CooldownOutcome, Cooler, Tick
 from edgebench.measure.trial import failed_result
 from edgebench.records.finished import FinishedTrial
 from edgebench.records.trial import Trial
-from edgebench.store.rescue import save_or_keep
+from edgebench.store.rescue import NotStored, save_or_keep
 from edgebench.store.sqlite import Store
 from edgebench.targets import Target
 
@@ -161,7 +161,17 @@ class Launcher:
             reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
             return FinishedTrial(result=failed_result(trial, launch_trial.new_trial_id(), "error", reason, [], {}))
 
-    def keep(self, finished: FinishedTrial) -> None:
-        """Store ``finished`` (a store that fails now keeps it in a rescue file and raises ``NotStored``)."""
-        if self.store is not None:
-            save_or_keep(self.store, finished)
+    def keep(self, finished: FinishedTrial, then: Callable[[], None] | None = None) -> None:
+        """Store ``finished`` (a store that fails now keeps it in a rescue file and raises ``NotStored``), then call
+        ``then`` (what prints it): a trial is kept before anything shows it, so that a failure in the showing (a
+        label the terminal cannot take, a figure that will not format) cannot lose what was measured, and a store
+        that fails does not keep the figures from the screen either."""
+        try:
+            if self.store is not None:
+                save_or_keep(self.store, finished)
+        except NotStored:
+            if then is not None:
+                then()
+            raise
+        if then is not None:
+            then()

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
 from edgebench.errors import UsageError, explain
+from edgebench.host.files import yaml_file
 from edgebench.records.model import Record
 
 
@@ -112,10 +112,7 @@ def load_networks(path: Path | None) -> dict[str, NetworkProfile]:
         return networks
     if not path.exists():
         raise UsageError("--networks", f"{path} does not exist; give a YAML file with a networks: mapping")
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise UsageError("--networks", f"{path} is not YAML: {str(exc).splitlines()[0]}") from None
+    doc = yaml_file(path, "--networks", "a YAML file with a networks: mapping")
     section = doc.get("networks") if isinstance(doc, dict) else None
     if not isinstance(section, dict) or not section:
         raise UsageError("--networks", f"{path} needs a networks: mapping of name -> {{up_mbps, down_mbps, rtt_ms}}")

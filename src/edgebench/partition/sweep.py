@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from edgebench.partition.network import NetworkProfile
 from edgebench.partition.solver import Objective, PointCost, best_point, reprice
+from edgebench.units import bounded
 
 _RANGE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*-\s*([0-9]*\.?[0-9]+)\s*(kbps|mbps|gbps)?\s*$", re.IGNORECASE)
 _SCALE = {"kbps": 1e-3, "mbps": 1.0, "gbps": 1e3}
@@ -26,7 +27,7 @@ def parse_bandwidth_range(text: str) -> tuple[float, float]:
     if not match:
         raise ValueError(f"{text!r} is not a bandwidth range such as 0.5-100Mbps")
     scale = _SCALE[(match.group(3) or "mbps").lower()]
-    lo, hi = float(match.group(1)) * scale, float(match.group(2)) * scale
+    lo, hi = bounded(float(match.group(1)) * scale, text), bounded(float(match.group(2)) * scale, text)
     if not 0 < lo < hi:
         raise ValueError(f"{text!r}: the range must be positive and rising, such as 0.5-100Mbps")
     return lo, hi

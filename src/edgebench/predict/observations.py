@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edgebench.errors import UsageError
 from edgebench.measure.attribution import N_KINDS, clip, table_segments, time_by_key, train_windows
 from edgebench.records.spans import BACKWARD, FORWARD, SpanTable
 
@@ -170,7 +171,7 @@ def observation(result: TrialResult, spans: SpanTable, events: object) -> Observ
         overhead_ms=max(step_ms - float(times.sum()), 0.0),
         energy_j=float(energy) if energy is not None else None,
         peak_bytes=result.memory.peak_bytes,
-        busy_pct=result.hygiene.other_cpu_pct,
+        busy_pct=result.hygiene.other_cpu_pct if result.hygiene is not None else None,
         wall_step_ms=wall_ms,
         cpu_share=share,
     )
@@ -182,9 +183,35 @@ def observation_of(stored: StoredTrial) -> Observation:
     return observation(stored.result, stored.spans, stored.events)
 
 
+#: The largest synthetic input batch a prediction builds on this host (its layers are counted at that batch): past
+#: it, predicting is refused in one line rather than allocating terabytes (batch 10**9 of LeNet asked for 3.1 TB).
+MAX_PREDICTED_INPUT_BYTES = 1 << 30
+
+
+def check_batch(config: Config) -> None:
+    """Refuse (one line naming ``--batch-size``) a configuration whose input batch this host cannot build."""
+    from math import prod
+
+    from edgebench.workloads import get_workload
+
+    workload = get_workload(config.model)
+    preset = workload.preset(config.preset) if config.preset else None
+    shape = config.input_shape or (preset.input_shape if preset else workload.input_shape)
+    per_sample = 4 * prod(shape)  # fp32 elements
+    if config.batch_size * per_sample > MAX_PREDICTED_INPUT_BYTES:
+        most = max(MAX_PREDICTED_INPUT_BYTES // per_sample, 1)
+        raise UsageError(
+            "--batch-size",
+            f"{config.batch_size} samples of {config.model} ({'x'.join(map(str, shape))}) would take "
+            f"{config.batch_size * per_sample / 2**30:.3g} GiB to lay out here; predict at most {most}",
+        )
+
+
 def graph_of_config(config: Config) -> Graph:
     """Count the configuration's per-layer features on this host (torch; nothing is timed)."""
     from edgebench.graph.static import graph_costs
+
+    check_batch(config)
 
     counted = graph_costs(
         config.model,

@@ -171,11 +171,13 @@ def as_events(events: Iterable[Event | dict[str, Any]]) -> list[Event]:
 
 def parse_events(text: str | None) -> list[Event]:
     """Events from JSON lines; a torn last line (a worker killed mid-write) ends the sequence, as it ended there."""
+    from edgebench.parsing import json_text  # here, not at import: the worker (under its memory budget) never reads
+
     raw = []
     for line in (text or "").splitlines():
         try:
-            raw.append(json.loads(line))
-        except json.JSONDecodeError:
+            raw.append(json_text(line))
+        except ValueError:
             break
     return as_events(raw)
 

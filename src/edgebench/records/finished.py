@@ -137,13 +137,15 @@ class FinishedTrial(Record):
     @classmethod
     def from_series(cls, result: TrialResult, series: dict[str, str | None]) -> FinishedTrial:
         """The record from a result and its named series (a store's rows, a version-1 rescue file)."""
+        from edgebench.parsing import json_text
+
         meta = series.get(SAMPLER_META)
         run = series.get(RUN)
         return cls(
             result=result,
             events=parse_events(series.get(EVENTS) or ""),
             samples_csv=series.get(SAMPLES),
-            sampler_meta=SamplerMeta(**json.loads(meta)) if meta else None,
+            sampler_meta=SamplerMeta(**json_text(meta)) if meta else None,
             spans_json=series.get(SPANS),
             run=AgentRun.model_validate_json(run) if run else None,
         )
@@ -156,9 +158,11 @@ class FinishedTrial(Record):
     @classmethod
     def from_json(cls, text: str) -> FinishedTrial:
         """The record from its JSON (or a version-1 rescue file); ``ValueError`` says what is wrong with it."""
+        from edgebench.parsing import json_text
+
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = json_text(text)
+        except ValueError as exc:
             raise ValueError(f"not JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("kind") != KIND:
             raise ValueError(f'no "kind": "{KIND}"')

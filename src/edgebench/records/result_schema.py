@@ -236,7 +236,13 @@ FLAT_SCHEMA = 3
 
 
 def load_result(record: dict[str, Any]) -> TrialResult:
-    """A stored result of any schema (a store's row, a rescue file, an imported store), migrated and validated."""
+    """A stored result of any schema (a store's row, a rescue file, an imported store), migrated and validated; a
+    record that is none (not a JSON object, a schema that is not a number) is a ``ValueError`` too."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a stored result is a JSON object, not {type(record).__name__}")
+    version = record.get("schema_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError(f"schema_version {str(version)[:20]!r} is not a number")
     return TrialResult.model_validate(migrate(record))
 
 

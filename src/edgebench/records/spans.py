@@ -88,8 +88,10 @@ class SpanTable:
 
     @classmethod
     def from_json(cls, text: str) -> SpanTable:
-        doc = json.loads(text)
-        if doc.get("format") != FORMAT:
+        from edgebench.parsing import json_text
+
+        doc = json_text(text)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError("not an edgebench span table")
         if doc.get("version", 0) > VERSION:
             raise ValueError(f"span table version {doc['version']} is newer than this edgebench ({VERSION})")

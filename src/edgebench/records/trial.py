@@ -13,8 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from edgebench.records.model import Record
+from edgebench.units import MAX_QUANTITY
 
-PositiveInt = Annotated[int, Field(ge=1)]
+# Every number a user gives is bounded (edgebench.units.MAX_QUANTITY): a 400-digit batch, budget or interval would
+# overflow a float or SQLite's integer after the trial had run.
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
+Count = Annotated[int, Field(ge=0, le=MAX_QUANTITY)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_QUANTITY)]
 #: Numeric precision: ``fp32``; autocast mixed precision with ``bf16`` / ``fp16`` compute; or ``int8``, post-training
 #: static quantization, which only inference runs (``mode="infer"``).
 Precision = Literal["fp32", "bf16", "fp16", "int8"]
@@ -53,8 +58,8 @@ class Trial(Record):
     #: (s), so their CPU share is resolvable; ``auto``: as long as the kernel's CPU-time accounting needs on the
     #: trial's cores (:func:`edgebench.measure.utilization.min_cpu_share_window_s`), the default when ``steps`` is
     #: not given; ``None``: exactly ``steps``.
-    min_time_s: Annotated[float, Field(ge=0)] | Literal["auto"] | None = None
-    warmup: Annotated[int, Field(ge=0)] = 3
+    min_time_s: Seconds | Literal["auto"] | None = None
+    warmup: Count = 3
     #: Intra-op threads; ``None`` means one per core of the placement.
     threads: PositiveInt | None = None
     #: Cores the worker (all its threads) may run on; ``None`` means every core this process may use.
@@ -66,13 +71,13 @@ class Trial(Record):
     num_classes: PositiveInt | None = None
     #: Inference passes timed after a training trial's measured steps; an inference trial's measured steps are
     #: already inference (``steps``), so it runs none of these.
-    infer_steps: Annotated[int, Field(ge=0)] = 10
-    sample_interval_ms: Annotated[float, Field(gt=0)] = 10.0
-    timeout_s: Annotated[float, Field(gt=0)] = 1800.0
+    infer_steps: Count = 10
+    sample_interval_ms: Annotated[float, Field(gt=0, le=MAX_QUANTITY)] = 10.0
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_QUANTITY)] = 1800.0
     device: str = "cpu"
-    seed: int = 0
+    seed: Annotated[int, Field(ge=-MAX_QUANTITY, le=MAX_QUANTITY)] = 0
     #: Idle baseline measured before the warm-up (s); ``None``: 5 s where a power sensor exists, else none.
-    idle_s: Annotated[float, Field(ge=0)] | None = None
+    idle_s: Seconds | None = None
     #: Power model for ``estimated_*`` energy (``idle=2.7W,max=6.4W``); ``None``: no estimate.
     estimate_energy: str | None = None
     #: Framework the worker runs the model with: a name in ``edgebench.registry.BACKENDS``.
@@ -83,7 +88,7 @@ class Trial(Record):
     #: Adaptive measurement: keep stepping until the 95% CI half-width of the mean step time is within this
     #: percentage of the mean; ``steps`` is then the minimum, ``max_steps`` / ``max_time_s`` the caps.
     target_ci_pct: Annotated[float, Field(gt=0, lt=100)] | None = None
-    max_time_s: Annotated[float, Field(gt=0)] = 120.0
+    max_time_s: Annotated[float, Field(gt=0, le=MAX_QUANTITY)] = 120.0
     #: A named input of the workload (``cifar10``, ``imagenet``...); ``input_shape``/``num_classes`` override it.
     preset: str | None = None
     #: Train on this real dataset (``mnist``, ``shakespeare``) instead of a synthetic batch.

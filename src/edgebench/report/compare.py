@@ -22,6 +22,7 @@ import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
+from edgebench.markup import rich_text
 from edgebench.records.events import measured_phase, parse_events, steps_of
 from edgebench.records.result import TrialResult
 from edgebench.store import Store
@@ -285,12 +286,12 @@ def print_trial_comparison(a: Side, b: Side, rows: list[Row], warning: str | Non
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"A = {a.title}   B = {b.title}", title_justify="left")
+    table = Table(title=rich_text(f"A = {a.title}   B = {b.title}"), title_justify="left")
     for column in ("measurement", "A", "B", "B/A", "t-test on steps"):
         table.add_column(column, justify="left" if column in ("measurement", "t-test on steps") else "right")
     for r in rows:
         shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-        table.add_row(r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))))
     Console().print(table)
     if warning:
         print(f"warning: {warning}")
@@ -302,17 +303,17 @@ def print_group_comparison(a: Side, b: Side, result: GroupComparison) -> None:
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"A = {a.title}   B = {b.title}   (step time, ms)", title_justify="left")
+    table = Table(title=rich_text(f"A = {a.title}   B = {b.title}   (step time, ms)"), title_justify="left")
     for column in ("configuration", "A", "B", "B/A", "t-test", "samples/s B/A", "memory B/A", "energy B/A"):
         table.add_column(column, justify="left" if column in ("configuration", "t-test") else "right")
     for r in result.rows:
         extra = [f"{v:.3f}" if v is not None else "-" for v in r.extra.values()]
         shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-        table.add_row(r.label, r.a, r.b, shown, r.verdict.text(), *extra)
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(), *extra)))
     console.print(table)
     if result.geometric_mean is not None:
         console.print(f"geometric mean of step-time ratios B/A over {len(result.rows)} configurations: "
                       f"{result.geometric_mean:.3f}")  # fmt: skip
     if result.only_a or result.only_b:
-        console.print(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
-                      f"(paired on {', '.join(result.fields)})")  # fmt: skip
+        console.print(rich_text(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
+                                f"(paired on {', '.join(result.fields)})"))  # fmt: skip

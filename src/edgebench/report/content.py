@@ -7,12 +7,12 @@ and every view that could not be drawn with its reason.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, shortened
+from edgebench.parsing import json_text
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
 from edgebench.report import figures as f
@@ -64,10 +64,21 @@ def read_monitor(folder: Path) -> Samples:
     if not csv.is_file():
         raise UsageError("--monitor", f"{folder} holds no samples.csv; give a folder `edgebench monitor --out` wrote")
     meta = None
-    if meta_path.is_file():
-        raw = json.loads(meta_path.read_text())
-        meta = SamplerMeta(**{k: v for k, v in raw.items() if k in SamplerMeta.__dataclass_fields__})
-    return read_samples(csv, meta)
+    try:
+        if meta_path.is_file():
+            raw = json_text(meta_path.read_bytes())
+            if not isinstance(raw, dict):
+                raise ValueError("meta.json is not a JSON object")
+            meta = SamplerMeta(**{k: v for k, v in raw.items() if k in SamplerMeta.__dataclass_fields__})
+            if not isinstance(meta.columns, list) or not all(isinstance(c, str) for c in meta.columns):
+                raise ValueError("meta.json's columns are not a list of names")
+        return read_samples(csv, meta)
+    except (OSError, ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        raise UsageError(
+            "--monitor",
+            f"{folder} cannot be read ({type(exc).__name__}: {shortened(str(exc), 100)}); give a "
+            "folder `edgebench monitor --out` wrote",
+        ) from None
 
 
 def select(store, trial_ids: Sequence[str], sweep_id: str | None, last: int | None) -> list[TrialResult]:  # type: ignore[no-untyped-def]

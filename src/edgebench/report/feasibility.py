@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from edgebench.markup import rich_text
 from edgebench.units import format_size
 
 if TYPE_CHECKING:
@@ -59,14 +60,14 @@ def print_feasibility(
             guess = ""
             if c.predicted_peak_bytes is not None:
                 shown = format_size(c.predicted_peak_bytes)
-                guess = f"\n[dim]pred. {shown}: {c.prediction}, {c.prediction_check}[/dim]"
-            cells.append(f"{MARKS.get(c.status, c.status)} {peak}".strip() + guess)
-        table.add_row(r.model, r.preset, *cells, VERDICTS[r.successful])
+                guess = f"\n[dim]{rich_text(f'pred. {shown}: {c.prediction}, {c.prediction_check}')}[/dim]"
+            cells.append(f"{MARKS.get(c.status, rich_text(c.status))} {peak}".strip() + guess)
+        table.add_row(rich_text(r.model), rich_text(r.preset), *cells, VERDICTS[r.successful])
     console = Console()
     console.print(table)
     for r in rows:
         if r.growth_basis:
-            console.print(f"{r.model}: predictions {r.growth_basis}")
+            console.print(rich_text(f"{r.model}: predictions {r.growth_basis}"))
     if by_category:  # the paper's Figure 9 as a table: memory by category per model and batch size, measured
         from edgebench.report.memory import category_table
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from edgebench.errors import located
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
 from edgebench.units import format_size
@@ -169,7 +170,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
 
     def mark(cell: Cell, column: str, text: str) -> str:
-        return f"[bold]*{text}[/bold]" if column in cell.best else text
+        return f"[bold]*{rich_text(text)}[/bold]" if column in cell.best else rich_text(text)
 
     for c in cells:
         f = c.figures()
@@ -183,16 +184,16 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             agree, change = "(reference)", "(reference)"
         where = c.result.trial_id if c.measured and c.result else (c.reason or "")
         table.add_row(
-            c.model,
-            c.backend,
-            c.precision,
+            rich_text(c.model),
+            rich_text(c.backend),
+            rich_text(c.precision),
             mark(c, "latency_ms", latency),
             "" if median is None else f"{median:.2f}",
             mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
             mark(c, "peak_memory_bytes", memory),
             mark(c, "top1_agreement", agree),
             mark(c, "accuracy_change", change),
-            where,
+            rich_text(where),
         )
     Console(width=200).print(table)
     from edgebench.report.warnings import hygiene_warnings

@@ -8,13 +8,13 @@ number in ``data-value`` (sorting uses it, and the test compares it with the sto
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from datetime import datetime, timezone
 from typing import Any
 
 from edgebench.errors import UsageError
+from edgebench.markup import html_text, script_json
 from edgebench.report import figures as f
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.content import ReportContent, Table
@@ -39,22 +39,27 @@ def _num(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
+def _labels(values: Any) -> list[Any]:
+    """A trace's x values, its text ones (models, labels: data) as Plotly shows text literally."""
+    return [html_text(v) if isinstance(v, str) else v for v in values]
+
+
 def plotly_figure(fig: f.Figure) -> dict[str, Any]:
     """A :class:`Figure` as Plotly's ``{data, layout}``."""
     data = []
     for t in fig.traces:
-        base: dict[str, Any] = {"name": t.name, "yaxis": t.axis}
+        base: dict[str, Any] = {"name": html_text(t.name), "yaxis": t.axis}
         if t.axis == "y2":  # temperatures beside clocks: dashed, told apart from the clock lines in print too
             base["line"] = {"dash": "dash"}
         if t.kind == "hist":
             data.append({**base, "type": "histogram", "x": [_num(v) for v in t.y], "nbinsx": 30})
         elif t.kind == "bar":
-            data.append({**base, "type": "bar", "x": list(t.x), "y": [_num(v) for v in t.y]})
+            data.append({**base, "type": "bar", "x": _labels(t.x), "y": [_num(v) for v in t.y]})
         else:
             best = t.name == "best per model"
             marker = {"symbol": "star", "size": 14, "color": "black"} if best else {"size": 7}
             data.append({**base, "type": "scatter", "mode": "lines+markers" if t.kind == "line" and len(t.x) < 60
-                         else ("lines" if t.kind == "line" else "markers"), "x": list(t.x),
+                         else ("lines" if t.kind == "line" else "markers"), "x": _labels(t.x),
                          "y": [_num(v) for v in t.y], "marker": marker})  # fmt: skip
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
@@ -64,17 +69,17 @@ def plotly_figure(fig: f.Figure) -> dict[str, Any]:
     for y, label in fig.hlines:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": y, "y1": y,
                        "line": {"color": "#555", "width": 1.5, "dash": "dash"}})  # fmt: skip
-        annotations.append({"xref": "paper", "x": 1, "y": y, "text": label, "showarrow": False, "xanchor": "right",
-                            "yanchor": "bottom"})  # fmt: skip
+        annotations.append({"xref": "paper", "x": 1, "y": y, "text": html_text(label), "showarrow": False,
+                            "xanchor": "right", "yanchor": "bottom"})  # fmt: skip
     for span in fig.spans:
         shapes.append({"type": "rect", "x0": span.x0, "x1": span.x1, "yref": "paper", "y0": 0, "y1": 1,
                        "fillcolor": _COLORS[span.kind], "line": {"width": 0}, "layer": "below"})  # fmt: skip
-        annotations.append({"x": span.x0, "yref": "paper", "y": 1, "text": span.label, "showarrow": False,
+        annotations.append({"x": span.x0, "yref": "paper", "y": 1, "text": html_text(span.label), "showarrow": False,
                             "xanchor": "left", "yanchor": "bottom", "font": {"size": 10}})  # fmt: skip
     layout: dict[str, Any] = {
-        "title": {"text": html.escape(fig.title), "font": {"size": 14}},
-        "xaxis": {"title": {"text": fig.x_label}, "type": "log" if fig.x_log else "-"},
-        "yaxis": {"title": {"text": fig.y_label}, "rangemode": "tozero"},
+        "title": {"text": html_text(fig.title), "font": {"size": 14}},
+        "xaxis": {"title": {"text": html_text(fig.x_label)}, "type": "log" if fig.x_log else "-"},
+        "yaxis": {"title": {"text": html_text(fig.y_label)}, "rangemode": "tozero"},
         "shapes": shapes,
         "annotations": annotations,
         "margin": {"l": 60, "r": 60 if fig.y2_label else 20, "t": 50, "b": 50},
@@ -84,7 +89,7 @@ def plotly_figure(fig: f.Figure) -> dict[str, Any]:
         "hovermode": "closest",
     }
     if fig.y2_label:
-        layout["yaxis2"] = {"title": {"text": fig.y2_label}, "overlaying": "y", "side": "right"}
+        layout["yaxis2"] = {"title": {"text": html_text(fig.y2_label)}, "overlaying": "y", "side": "right"}
     return {"data": data, "layout": layout}
 
 
@@ -92,34 +97,32 @@ def _cell(value: Any, digits: int | None) -> str:
     if value is None:
         return '<td class="na" data-value="">-</td>'
     if digits is None:
-        return f'<td data-value="{html.escape(str(value))}">{html.escape(str(value))}</td>'
+        return f'<td data-value="{html_text(str(value))}">{html_text(str(value))}</td>'
     return f'<td class="n" data-value="{json.dumps(value)}">{value:,.{digits}f}</td>'
 
 
 def summary_table(content: ReportContent) -> str:
-    head = "".join(f'<th data-field="{c.field}" title="sort">{html.escape(c.title)}</th>' for c in SUMMARY_COLUMNS)
+    head = "".join(f'<th data-field="{c.field}" title="sort">{html_text(c.title)}</th>' for c in SUMMARY_COLUMNS)
     rows = []
     for r in content.results:
         values = summary_values(r)
         cells = "".join(_cell(values[c.field], c.digits).replace("<td", f'<td data-field="{c.field}"', 1)
                         for c in SUMMARY_COLUMNS)  # fmt: skip
-        rows.append(f'<tr data-trial="{html.escape(r.trial_id)}" class="{r.status}">{cells}</tr>')
+        rows.append(f'<tr data-trial="{html_text(r.trial_id)}" class="{r.status}">{cells}</tr>')
     return (f'<table id="summary" class="sortable"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
 
 
 def _plain_table(t: Table) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in t.columns)
+    head = "".join(f"<th>{html_text(c)}</th>" for c in t.columns)
     body = []
     for row in t.rows:
         cells = [_cell(v, 2 if isinstance(v, float) else None) for v in row]
         body.append(f"<tr>{''.join(cells)}</tr>")
     if not body:
-        return (
-            f'<p class="missing" data-key="{t.key}"><b>{html.escape(t.title)}</b>: no successful trial to tabulate</p>'
-        )
-    note = f'<p class="note">{html.escape(t.note)}</p>' if t.note else ""
-    return (f'<div class="table" data-key="{t.key}"><h3>{html.escape(t.title)}</h3><table class="sortable">'
+        return f'<p class="missing" data-key="{t.key}"><b>{html_text(t.title)}</b>: no successful trial to tabulate</p>'
+    note = f'<p class="note">{html_text(t.note)}</p>' if t.note else ""
+    return (f'<div class="table" data-key="{t.key}"><h3>{html_text(t.title)}</h3><table class="sortable">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}</div>")  # fmt: skip
 
 
@@ -127,12 +130,12 @@ def _view(view: f.View | Table, figures: dict[str, Any]) -> str:
     if isinstance(view, Table):
         return _plain_table(view)
     if isinstance(view, f.Missing):
-        return (f'<p class="missing" data-key="{html.escape(view.key)}"><b>{html.escape(view.title)}</b>: not '
-                f"measured: {html.escape(view.reason)}</p>")  # fmt: skip
+        return (f'<p class="missing" data-key="{html_text(view.key)}"><b>{html_text(view.title)}</b>: not '
+                f"measured: {html_text(view.reason)}</p>")  # fmt: skip
     dom_id = f"fig{len(figures)}"
     figures[dom_id] = plotly_figure(view)
-    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in view.notes)
-    return f'<figure><div class="chart" id="{dom_id}" data-key="{html.escape(view.key)}"></div>{notes}</figure>'
+    notes = "".join(f'<p class="note">{html_text(n)}</p>' for n in view.notes)
+    return f'<figure><div class="chart" id="{dom_id}" data-key="{html_text(view.key)}"></div>{notes}</figure>'
 
 
 _STYLE = """
@@ -202,20 +205,20 @@ def render_html(content: ReportContent, generated_by: str) -> str:
     parts = []
     for section in content.sections:
         body = "".join(_view(v, figures) for v in section.views)
-        text = f"<p>{html.escape(section.text)}</p>" if section.text else ""
-        parts.append(f"<section><h2>{html.escape(section.title)}</h2>{text}{body}</section>")
+        text = f"<p>{html_text(section.text)}</p>" if section.text else ""
+        parts.append(f"<section><h2>{html_text(section.title)}</h2>{text}{body}</section>")
     missing = content.missing()
-    not_measured = "".join(f"<li><b>{html.escape(m.title)}</b>: {html.escape(m.reason)}</li>" for m in missing)
-    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in content.notes)
+    not_measured = "".join(f"<li><b>{html_text(m.title)}</b>: {html_text(m.reason)}</li>" for m in missing)
+    notes = "".join(f'<p class="note">{html_text(n)}</p>' for n in content.notes)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    data = json.dumps(figures, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    data = script_json(figures)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; \
 style-src 'unsafe-inline'; img-src data:; font-src data:">
-<title>{html.escape(content.title)}</title><style>{_STYLE}</style></head>
-<body><h1>{html.escape(content.title)}</h1>
-<p class="meta">{len(content.results)} trials; {html.escape(generated_by)}, {when}. Click a column to sort; hover a
+<title>{html_text(content.title)}</title><style>{_STYLE}</style></head>
+<body><h1>{html_text(content.title)}</h1>
+<p class="meta">{len(content.results)} trials; {html_text(generated_by)}, {when}. Click a column to sort; hover a
 chart for values, drag to zoom, double-click to reset.</p>{notes}
 <h2>Summary</h2>{summary_table(content)}
 {"".join(parts)}

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list
 from edgebench.host.perf_events import NANOSECOND_EVENTS
+from edgebench.markup import rich_text
 from edgebench.measure.layers import LayerReport, LayerRow
 from edgebench.records.events import Step
 
@@ -34,7 +35,7 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
     has_costs = any(r.flops is not None for r in rows)
     has_energy = report.power_source is not None
     cores = format_cpu_list(report.cores) if report.cores else "?"
-    table = Table(title=_title(report), title_justify="left")
+    table = Table(title=rich_text(_title(report)), title_justify="left")
     columns: list[tuple[str, Callable[[LayerRow], str]]] = [
         ("layer", lambda r: _indent(r, report)),
         ("type", lambda r: r.type),
@@ -60,9 +61,9 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
         ]
     columns += counter_columns(rows)
     for name, _ in columns:
-        table.add_column(name, justify="left" if name in ("layer", "type", "bound") else "right")
+        table.add_column(rich_text(name), justify="left" if name in ("layer", "type", "bound") else "right")
     for row in [*rows, report.other]:
-        table.add_row(*(render(row) for _, render in columns))
+        table.add_row(*(rich_text(render(row)) for _, render in columns))  # module names, types: the model's
     return table
 
 
@@ -82,7 +83,7 @@ def counter_columns(rows: list[LayerRow]) -> list[tuple[str, Callable[[LayerRow]
 def roofline_table(report: LayerReport, rows: list[LayerRow]) -> Table:
     peak = report.peak
     ridge = f", ridge {peak.gemm_gflops / peak.copy_gbps:.1f} FLOP/B" if peak else ""
-    table = Table(title=_title(report) + f"  roofline{ridge}", title_justify="left")
+    table = Table(title=rich_text(_title(report) + f"  roofline{ridge}"), title_justify="left")
     columns: list[tuple[str, Callable[[LayerRow], str]]] = [
         ("layer", lambda r: _indent(r, report)),
         ("type", lambda r: r.type),
@@ -100,7 +101,7 @@ def roofline_table(report: LayerReport, rows: list[LayerRow]) -> Table:
     for name, _ in columns:
         table.add_column(name, justify="left" if name in ("layer", "type", "bound") else "right")
     for row in rows:
-        table.add_row(*(render(row) for _, render in columns))
+        table.add_row(*(rich_text(render(row)) for _, render in columns))
     return table
 
 
@@ -146,7 +147,7 @@ def print_layers(
         table = _narrowed(table, _ROOFLINE_AT_80 if roofline else keep)
     console.print(table)
     for line in footer(report):
-        console.print(line, highlight=False)
+        console.print(rich_text(line), highlight=False)
     if narrow:
         console.print(
             f"narrower than {_FULL_WIDTH} columns: only the columns above are shown; widen the terminal, or use --json",
@@ -188,9 +189,9 @@ def step_counter_rows(steps: list[Step]) -> list[dict[str, object]]:
 def print_step_counters(title: str, rows: list[dict[str, object]], run: dict[str, float] | None) -> None:
     """The per-step perf counts of a trial that has no layers to split them over, and the whole run's."""
     names = list(next((r["counters"] for r in rows), None) or run or {})  # type: ignore[call-overload]
-    table = Table(title=title, title_justify="left")
+    table = Table(title=rich_text(title), title_justify="left")
     for head in ("step", "ms", *(f"{n} ms" if n in NANOSECOND_EVENTS else n for n in names)):
-        table.add_column(head, justify="left" if head == "step" else "right")
+        table.add_column(rich_text(head), justify="left" if head == "step" else "right")
 
     def cells(counts: dict[str, float]) -> list[str]:
         return [f"{counts[n] / 1e6:.2f}" if n in NANOSECOND_EVENTS else f"{counts[n]:,.0f}" for n in names]

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rich.table import Table as RichTable
 
+from edgebench.markup import rich_text
 from edgebench.records.memory import CATEGORIES, MemoryByCategory
 from edgebench.records.result import TrialResult
 from edgebench.units import MIB, format_size
@@ -59,5 +60,5 @@ def category_table(results: Sequence[TrialResult]) -> RichTable:
         table.add_column(name, justify="left" if name == "trial" else "right")
     for model, backend, mode, batch, *mib in category_rows(results):
         cells = ("-" if v is None else f"{v:.1f}" for v in mib)
-        table.add_row(f"{model} b={batch} {backend} {mode}", *cells)
+        table.add_row(rich_text(f"{model} b={batch} {backend} {mode}"), *cells)
     return table

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from edgebench.markup import rich_text
+
 if TYPE_CHECKING:
     from rich.table import Table
 
@@ -80,14 +82,14 @@ def _models_table(infos: list[ModelInfo], with_published: bool = True) -> Table:
     for info in infos:
         if info.domain != domain:
             domain = info.domain
-            table.add_row(f"[bold]{domain}[/bold]")
+            table.add_row(f"[bold]{rich_text(domain)}[/bold]")
         refs = []
         for r in info.references:
             dev = "" if r.deviation_pct is None else f" {r.deviation_pct:+.1f}%"
             flag = "[red]![/red]" if r.within_tolerance is False else ""
             refs.append(f"{_quantity(r.quantity)} {_si(r.value)}{dev}{flag}")
         table.add_row(
-            f"  {info.name}",
+            rich_text(f"  {info.name}"),
             f"{info.preset} {'x'.join(map(str, info.input_shape))}",
             str(info.num_classes),
             _si(info.params),
@@ -122,12 +124,12 @@ def _references_table(infos: list[ModelInfo], sources_inline: bool = True) -> tu
                     sources.append(source)
                 source = f"[{sources.index(source) + 1}]"
             table.add_row(
-                info.name,
+                rich_text(info.name),
                 f"{_quantity(r.quantity)} {_si(r.value)}",
                 r.preset,
                 _si(r.measured),
                 deviation,
                 f"{100 * r.rel_tol:g}%",
-                source.replace("[", "\\[") if not sources_inline else source,
+                rich_text(source),
             )
     return table, sources

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from edgebench.markup import rich_text
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.solver import PointCost
 from edgebench.partition.table4 import Table4
@@ -39,7 +39,7 @@ def partition_table(a: PartitionAnalysis) -> Table:
     predicted = a.device_basis == "predicted"
     if predicted:
         title = f"PREDICTED device costs (no trial of this configuration was measured)  {title}"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=rich_text(title), title_justify="left")
     dev = " (predicted)" if predicted else ""
     cloud = " (predicted)" if a.cloud_predicted else ""
     columns: list[tuple[str, Callable[[PointCost], str]]] = [
@@ -60,7 +60,7 @@ def partition_table(a: PartitionAnalysis) -> Table:
     for name, _ in columns:
         table.add_column(name, justify="left" if name in ("", "last layer on device", "crossing") else "right")
     for r in a.rows:
-        table.add_row(*(f(r) for _, f in columns), style="bold" if r.point == a.best.point else None)
+        table.add_row(*(rich_text(f(r)) for _, f in columns), style="bold" if r.point == a.best.point else None)
     return table
 
 
@@ -124,15 +124,15 @@ def print_table4(t: Table4, console: Console | None = None) -> None:
             console = Console(width=200)
     what = "latency (ms)" if t.objective == "latency" else "device energy (J)"
     saving = "latency saving" if t.objective == "latency" else "energy saving"
-    table = Table(title=f"{t.model} over {t.network}: {what} per device", title_justify="left")
+    table = Table(title=rich_text(f"{t.model} over {t.network}: {what} per device"), title_justify="left")
     for name in ("device", "mobile-only", "cloud-only", "mobile-cloud", saving, "partition point", "basis", "trial"):
         table.add_column(name, justify="left" if name in ("device", "partition point", "basis", "trial") else "right")
     digits = 2 if t.objective == "latency" else 3
     for r in t.rows:
         saved = "-" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
-        table.add_row(escape(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",
-                      f"{r.mobile_cloud:.{digits}f}", saved, escape(r.partition_point), r.basis,
-                      r.trial_id)  # fmt: skip
+        table.add_row(rich_text(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",
+                      f"{r.mobile_cloud:.{digits}f}", saved, rich_text(r.partition_point), rich_text(r.basis),
+                      rich_text(r.trial_id))  # fmt: skip
     console.print(table)
     lines = [f"{saving}: (mobile-only - mobile-cloud) / mobile-only; mobile-cloud is the best point, an end included"]
     if t.objective == "energy":

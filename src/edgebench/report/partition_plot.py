@@ -16,10 +16,9 @@ INSTALL = "pip install 'edgebench[report]'"
 
 def save_plot(a: PartitionAnalysis, path: Path) -> None:
     try:
-        import matplotlib
+        from edgebench.markup import plain_pyplot  # every text drawn as it is: no $...$ formulas
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = plain_pyplot()
     except ImportError:
         raise UsageError("--plot", f"the plot needs matplotlib: {INSTALL}") from None
     x = [r.point for r in a.rows]
@@ -54,10 +53,9 @@ def save_plot(a: PartitionAnalysis, path: Path) -> None:
 def save_table4_plot(t: Table4, path: Path) -> None:
     """Grouped bars per device: mobile-only, cloud-only and the best mobile-cloud, the saving written above."""
     try:
-        import matplotlib
+        from edgebench.markup import plain_pyplot  # every text drawn as it is: no $...$ formulas
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = plain_pyplot()
     except ImportError:
         raise UsageError("--plot", f"the plot needs matplotlib: {INSTALL}") from None
     scale, unit = (1.0, "ms") if t.objective == "latency" else (1e3, "mJ")

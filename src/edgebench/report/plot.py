@@ -17,10 +17,9 @@ FORMATS = (".png", ".pdf", ".svg")
 
 def pyplot():  # type: ignore[no-untyped-def]
     try:
-        import matplotlib
+        from edgebench.markup import plain_pyplot  # every text drawn as it is: no $...$ formulas
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = plain_pyplot()
     except ImportError:
         raise UsageError("plot", f"plots need matplotlib: {INSTALL}") from None
     return plt

@@ -115,10 +115,9 @@ def print_validation(checks: list[Validation]) -> None:
 def plot_validation(checks: list[Validation], path: Path) -> None:
     """Predicted against measured step time, one panel per scheme, the ±10% and ±20% bands drawn."""
     try:
-        import matplotlib
+        from edgebench.markup import plain_pyplot  # every text drawn as it is: no $...$ formulas
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = plain_pyplot()
     except ImportError:
         from edgebench.errors import UsageError
 

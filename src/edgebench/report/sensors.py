@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from edgebench.markup import rich_text
 from edgebench.units import MIB
 
 if TYPE_CHECKING:
@@ -45,13 +46,13 @@ def print_sensors(title: str, reports: list[SensorReport]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=rich_text(title), title_justify="left")
     table.add_column("sensor", style="bold")
     table.add_column("status")
     table.add_column("reading")
     for r in reports:
         if not r.available:
-            table.add_row(r.name, "[yellow]missing[/yellow]", r.reason)
+            table.add_row(rich_text(r.name), "[yellow]missing[/yellow]", rich_text(r.reason))
             continue
         cells = [_format(c, v) for c, v in r.values.items()]
         if len(cells) > _MAX_SHOWN:
@@ -61,5 +62,5 @@ def print_sensors(title: str, reports: list[SensorReport]) -> None:
             watts = "-" if p.power_w is None else f"{p.power_w:.3f} W"
             lines.append(f"power {p.name} ({p.scope}): {watts} from {p.method}")
         period = f" every {r.min_period_ms:g} ms" if r.min_period_ms else ""
-        table.add_row(r.name, f"[green]ok[/green]{period}", "\n".join(lines))
+        table.add_row(rich_text(r.name), f"[green]ok[/green]{period}", rich_text("\n".join(lines)))
     Console().print(table)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.perf_events import NANOSECOND_EVENTS
+from edgebench.markup import rich_text
 from edgebench.measure.utilization import INFER_CPU, TRAIN_CPU, withheld
 from edgebench.records.result import Stats, Throttling, TrialResult
 from edgebench.units import format_size
@@ -39,7 +39,7 @@ def counters_text(per_step: dict[str, float]) -> str:
 
 
 def energy_text(r: TrialResult) -> str:
-    """Measured energy with its source, or why there is none."""
+    """Measured energy with its source, or why there is none (plain text)."""
     if r.energy.energy_j is None and r.energy.gross_j is not None:
         return "- (measured, but the window cannot resolve it: see the energy note)"
     if r.energy.energy_j is None:
@@ -53,7 +53,7 @@ def energy_text(r: TrialResult) -> str:
     return (
         f"{r.energy.energy_j:.3f}{ci} ({r.energy.per_step_j:.4f} J/step, "
         f"{r.energy.per_sample_j * 1e3:.2f} mJ/sample), "
-        f"mean {r.energy.avg_power_w:.2f} W{idle}  " + escape(f"[{r.energy.source}]")
+        f"mean {r.energy.avg_power_w:.2f} W{idle}  [{r.energy.source}]"
     )
 
 
@@ -114,14 +114,15 @@ def freq_set_text(r: TrialResult) -> str:
 
 
 def _accuracy(r: TrialResult) -> str:
+    """Rich markup: the time to accuracy, in red where the target was not reached."""
     assert r.accuracy is not None
     final = "-" if r.accuracy.final is None else f"{r.accuracy.final:.4f}"
     if not r.accuracy.reached:
-        return f"[red]target {r.trial.until_accuracy:g} not reached[/red] (last held-out accuracy {final})"
+        return f"[red]target {r.trial.until_accuracy:g} not reached[/red] (last held-out accuracy {final})"  # markup
     a = r.accuracy
     energy = f", {a.energy_j:.1f} J" if a.energy_j is not None else ""
     return (
-        f"{r.trial.until_accuracy:g} on held-out {r.trial.data} in {a.time_s:.2f} s, {a.steps} steps, "
+        f"{r.trial.until_accuracy:g} on held-out {rich_text(r.trial.data)} in {a.time_s:.2f} s, {a.steps} steps, "
         f"{a.samples} samples{energy} (evaluations {a.eval_time_s:.2f} s of it; final {final})"
     )
 
@@ -132,10 +133,15 @@ def summary_table(r: TrialResult) -> Table:
         f"{r.trial.model}  {r.trial.backend} {r.trial.precision} {mode_name(r)}  batch {r.trial.batch_size}  "
         f"{r.trial.threads} threads  {where}  [{r.trial_id}]"
     )
-    table = Table(title=title, show_header=False, title_justify="left")
+    table = Table(title=rich_text(title), show_header=False, title_justify="left")
+
+    def add(label: str, text: str) -> None:
+        """A row whose text is data (names, reasons, a command line, a device's words): shown as it is."""
+        table.add_row(label, rich_text(text))
+
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("status", r.status if r.ok else f"[red]{r.status}[/red]: {r.reason}")
+    table.add_row("status", r.status if r.ok else f"[red]{rich_text(r.status)}[/red]: {rich_text(r.reason)}")
     stopped = f"; {r.stopped_by}" if r.stopped_by and not r.stopped_by.startswith("fixed") else ""
     if r.latency.step_ms is None and r.stopped_by and not r.ok:  # say what was measured, not what was asked for
         steps = f"none kept ({r.stopped_by}; {r.trial.steps} planned after {r.trial.warmup} warm-up)"
@@ -148,79 +154,79 @@ def summary_table(r: TrialResult) -> Table:
             _stats(r.latency.step_ms) + f"  over {r.latency.step_ms.n} steps after {r.trial.warmup} warm-up{stopped}"
         )
     infer_trial = r.trial.mode == "infer"
-    table.add_row("inference step (ms)" if infer_trial else "train step (ms)", steps)
+    add("inference step (ms)" if infer_trial else "train step (ms)", steps)
     if r.hygiene is not None and r.hygiene.warning:
-        table.add_row("[yellow]warning[/yellow]", escape(r.hygiene.warning))
+        table.add_row("[yellow]warning[/yellow]", rich_text(r.hygiene.warning))
     for note in r.measurement_notes or ():  # a figure left out is not a distortion: say which it is
         label = "withheld" if withheld([note], TRAIN_CPU) or withheld([note], INFER_CPU) else "distorted by"
-        table.add_row(f"[yellow]{label}[/yellow]", escape(note))
+        table.add_row(f"[yellow]{label}[/yellow]", rich_text(note))
     if r.latency.throughput_sps is not None:
-        table.add_row("throughput", f"{r.latency.throughput_sps:.1f} samples/s")
+        add("throughput", f"{r.latency.throughput_sps:.1f} samples/s")
     if not infer_trial:  # an inference trial's passes are its steps, shown above
-        table.add_row("inference (ms)", _stats(r.latency.infer_ms))
+        add("inference (ms)", _stats(r.latency.infer_ms))
     if r.cold_start is not None:
         load, first = cold_start_texts(r)
         if load:
-            table.add_row("cold start: model load", escape(load))
+            add("cold start: model load", load)
         if first:
-            table.add_row("cold start: first step", escape(first))
+            add("cold start: first step", first)
         for note in r.cold_start.notes or ():
-            table.add_row("[yellow]cold start note[/yellow]", escape(note))
+            table.add_row("[yellow]cold start note[/yellow]", rich_text(note))
     if r.cpu.util_pct:
         mean = "-" if r.cpu.util_pct.mean is None else f"{r.cpu.util_pct.mean:.1f}"
-        table.add_row("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu.util_pct.per_core)}]")
+        add("cpu util % (per core)", f"mean {mean}   [{_pcts(r.cpu.util_pct.per_core)}]")
     if r.cpu.idle_ratio:
-        table.add_row("idle ratio % (per core)", _pcts([None if v is None else 100 * v for v in r.cpu.idle_ratio]))
+        add("idle ratio % (per core)", _pcts([None if v is None else 100 * v for v in r.cpu.idle_ratio]))
     if r.cpu.process_pct is not None:
-        table.add_row("worker cpu %", f"{r.cpu.process_pct:.0f} (100 = one core)")
+        add("worker cpu %", f"{r.cpu.process_pct:.0f} (100 = one core)")
     elif withheld(r.measurement_notes, TRAIN_CPU):  # withheld, not absent: the row says so, not disappearing
-        table.add_row("worker cpu %", "- (withheld; the note above says why)")
+        add("worker cpu %", "- (withheld; the note above says why)")
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
-    table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    add("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
     if r.trial.freq_khz is not None:
-        table.add_row("cpu freq set", freq_set_text(r))
+        add("cpu freq set", freq_set_text(r))
     if r.memory.by_category is not None:
         from edgebench.report.memory import category_text
 
-        table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
+        add(f"memory by category ({r.memory.by_category.mode})", category_text(r.memory.by_category))
     if r.cpu.perf_counters_per_step:
-        table.add_row("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
+        add("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
     if r.cpu.perf_counters_run:
-        table.add_row("perf counters, whole run", counters_text(r.cpu.perf_counters_run))
+        add("perf counters, whole run", counters_text(r.cpu.perf_counters_run))
     if r.cpu.freq_khz:
-        table.add_row("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
+        add("cpu freq MHz (per core)", "  ".join(f"{f / 1e3:.0f}" if f else "-" for f in r.cpu.freq_khz))
     if r.temperature_c:
-        table.add_row("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
+        add("temperature °C (max)", "  ".join(f"{k} {v.max:.1f}" for k, v in r.temperature_c.items()))
     if r.throttling:
-        table.add_row("thermal throttling", throttling_text(r.throttling))
-    table.add_row("energy", energy_text(r))
+        add("thermal throttling", throttling_text(r.throttling))
+    add("energy", energy_text(r))
     if r.energy.by_rail and len(r.energy.by_rail) > 1:
         rails = "  ".join(f"{k} {v.avg_power_w:.2f} W" for k, v in r.energy.by_rail.items())
-        table.add_row("power by rail (mean)", rails)
+        add("power by rail (mean)", rails)
     estimate = r.estimated_energy
     if estimate is not None and estimate.energy_j is not None:
-        table.add_row(
+        add(
             "energy (estimated)",
             f"{estimate.energy_j:.3f} J, {estimate.per_step_j:.4f} J/step, mean {estimate.avg_power_w:.2f} W  "
-            + escape(f"[{estimate.source}]"),
+            f"[{estimate.source}]",
         )
     if r.gpu_util_pct:
         table.add_row(
             "gpu util % (per gpu)", f"mean {r.gpu_util_pct.mean or 0:.1f}   [{_pcts(r.gpu_util_pct.per_gpu)}]"
         )
     for note in r.energy.notes or []:
-        table.add_row("[yellow]energy note[/yellow]", escape(note))
+        table.add_row("[yellow]energy note[/yellow]", rich_text(note))
     if r.accuracy is not None:
         table.add_row("time to accuracy", _accuracy(r))
     if r.loss:
         flag = "" if r.loss.finite else "  [red]non-finite loss[/red]"
-        table.add_row("loss", f"{_loss(r.loss.first)} -> {_loss(r.loss.last)}{flag}")
+        table.add_row("loss", f"{_loss(r.loss.first)} -> {_loss(r.loss.last)}{flag}")  # numbers and markup
     if r.predictability:
-        table.add_row("predictability", _predictability(r))
+        add("predictability", _predictability(r))
     if r.trace_summary:
         what = "modules" if r.trace_summary.granularity == "layers" else "op names"
-        table.add_row(
+        add(
             "trace",
             f"{r.trace_summary.granularity}: {r.trace_summary.spans} spans of {r.trace_summary.labels} {what}, "
             f"{r.trace_summary.covered_pct:.0f}% of the step; see `edgebench layers {r.trial_id}`, "
@@ -230,13 +236,13 @@ def summary_table(r: TrialResult) -> Table:
         missing = ", ".join(r.sampler.unavailable) or "none"
         which = f"{r.sampler.kind}: " if r.sampler.kind else ""
         why = f" ({r.sampler.why})" if r.sampler.why else ""
-        table.add_row(
+        add(
             "sampler",
             f"{which}{r.sampler.samples} samples every {r.sampler.interval_ms:g} ms, "
             f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not on this device: {missing}{why}",
         )
     device = r.device
-    table.add_row("environment", f"{device.cpu_model} | {framework_text(r)} | {device.kernel}")
+    add("environment", f"{device.cpu_model} | {framework_text(r)} | {device.kernel}")
     return table
 
 

@@ -6,6 +6,7 @@ from rich import box
 from rich.table import Table
 
 from edgebench.host.cpuset import format_mask
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.report.fit import keep_whole
 from edgebench.units import MIB
@@ -34,12 +35,12 @@ def sweep_table(results: list[TrialResult], title: str) -> Table:
         elif name in _ALWAYS or values - {"-"}:
             keep.append(i)
     title = f"{title}: every trial {' '.join(shared)}" if shared else title
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=rich_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for i in keep:
         name = _COLUMNS[i]
         table.add_column(name, justify="left" if name in ("model", "backend", "mode", "prec", "status") else "right")
     for row in rows:
-        table.add_row(*(row[i] for i in keep))
+        table.add_row(*(row[i] if _COLUMNS[i] == "status" else rich_text(row[i]) for i in keep))
     return keep_whole(table)
 
 
@@ -63,7 +64,7 @@ def _row(r: TrialResult) -> list[str]:
         format_mask(r.trial.cores) if r.trial.cores else "-",
         f"{r.trial.freq_khz / 1e3:g}" if r.trial.freq_khz else "-",
         r.trial.precision,
-        r.status if r.ok else f"[red]{r.status}[/red]",
+        rich_text(r.status) if r.ok else f"[red]{rich_text(r.status)}[/red]",  # Rich markup: the one styled cell
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.latency.throughput_sps:.1f}" if r.latency.throughput_sps is not None else "-",

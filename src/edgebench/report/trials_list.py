@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.fit import keep_whole
@@ -42,7 +43,7 @@ def trials_table(results: list[TrialResult], *, when: bool = True) -> Table:
     shared = {c: rows[0][c] for c in _SHARED if rows and len({row[c] for row in rows}) == 1}
     columns = [c for c in columns if c.field not in shared]
     title = f"{len(results)} stored trials" + (f" (all {', '.join(map(str, shared.values()))})" if shared else "")
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=rich_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("trial")
     if when:
         table.add_column("when")
@@ -50,7 +51,7 @@ def trials_table(results: list[TrialResult], *, when: bool = True) -> Table:
         table.add_column(_SHOWN[c.field], justify="left" if c.digits is None else "right")
     for r, values in zip(results, rows, strict=True):
         started = [r.started_at.replace("T", " ")[5:16] if r.started_at else "-"] if when else []  # MM-DD HH:MM
-        status = r.status if r.ok else f"[red]{r.status}[/red]"
-        cells = [_text(values[c.field], c.field, c.digits) for c in columns[1:-1]]
-        table.add_row(r.trial_id, *started, *cells, status)
+        status = rich_text(r.status) if r.ok else f"[red]{rich_text(r.status)}[/red]"
+        cells = [rich_text(_text(values[c.field], c.field, c.digits)) for c in columns[1:-1]]
+        table.add_row(rich_text(r.trial_id), *started, *cells, status)
     return keep_whole(table)

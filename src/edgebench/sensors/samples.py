@@ -32,8 +32,13 @@ class Samples:
         return {k: v for k, v in self.columns.items() if k.startswith(prefix) and k.endswith(suffix)}
 
 
+#: The widest time stamp a sample may carry (int64 nanoseconds).
+_MAX_NS = 2**63 - 1
+
+
 def parse_samples(text: str, meta: SamplerMeta | None = None) -> Samples:
-    """Parse sampler CSV text; a torn last row (a sampler killed mid-write) is dropped."""
+    """Parse sampler CSV text; a torn last row (a sampler killed mid-write) is dropped, and so is a row whose cells
+    are not numbers (a file edited or damaged: ``abc``, a stamp past int64), rather than failing the whole file."""
     lines = io.StringIO(text)
     header = lines.readline().strip().split(",")
     times: list[int] = []
@@ -42,8 +47,15 @@ def parse_samples(text: str, meta: SamplerMeta | None = None) -> Samples:
         cells = line.rstrip("\n").split(",")
         if len(cells) != len(header) or not line.endswith("\n"):
             continue
-        times.append(int(cells[0]))
-        rows.append([float(c) if c else math.nan for c in cells[1:]])
+        try:
+            stamp = int(cells[0])
+            values = [float(c) if c else math.nan for c in cells[1:]]
+        except ValueError:
+            continue
+        if abs(stamp) > _MAX_NS:
+            continue
+        times.append(stamp)
+        rows.append(values)
     data = np.array(rows, dtype=np.float64).reshape(len(rows), len(header) - 1)
     columns = {name: data[:, i] for i, name in enumerate(header[1:])}
     return Samples(np.array(times, dtype=np.int64), columns, meta, dict(meta.labels) if meta else {})

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
+from edgebench.host.files import file_name
 from edgebench.records.finished import FinishedTrial
 from edgebench.store.trials import save_finished
 
@@ -45,7 +46,7 @@ def save_or_keep(store: Store, finished: FinishedTrial) -> None:
 def keep_unsaved(finished: FinishedTrial, store_path: Path) -> Path:
     """Write the record's JSON beside the store, else in the current folder, else in the temp folder."""
     payload = finished.to_json()
-    name = f"edgebench-unsaved-{finished.trial_id}.json"
+    name = f"edgebench-unsaved-{file_name(finished.trial_id)}.json"  # the id can come from a fleet host's reply
     for folder in (store_path.parent, Path.cwd(), Path(tempfile.gettempdir())):
         try:
             return _write_new(folder / name, payload).resolve()

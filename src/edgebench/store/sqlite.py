@@ -11,14 +11,17 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+import sys
+import zlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, shortened
 from edgebench.host.lifetime import process_running
+from edgebench.parsing import json_text
 from edgebench.records.result import TrialResult
 from edgebench.records.result_schema import load_result
 
@@ -102,6 +105,32 @@ def discard_if_empty(path: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
+@contextmanager
+def created_or_removed(path: str | os.PathLike[str] | None) -> Iterator[Store]:
+    """The store at ``path`` opened for writing; if this call created its file and the block fails, the file goes
+    again (when it still holds nothing): a refused command leaves no empty store behind."""
+    target = Path(path) if path else default_store_path()
+    existed = target.exists()
+    db = Store(target)
+    try:
+        yield db
+    except BaseException:
+        db.close()
+        if not existed:
+            discard_if_empty(target)
+        raise
+    finally:
+        db.close()
+
+
+def close_or_discard(store: Store) -> None:
+    """Close ``store``; if this process created it and it holds nothing (the command was refused before a trial was
+    stored: a frequency this device cannot set), remove it: a refused command leaves no empty store behind."""
+    store.close()
+    if store.created:
+        discard_if_empty(store.path)
+
+
 def default_store_path() -> Path:
     """``$EDGEBENCH_STORE``, else ``$XDG_DATA_HOME/edgebench/edgebench.sqlite`` (``~/.local/share`` by default)."""
     if os.environ.get("EDGEBENCH_STORE"):
@@ -152,9 +181,21 @@ class Store:
     edgebench) is a :class:`StoreUnusable` here, not a raw ``sqlite3`` error later.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
         self.path = Path(path) if path else default_store_path()
         self.read_only = read_only
+        #: Whether this opening made the file (a command refused before it stored anything removes it again).
+        self.created = not self.path.exists()
+        self._batches = 0
+        #: Where a row that cannot be read is said to be skipped (default: a note on stderr, once per trial).
+        self.notify = notify or _note
+        self._skipped: set[str] = set()
         self._db = _connect(self.path, read_only)
         try:
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -178,18 +219,22 @@ class Store:
                 "upgrade edgebench, or give another --store",
             )
         if version < SCHEMA_VERSION and self.read_only:
-            self._upgrade_beside()  # a store that only reads still upgrades when its file can be written
+            self._migrate_in_memory(version)  # a command that only reads leaves the file as it found it
             return
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
 
-    def _upgrade_beside(self) -> None:
-        """Upgrade an older store through a writable connection of its own; a truly read-only one is read as it
-        is (every table a reading command uses exists since schema 2; a missing one is a one-line error)."""
-        try:
-            Store(self.path).close()
-        except StoreUnusable:
-            return
+    def _migrate_in_memory(self, version: int) -> None:
+        """An older store read as the current schema without writing it: the tables later migrations add are made
+        as temporary (in-memory) tables of this connection, empty, so a reading command sees every table and the
+        file stays what it was (``trials`` upgraded a schema-3 store in place, unasked).  A command that writes
+        upgrades it."""
+        for script in MIGRATIONS[version:]:
+            if "CREATE TABLE" not in script or any(w in script for w in ("ALTER", "DROP", "UPDATE", "INSERT")):
+                raise StoreUnusable(self.path, f"is schema {version}: a command that writes to it (e.g. `edgebench "
+                                               "import`) upgrades it first")  # fmt: skip
+            statements = [st for st in script.split(";") if st.strip() and "CREATE INDEX" not in st]
+            self._db.executescript(";".join(st.replace("CREATE TABLE", "CREATE TEMP TABLE") for st in statements))
 
     def verify(self) -> None:
         """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
@@ -220,8 +265,30 @@ class Store:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self._batches:  # inside batch(): its one transaction commits or rolls back everything
+            yield self._db
+            return
         with self._db:
             yield self._db
+
+    @contextmanager
+    def batch(self) -> Iterator[Store]:
+        """One transaction around many saves (``import``): all of them land or none does, whatever fails half-way
+        (one bad series blob raised after two trials of an import were stored).  Nested, it is the outer one."""
+        if self._batches:
+            yield self
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._batches += 1
+        try:
+            yield self
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        else:
+            self._db.execute("COMMIT")
+        finally:
+            self._batches -= 1
 
     def save(self, result: TrialResult, series: dict[str, str] | None = None) -> None:
         """Insert a trial and its series in one transaction: all of it lands or none.
@@ -267,20 +334,27 @@ class Store:
                 )
 
     def get(self, trial_id: str) -> TrialResult:
-        """The trial whose id is ``trial_id`` or starts with it; ``KeyError`` if none or ambiguous."""
+        """The trial whose id is ``trial_id`` or starts with it; ``KeyError`` if none or ambiguous; a row that cannot
+        be read is an :class:`UnreadableTrial` line."""
         rows = self._db.execute(
-            "SELECT result_json FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
-            (trial_id, trial_id.replace("%", "") + "%"),
+            "SELECT trial_id, result_json FROM trials WHERE trial_id = ? OR trial_id LIKE ? ESCAPE '\\' "
+            "ORDER BY trial_id",
+            (trial_id, like_prefix(trial_id)),
         ).fetchall()
         if len(rows) != 1:
             raise KeyError(f"{'no' if not rows else 'more than one'} trial matches {trial_id!r}")
-        return load_result(json.loads(rows[0][0]))
+        try:
+            return _result(rows[0][1])
+        except ValueError as exc:
+            raise UnreadableTrial(self.path, rows[0][0], exc) from None
 
     def series(self, trial_id: str, name: str) -> str | None:
-        row = self._db.execute(
-            "SELECT data FROM series WHERE trial_id = ? AND name = ?", (self.get(trial_id).trial_id, name)
-        ).fetchone()
-        return gzip.decompress(row[0]).decode() if row else None
+        found = self.get(trial_id).trial_id
+        row = self._db.execute("SELECT data FROM series WHERE trial_id = ? AND name = ?", (found, name)).fetchone()
+        try:
+            return gzip.decompress(row[0]).decode() if row else None
+        except _DAMAGED as exc:
+            raise UnreadableTrial(self.path, found, ValueError(f"its {name} series: {exc}")) from None
 
     def save_device_peak(self, peak: dict[str, Any]) -> None:
         """Record (or replace) a device's measured ceilings, keyed by ``peak["key"]``."""
@@ -294,14 +368,13 @@ class Store:
 
     def device_peak(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT peak_json FROM device_peaks WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return json_text(row[0]) if row else None
 
     def trials(self, model: str | None = None) -> list[TrialResult]:
-        sql, args = "SELECT result_json FROM trials", ()
+        sql, args = "SELECT trial_id, result_json FROM trials", ()
         if model:
             sql, args = sql + " WHERE model = ?", (model,)
-        rows = self._db.execute(sql + " ORDER BY trial_id", args)
-        return [load_result(json.loads(r[0])) for r in rows]
+        return self._results(self._db.execute(sql + " ORDER BY trial_id", args))
 
     def add_sweep(self, sweep_id: str, planned: int, config_json: str) -> None:
         """Record a sweep (or, on resume, update its plan) before its first trial is stored."""
@@ -379,7 +452,7 @@ class Store:
 
     def query(self, *, sweep_id: str | None = None, hostname: str | None = None) -> list[TrialResult]:
         """Trials of a sweep and/or a host, in the order they ran."""
-        sql = "SELECT t.result_json FROM trials t"
+        sql = "SELECT t.trial_id, t.result_json FROM trials t"
         where, args = [], []
         if sweep_id is not None:
             sql += " JOIN sweep_trials s USING (trial_id)"
@@ -390,8 +463,20 @@ class Store:
             args.append(hostname)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        rows = self._db.execute(sql + " ORDER BY t.rowid", args)
-        return [load_result(json.loads(r[0])) for r in rows]
+        return self._results(self._db.execute(sql + " ORDER BY t.rowid", args))
+
+    def _results(self, rows: Iterator[tuple[str, str]]) -> list[TrialResult]:
+        """The rows' results; one that cannot be read (a future schema, junk) is left out with a note, so that one
+        bad row does not take every listing of the store with it."""
+        out = []
+        for trial_id, text in rows:
+            try:
+                out.append(_result(text))
+            except ValueError as exc:
+                if trial_id not in self._skipped:
+                    self._skipped.add(trial_id)
+                    self.notify(f"skipped trial {shortened(str(trial_id), 40)} of {self.path}: {reason(exc)}")
+        return out
 
     def hostnames(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT DISTINCT hostname FROM trials WHERE hostname IS NOT NULL")]
@@ -399,10 +484,44 @@ class Store:
     def trial_ids(self, prefix: str) -> list[str]:
         """Ids equal to or starting with ``prefix``."""
         rows = self._db.execute(
-            "SELECT trial_id FROM trials WHERE trial_id = ? OR trial_id LIKE ? ORDER BY trial_id",
-            (prefix, prefix.replace("%", "") + "%"),
+            "SELECT trial_id FROM trials WHERE trial_id = ? OR trial_id LIKE ? ESCAPE '\\' ORDER BY trial_id",
+            (prefix, like_prefix(prefix)),
         )
         return [r[0] for r in rows]
+
+
+def like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching what starts with ``prefix``, its ``%`` and ``_`` literal (``_`` matched any one
+    character in an id prefix)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+#: What reading a stored record or series can raise when its bytes are not what edgebench wrote.
+_DAMAGED = (ValueError, TypeError, KeyError, AttributeError, OSError, EOFError, zlib.error, RecursionError)
+
+
+def _result(text: Any) -> TrialResult:
+    """A row's result, or a ``ValueError`` for any row that is none (junk, a future schema, the wrong type)."""
+    try:
+        return load_result(json_text(text))
+    except _DAMAGED as exc:
+        raise ValueError(reason(exc)) from None
+
+
+def reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return shortened(text, 160)
+
+
+def _note(text: str) -> None:
+    print(f"edgebench: note: {text}", file=sys.stderr)
+
+
+class UnreadableTrial(UsageError):
+    """A trial asked for by id whose stored record (or series) cannot be read: one line naming it."""
+
+    def __init__(self, path: Path, trial_id: str, exc: BaseException) -> None:
+        super().__init__("TRIAL", f"trial {shortened(str(trial_id), 40)} in {path} cannot be read ({reason(exc)})")
 
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
@@ -411,6 +530,8 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         raise StoreUnusable(
             path, f"is a folder, not a store file: give a file, e.g. --store {path / 'edgebench.sqlite'}"
         )
+    if path.exists() and not path.is_file():  # a FIFO or a device: opening it would wait forever, or read a disk
+        raise StoreUnusable(path, "is not a regular file (a pipe or a device): give a store file")
     if read_only:
         if not path.exists():
             raise StoreUnusable(path, "does not exist: run `edgebench run` or `edgebench sweep` first, or give the "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.report.content import ReportContent, Section, Table
 from edgebench.study.records import Evidence, StudyReport, Verdict
@@ -32,7 +33,7 @@ def table(report: StudyReport) -> Any:
     """The rich table ``study`` prints: observation, verdict, evidence (or the reason)."""
     from rich.table import Table as RichTable
 
-    t = RichTable(title=f"{report.title}: {report.trials_ok} of {report.trials} trials ok on this device",
+    t = RichTable(title=rich_text(f"{report.title}: {report.trials_ok} of {report.trials} trials ok on this device"),
                   title_justify="left", show_lines=True)  # fmt: skip
     t.add_column("obs.", no_wrap=True)
     t.add_column("finding", max_width=30)
@@ -43,7 +44,8 @@ def table(report: StudyReport) -> Any:
         body = [v.reason] if not v.evidence else [short_line(e) for e in v.evidence]
         body += [f"note: {n}" for n in v.notes]
         style = STYLE[v.outcome]
-        t.add_row(v.observation.id, v.observation.title, f"[{style}]{v.outcome}[/{style}]", "\n".join(body))
+        verdict = f"[{style}]{rich_text(v.outcome)}[/{style}]"
+        t.add_row(rich_text(v.observation.id), rich_text(v.observation.title), verdict, rich_text("\n".join(body)))
     return t
 
 

@@ -18,24 +18,27 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.sweep.plan import Plan, PlannedTrial
 
 
 def result_line(result: TrialResult) -> str:
-    """``ok  12.31 ± 0.20 ms/step  650.1 samples/s`` or the failure and its reason."""
+    """``ok  12.31 ± 0.20 ms/step  650.1 samples/s`` or the failure and its reason (Rich markup)."""
     if not result.ok:
-        return f"[red]{result.status}[/red]: {result.reason}"
+        return f"[red]{rich_text(result.status)}[/red]: {rich_text(result.reason)}"
     s = result.latency.step_ms
     line = f"ok  {s.mean:.2f} ± {s.ci95:.2f} ms/step" if s and s.ci95 is not None else "ok"
     if result.latency.throughput_sps is not None:
         line += f"  {result.latency.throughput_sps:.1f} samples/s"
     if result.trial.target_ci_pct is not None and result.stopped_by:
-        line += f"  ({result.stopped_by})"
+        line += f"  ({rich_text(result.stopped_by)})"
     return line
 
 
 class RichReporter:
+    """The sweep's reporter on a Rich console: every text it is handed (labels, notes, reasons) is shown as it is."""
+
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console()
         self.progress = Progress(
@@ -62,7 +65,7 @@ class RichReporter:
 
     def begin(self, plan: Plan, todo: list[PlannedTrial], skipped: int) -> None:
         already = f", {skipped} already stored" if skipped else ""
-        self.console.print(f"sweep [bold]{plan.sweep_id}[/bold]: {len(todo)} trials to run{already}")
+        self.console.print(f"sweep [bold]{rich_text(plan.sweep_id)}[/bold]: {len(todo)} trials to run{already}")
         self._total += len(todo)  # several sweeps at once (a fleet running a targets axis) share one bar
         if self._task is None:
             self._task = self.progress.add_task("starting", total=self._total)
@@ -74,7 +77,7 @@ class RichReporter:
         self._update(planned.label)
 
     def trial_finished(self, planned: PlannedTrial, result: TrialResult) -> None:
-        line = f"  {planned.label:<32} {result_line(result)}  [dim]{result.trial_id}[/dim]"
+        line = f"  {rich_text(f'{planned.label:<32}')} {result_line(result)}  [dim]{rich_text(result.trial_id)}[/dim]"
         self.console.print(line, soft_wrap=True)
         if self._task is not None:
             self.progress.advance(self._task)
@@ -83,8 +86,8 @@ class RichReporter:
         self._update(text)
 
     def note(self, text: str) -> None:
-        self.console.print(f"[dim]{text}[/dim]", soft_wrap=True)
+        self.console.print(f"[dim]{rich_text(text)}[/dim]", soft_wrap=True)
 
     def _update(self, text: str) -> None:
         if self._task is not None:
-            self.progress.update(self._task, description=text)
+            self.progress.update(self._task, description=rich_text(text))

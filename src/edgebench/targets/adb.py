@@ -8,6 +8,7 @@ every script edgebench sends is POSIX ``sh``.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -48,11 +49,25 @@ def attached_devices() -> list[tuple[str, str]]:
     return pairs
 
 
+#: A device serial as adb prints it (``8A2X0KDLN``, ``emulator-5554``, ``192.168.1.23:5555``, ``usb:1-1``):
+#: never starting with ``-``, which adb would read as an option, and nothing a shell or adb gives a meaning to.
+_SERIAL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._:-]*$")
+
+
+def check_serial(serial: str, field: str = "--target") -> str:
+    """``serial`` if it is a device serial; else one line naming ``field``.  The one serial validator."""
+    if not _SERIAL.match(serial) or len(serial) > 255:
+        raise UsageError(field, f"{serial!r} is not a device serial (letters, digits, and .-_: after the first)")
+    return serial
+
+
 def pick_serial(url: str) -> str:
     """The serial ``adb://SERIAL`` names, checked against ``adb devices``; ``adb://`` picks the only device."""
     if not url.startswith("adb://"):
         raise UsageError("--target", f"{url!r} is not adb://SERIAL")
     serial = url.removeprefix("adb://").strip("/")
+    if serial:
+        check_serial(serial)
     devices = attached_devices()
     listed = ", ".join(f"{s} ({state})" for s, state in devices) or "none"
     if not serial:
@@ -89,7 +104,7 @@ def connect(serial: str, timeout_s: float = 30) -> str | None:
     """``adb connect HOST:PORT``, then the state the server gives it (None when it could not be reached)."""
     adb = adb_command()
     try:
-        subprocess.run([adb, "connect", serial], capture_output=True, text=True, timeout=timeout_s)
+        subprocess.run([adb, "connect", check_serial(serial)], capture_output=True, text=True, timeout=timeout_s)
         done = subprocess.run([adb, "-s", serial, "get-state"], capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return None
@@ -101,7 +116,7 @@ class AdbShell(ClientShell):
 
     def __init__(self, serial: str, *, workdir: str, env: dict[str, str] | None = None) -> None:
         super().__init__(workdir=workdir, env=env)
-        self.serial = serial
+        self.serial = check_serial(serial)
         self.name = f"adb://{serial}"
         self.adb = adb_command()
         self._stdin_can_end: bool | None = None
@@ -119,12 +134,13 @@ class AdbShell(ClientShell):
             cleared = self.run(f"rm -rf {shlex.quote(remote)}", timeout_s=60)
             if cleared.returncode != 0:
                 raise OSError(f"cannot replace {remote} on {self.name}: {cleared.stderr.decode().strip()}")
-        done = subprocess.run(self._args("push", str(local), remote), capture_output=True, text=True)
+        # absolute paths: a relative local one starting with `-` would be an option of adb's
+        done = subprocess.run(self._args("push", str(Path(local).absolute()), remote), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb push {local} {remote} failed: {(done.stderr or done.stdout).strip()}")
 
     def pull(self, remote: str, local: Path) -> None:
-        done = subprocess.run(self._args("pull", remote, str(local)), capture_output=True, text=True)
+        done = subprocess.run(self._args("pull", remote, str(Path(local).absolute())), capture_output=True, text=True)
         if done.returncode != 0:
             raise OSError(f"adb pull {remote} failed: {(done.stderr or done.stdout).strip()}")
 

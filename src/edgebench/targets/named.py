@@ -19,13 +19,14 @@ name targets in the same form.  A URL given directly opens with the defaults.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from edgebench.errors import UsageError, explain
+from edgebench.host.files import yaml_file
 from edgebench.records.model import Record
 
 
@@ -60,6 +61,44 @@ class TargetConfig(Record):
     def label(self) -> str:
         return self.name or self.url
 
+    # A target's settings can come from a shared file (a lab's config, a sweep's YAML): none may become an option
+    # or a command on this machine, or a shell word on the device.
+    @field_validator("workdir")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith("/") or "\0" in value):
+            raise ValueError(f"{value!r} must be an absolute path on the device")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not an environment variable's name (letters, digits, _)")
+        return value
+
+    @field_validator("ssh_options")
+    @classmethod
+    def _options(cls, value: list[str]) -> list[str]:
+        for option in value:
+            key = re.split(r"[=\s]", option.strip(), maxsplit=1)[0].lower()
+            if not re.fullmatch(r"[a-z0-9]+", key):
+                raise ValueError(f"{option!r} is not an ssh option (Keyword=value, as ssh -o takes it)")
+            if key in _COMMAND_OPTIONS:
+                raise ValueError(
+                    f"{option!r} runs a command on this machine; put it in your own ~/.ssh/config (Host ...) instead"
+                )
+        return value
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: ssh options that run a command on this machine (or include a file that could): a shared file must not set them.
+_COMMAND_OPTIONS = frozenset(
+    {"proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "include", "match",
+     "pkcs11provider", "securitykeyprovider"}
+)  # fmt: skip
+
 
 def config_path() -> Path:
     return Path(os.environ.get("EDGEBENCH_CONFIG") or Path.home() / ".config" / "edgebench" / "config.yaml")
@@ -90,10 +129,7 @@ def configured_targets() -> dict[str, TargetConfig]:
     path = config_path()
     if not path.is_file():
         return {}
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(str(path), f"cannot be read as YAML: {exc}") from None
+    raw = yaml_file(path, str(path), "edgebench's configuration (YAML with a targets: mapping)") or {}
     if not isinstance(raw, dict):
         raise UsageError(str(path), "give a mapping with a targets: key")
     return parse_targets(raw.get("targets"), str(path))

@@ -46,6 +46,7 @@ class RemoteSysFS(SysFS):
     """The device's files: reads from a refreshed mirror (or one ``cat``), writes through the target's root."""
 
     root_hint = "on the device: add --root, or root: true for the target, so that adb root or su is used"
+    is_local = False  # a dropped connection runs the restore script on the device (see restore_holder)
 
     def __init__(
         self,

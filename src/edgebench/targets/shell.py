@@ -87,9 +87,14 @@ class LocalShell:
         )
 
     def push(self, local: Path, remote: str) -> None:
-        """A file to ``remote``; a folder replaces ``remote`` (no stale files left to run)."""
+        """A file to ``remote``; a folder replaces ``remote`` (no stale files left to run), which must then lie
+        inside this shell's work folder: nothing edgebench removes lies outside what it created (a symbolic link
+        an earlier push left there included, hence the resolved paths)."""
         if Path(local).is_dir():
-            shutil.rmtree(remote, ignore_errors=True)
+            target, work = Path(remote).resolve(), Path(self.workdir()).resolve()
+            if not target.is_relative_to(work) or target == work:
+                raise OSError(f"refusing to replace {remote}: it is outside the work folder {work}")
+            shutil.rmtree(target, ignore_errors=True)
         self._copy(Path(local), Path(remote))
 
     def pull(self, remote: str, local: Path) -> None:

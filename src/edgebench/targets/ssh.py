@@ -3,17 +3,22 @@
 The real ``ssh`` is called with the host as the user wrote it, so ``~/.ssh/config`` (Host aliases, IdentityFile,
 ProxyJump), keys and the agent all apply.  ``BatchMode=yes`` makes a missing key fail at once instead of asking for a
 password in the middle of a sweep; one master connection per target (``ControlMaster``/``ControlPersist``) makes
-each later command one round trip instead of a handshake.  Files travel through ``ssh ... cat`` so that a board
-without an SFTP server (dropbear, busybox) works the same.
+each later command one round trip instead of a handshake.  The master's socket lives in a folder of this process's
+own (``edgebench-<pid>-ssh-*`` in the temporary folder), and closing the target, or the process ending, ends the
+master and removes the folder: none outlives the command (a test suite's did, by minutes, in ``/tmp``).  Files
+travel through ``ssh ... cat`` so that a board without an SFTP server (dropbear, busybox) works the same.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
+import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,26 +30,57 @@ from edgebench.targets.shell import ClientShell
 #: Exit status of ``ssh`` itself failing (connection, authentication), as opposed to the remote command's.
 SSH_FAILED = 255
 
-_HOST = re.compile(r"^[A-Za-z0-9._%-]+$")
+#: A host name, an alias of ``~/.ssh/config`` or an address (IPv6 without its brackets): never starting with ``-``,
+#: which ``ssh`` would read as an option (``ssh://-oProxyCommand=...`` ran a command here).
+_HOST = re.compile(r"^[A-Za-z0-9_%][A-Za-z0-9._%:-]*$")
+#: A login name: what ``useradd`` accepts, and never an option either.
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*\$?$")
+
+
+def check_host(host: str, field: str = "--target") -> str:
+    """``host`` if it is a host name, alias or address; else one line naming ``field``.  The one host validator
+    (ssh's host is also passed after ``--``, so that no host can be read as an option)."""
+    if not _HOST.match(host) or len(host) > 253:
+        raise UsageError(field, f"{host!r} is not a host name (letters, digits, and .-_:% after the first)")
+    return host
 
 
 def parse_ssh_url(url: str) -> tuple[str | None, str, int | None]:
     """``ssh://user@host:port`` -> (user, host, port); the host may be a ``~/.ssh/config`` alias."""
     parts = urlsplit(url)
-    if parts.scheme != "ssh" or not parts.hostname or parts.path not in ("", "/"):
+    if parts.scheme != "ssh" or not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
         raise UsageError("--target", f"{url!r} is not ssh://[user@]host[:port] (a Host alias of ~/.ssh/config works)")
     try:
         port = parts.port
     except ValueError:
         raise UsageError("--target", f"{url!r}: the port is not a number") from None
-    host = parts.hostname if "[" not in parts.netloc else f"[{parts.hostname}]"
-    if not _HOST.match(parts.hostname.replace(":", "")):
-        raise UsageError("--target", f"{url!r}: {parts.hostname!r} is not a host name")
-    return parts.username, host.strip("[]"), port
+    host = check_host(parts.hostname)
+    if parts.username is not None and not _USER.match(parts.username):
+        raise UsageError("--target", f"{url!r}: {parts.username!r} is not a user name")
+    return parts.username, host, port
 
 
 #: Seconds to wait for the device's SSH server to answer at all (``ssh_options: [ConnectTimeout=N]`` overrides).
 CONNECT_TIMEOUT_S = 10
+#: How long an idle master connection stays up: across a trial's cool-down its commands reuse it; it ends with the
+#: target anyway, so this bounds only a process killed before it could close it.
+CONTROL_PERSIST_S = 30
+
+
+def control_folder() -> Path:
+    """A new folder for one master connection's socket: in the temporary folder where its path is short enough for
+    a unix socket (about 100 bytes, ssh's own suffix included), else in ``/tmp``; named after this process, so that
+    one a killed process left is removed by :func:`edgebench.host.workdirs.remove_stale_work_dirs`."""
+    base = Path(tempfile.gettempdir())
+    return Path(tempfile.mkdtemp(prefix=f"edgebench-{os.getpid()}-ssh-", dir=base if len(str(base)) <= 60 else "/tmp"))
+
+
+def _end_master(options: list[str], host: str, folder: Path) -> None:
+    """``ssh -O exit`` the master whose socket is in ``folder`` (if it runs), then remove the folder."""
+    if (folder / "m").exists():
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run([*options, "-O", "exit", "--", host], capture_output=True, timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class SshShell(ClientShell):
@@ -65,12 +101,26 @@ class SshShell(ClientShell):
         self.user, self.host, self.port = parse_ssh_url(url)
         self.ssh_config = ssh_config
         self.options = options
-        control = Path("/tmp") / f"edgebench-ssh-{os.getuid()}"  # short: a socket path has ~100 bytes
-        control.mkdir(mode=0o700, exist_ok=True)
-        key = hashlib.sha1(f"{url}|{ssh_config}|{options}".encode()).hexdigest()[:16]
-        self.control_path = str(control / key)
+        self._control: Path | None = None
+        self._ending: weakref.finalize | None = None
+
+    @property
+    def control_path(self) -> str:
+        """The master connection's socket, in a folder made on first use and removed with the master."""
+        if self._control is None:
+            self._control = control_folder()
+            options = self._options(self._control / "m")
+            self._ending = weakref.finalize(self, _end_master, options, self.host, self._control)
+        return str(self._control / "m")
 
     def ssh_args(self) -> list[str]:
+        """``ssh``, its options, ``--`` and the host: what every command line starts with."""
+        return [*self.ssh_options(), "--", self.host]
+
+    def ssh_options(self) -> list[str]:
+        return self._options(Path(self.control_path))
+
+    def _options(self, control_path: Path) -> list[str]:
         args = ["ssh"]
         if self.ssh_config:
             args += ["-F", self.ssh_config]
@@ -82,8 +132,8 @@ class SshShell(ClientShell):
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
             "-o", "BatchMode=yes",
             "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={self.control_path}",
-            "-o", "ControlPersist=60",
+            "-o", f"ControlPath={control_path}",
+            "-o", f"ControlPersist={CONTROL_PERSIST_S}",
             "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3",
         ]  # fmt: skip
@@ -91,7 +141,7 @@ class SshShell(ClientShell):
             args += ["-p", str(self.port)]
         if self.user:
             args += ["-l", self.user]
-        return [*args, self.host]
+        return args
 
     def command_line(self, script: str) -> list[str]:
         return [*self.ssh_args(), "exec sh -c " + shlex.quote(script)]
@@ -124,8 +174,10 @@ class SshShell(ClientShell):
         Path(local).write_bytes(done.stdout)
 
     def close(self) -> None:
-        """End the master connection (``ssh -O exit``); later commands open a new one."""
-        subprocess.run([*self.ssh_args()[:-1], "-O", "exit", self.host], capture_output=True, timeout=10)
+        """End the master connection (``ssh -O exit``) and remove its folder; later commands open a new one."""
+        if self._ending is not None:
+            self._ending()  # runs once: not again when the shell is collected or the process ends
+        self._control = self._ending = None
 
 
 def connection_error(url: str, stderr: str) -> str:

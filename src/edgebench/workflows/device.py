@@ -5,7 +5,6 @@ for benchmarks, quieted (root) and put back."""
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,7 +53,7 @@ def sensor_inventory(
 def snapshot(out: Path, target: str | None = None, *, root: bool = False) -> Snapshot:
     """Copy the device's ``/proc`` and ``/sys`` files that edgebench reads into ``out`` (new or empty), written whole:
     nothing half-written is left under the name given."""
-    from edgebench.host.capture import dump_script, parse_dump, write_tree
+    from edgebench.host.capture import dump_script, parse_dump, write_tree_whole
     from edgebench.targets import open_target
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -66,12 +65,7 @@ def snapshot(out: Path, target: str | None = None, *, root: bool = False) -> Sna
         dump = parse_dump(LocalShell().run(dump_script("/"), timeout_s=60).stdout)
     else:
         dump = device.sysfs().dump()  # type: ignore[attr-defined]
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    count = write_tree(dump, tmp)
-    if out.exists():
-        out.rmdir()
-    tmp.replace(out)
+    count = write_tree_whole(dump, out)  # in a folder it makes: it removed a user's OUT.partial
     return Snapshot(count, device.name, sorted(dump.denied))
 
 
@@ -95,9 +89,12 @@ def system_checks(sysfs_root: str = "/") -> list[Check]:
 
 
 def state_path(state: Path | None) -> Path:
-    """Where ``system tune`` saves the state ``reset`` puts back: ``state``, or under ``$XDG_STATE_HOME``."""
+    """Where ``system tune`` saves the state ``reset`` puts back: ``state`` (the file inside it when it is a folder:
+    ``--state DIR`` said it saved the state and saved nothing), or under ``$XDG_STATE_HOME``."""
+    from edgebench.host.tuning import state_file
+
     base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state or base / "edgebench" / "system-tune.json"
+    return state_file(state) if state else base / "edgebench" / "system-tune.json"
 
 
 def system_tune(sysfs_root: str = "/", state: Path | None = None) -> list[str]:

@@ -137,11 +137,11 @@ def import_files(
     files: Sequence[Path], store: Path | None = None, *, on_file: Callable[[ImportedFile], None] = lambda f: None
 ) -> list[ImportedFile]:
     """Copy other stores' trials with their series into ``store`` (ids already there refused), and store the
-    trials runs kept in ``edgebench-unsaved-*.json`` files.  Every file is read first; ``on_file`` hears each as it
-    is done."""
-    from edgebench.store import Store
+    trials runs kept in ``edgebench-unsaved-*.json`` files.  Every file is read first, and all of them land in one
+    transaction or none does (a bad series blob raised after two trials were imported); a store this call created is
+    not left behind empty when it is refused.  ``on_file`` hears each once they are stored."""
     from edgebench.store.rescue import load_unsaved
-    from edgebench.store.sqlite import TrialIdTaken
+    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
     from edgebench.store.trials import save_finished
 
     for path in files:
@@ -150,17 +150,17 @@ def import_files(
     stores = [path for path in files if _is_sqlite(path)]
     kept = [(path, load_unsaved(path)) for path in files if path not in stores]
     done = []
-    with Store(store) as db:
+    with created_or_removed(store) as db, db.batch():
         for other in stores:
             done.append(_import_store(db, other))
-            on_file(done[-1])
         for path, finished in kept:
             try:
                 save_finished(db, finished)
                 done.append(ImportedFile(path, "kept", db.path, imported=(finished.trial_id,)))
             except TrialIdTaken:
                 done.append(ImportedFile(path, "kept", db.path, refused=(finished.trial_id,)))
-            on_file(done[-1])
+    for file in done:
+        on_file(file)
     return done
 
 
@@ -189,16 +189,15 @@ def import_mnn_suite(
     on_file: Callable[[ImportedFile], None] = lambda f: None,
 ) -> list[ImportedFile]:
     """Read the MNN suite's result folders (measured on ``device``) as imported trials: every folder first (a bad
-    one stores nothing), then each trial; ids already here are reported, not stored again."""
+    one stores nothing), then each trial, all in one transaction; ids already here are reported, not stored again."""
     from edgebench.formats.mnn_suite.importing import read_folder
-    from edgebench.store import Store
-    from edgebench.store.sqlite import TrialIdTaken
+    from edgebench.store.sqlite import TrialIdTaken, created_or_removed
 
     if not device or not device.strip():
         raise UsageError("--device", "name the phone the suite measured on, e.g. --device 'Meizu 16T'")
     read = [(folder, read_folder(folder, device.strip())) for folder in folders]
     done = []
-    with Store(store) as db:
+    with created_or_removed(store) as db, db.batch():
         for folder, imported in read:
             stored, already = [], []
             for result, series in imported.trials:
@@ -209,5 +208,6 @@ def import_mnn_suite(
                     already.append(result.trial_id)
             done.append(ImportedFile(folder, "mnn-suite", db.path, tuple(stored), tuple(already),
                                      tuple(imported.skipped)))  # fmt: skip
-            on_file(done[-1])
+    for file in done:
+        on_file(file)
     return done

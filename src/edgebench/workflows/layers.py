@@ -124,7 +124,7 @@ def _peak(request: LayersRequest, result: TrialResult, notify: Notify) -> dict[s
 def write_trace(request: TraceRequest) -> TraceWritten:
     """Build the trial's trace, check its structure (a problem is edgebench's bug: nothing is written, the problems
     come back), write it, and with ``check`` load it in Perfetto's trace processor where one is installed."""
-    from edgebench.host.files import write_text_replacing
+    from edgebench.host.files import file_name, write_text_replacing
     from edgebench.report.outputs import check_output_file, check_output_folder
     from edgebench.report.trace import chrome_trace
     from edgebench.report.trace_check import check_trace, dumps, find_trace_processor, perfetto_check
@@ -154,7 +154,7 @@ def write_trace(request: TraceRequest) -> TraceWritten:
     text = dumps(doc)
     if to_stdout:
         return replace(written, text=text)
-    target = output or Path(f"{stored.result.trial_id}.trace.json")
+    target = output or Path(f"{file_name(stored.result.trial_id)}.trace.json")  # an id is data: one safe name
     write_text_replacing(target, text)
     perfetto = perfetto_check(target, binary, counts[0]) if binary is not None else None
     return replace(written, path=target, perfetto=perfetto)

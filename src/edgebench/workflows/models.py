@@ -34,10 +34,10 @@ def describe_models(
     from edgebench.graph.counts import CountCache, ModelCounter
     from edgebench.registry import MODELS, UnknownName
     from edgebench.report.catalog import describe
-    from edgebench.workloads import get_workload
+    from edgebench.workloads import named_workload
 
     try:
-        workloads = [get_workload(n) for n in (names or MODELS.names())]
+        workloads = [named_workload(n) for n in (names or MODELS.names())]  # names the user typed
     except (UnknownName, ValueError) as exc:  # an unknown name, or a module:factory that does not import
         raise UsageError("NAMES", str(exc)) from None
     if preset is not None and names and not any(preset in w.preset_names() for w in workloads):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
+from edgebench.units import MAX_QUANTITY
 from edgebench.workflows.common import Notify, quiet
 
 if TYPE_CHECKING:
@@ -142,8 +143,8 @@ def _check(r: PartitionRequest) -> _Checked:
         raise UsageError("--objective", f"{r.objective!r} is not an objective; choose latency or energy")
     if r.mode not in MODES:
         raise UsageError("--mode", f"{r.mode!r} is not a mode; choose infer or train")
-    if r.cloud_speedup is not None and r.cloud_speedup <= 0:
-        raise UsageError("--cloud-speedup", "must be above 0 (10 = the server is ten times faster)")
+    if r.cloud_speedup is not None and not 0 < r.cloud_speedup <= MAX_QUANTITY:  # nan and inf are no speed-up
+        raise UsageError("--cloud-speedup", "must be a number above 0 (10 = the server is ten times faster)")
     if r.cloud_speedup is not None and r.cloud_trial is not None:
         raise UsageError("--cloud-trial", "give the server's costs once: --cloud-trial or --cloud-speedup, not both")
     if r.transfer_dtype is not None and r.transfer_dtype not in TRANSFER_DTYPES:
@@ -310,10 +311,10 @@ def _model_key(model: str, flag: str | None) -> str:
             return "file:" + mf.file_digest(mf.check_path(model))
         except (ValueError, OSError) as exc:
             raise UsageError(flag or "--model", str(exc)) from None
-    from edgebench.workloads import get_workload
+    from edgebench.workloads import named_workload
 
     try:
-        return get_workload(model).name
+        return named_workload(model).name  # the user typed it (or its default): theirs to import
     except KeyError as exc:
         raise UsageError(flag or "--model", str(exc.args[0])) from None
 

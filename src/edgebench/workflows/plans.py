@@ -137,7 +137,6 @@ def run_plan(
                 resume=options.resume,
                 target=target,
                 reporter=_PlanReporter(known, on_result, begin, notify),
-                journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"),
                 host=socket.gethostname(),
                 frequency_flag="--frequency",
                 skip=None if skip is None else lambda planned: skip(planned, known),

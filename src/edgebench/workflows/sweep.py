@@ -202,8 +202,8 @@ def _job(leg: SweepLeg, planned: PlannedSweep, db: Store, reporter: Reporter) ->
     config_json = json.dumps({"source": leg.loaded.source, "config": leg.loaded.config.model_dump(mode="json")})
     return SweepJob(plan=leg.plan, store=db, config_json=config_json, cooldown=leg.loaded.config.cooldown,
                     reporter=reporter, resume=r.resume, retry_failed=r.retry_failed, target=leg.target,
-                    target_field=planned.target_field, device=planned.device, sysfs_root=str(r.sysfs_root or "/"),
-                    journal=db.path.with_name(db.path.name + ".cpufreq-restore.json"))  # fmt: skip
+                    target_field=planned.target_field, device=planned.device,
+                    sysfs_root=str(r.sysfs_root or "/"))  # fmt: skip
 
 
 def _check_devices(planned: PlannedSweep) -> None:
@@ -223,13 +223,13 @@ def _check_devices(planned: PlannedSweep) -> None:
 def sweep_each_target(
     planned: PlannedSweep, *, dry_run: bool = False, on_line: Callable[[str, str], None]
 ) -> dict[str, int]:
-    """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, all at once, each running its trials
+    """``targets:`` in a sweep: one ``edgebench sweep --target T`` per device, a few at once, each running its trials
     one at a time on its device and storing them as the sweep ``<name>-<target>``.  Each has its own process (its
     own signals, store connection and frequency restore); ``on_line(target, line)`` hears their output as it comes.
     Returns each target's exit code."""
-    import subprocess
     import sys
-    import threading
+
+    from edgebench.host.lifetime import run_children
 
     request = planned.request
     base = _axis_base(planned.loaded, request.config)
@@ -241,24 +241,8 @@ def sweep_each_target(
         args += ["--target", spec, *(["--store", str(request.store)] if request.store else [])]
         args += [*(["--resume"] if request.resume else []), *(["--retry-failed"] if request.retry_failed else [])]
         args += [*(["--root"] if request.root else []), *(["--dry-run"] if dry_run else [])]
-        children[spec] = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-    def relay(spec: str, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            on_line(spec, line.rstrip())
-
-    relays = [threading.Thread(target=relay, args=item, daemon=True) for item in children.items()]
-    for thread in relays:
-        thread.start()
-    try:
-        codes = {spec: proc.wait() for spec, proc in children.items()}
-    finally:
-        for proc in children.values():  # Ctrl-C here reached them too (same process group); wait for cleanup
-            proc.wait()
-        for thread in relays:
-            thread.join(5)
-    return codes
+        children[spec] = args
+    return run_children(children, on_line)  # a few at a time: a list of hundreds started hundreds of processes
 
 
 @contextlib.contextmanager

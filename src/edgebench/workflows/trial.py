@@ -49,9 +49,11 @@ def run_trial(
     """Make the Trial, check its placement on the device, run it through the launch path and store it.
 
     Everything a user can get wrong (a setting, cores the device lacks, an unusable store) is refused before the
-    trial starts.  ``on_result`` gets the result before it is stored; ``notify`` the warnings and notes (threads
-    oversubscribing the cores, what the launch session did).  A store that refuses the finished trial raises
-    :class:`~edgebench.store.rescue.NotStored` naming the file that keeps it.
+    trial starts.  ``on_result`` gets the result once it is stored, or kept in a rescue file: a measured trial is
+    stored before anything prints it (the summary's OverflowError on a 400-digit budget lost the trial);
+    ``notify`` the warnings and notes (threads oversubscribing the cores, what the launch session did).  A store
+    that refuses the finished trial raises :class:`~edgebench.store.rescue.NotStored` naming the file that keeps it
+    (after ``on_result``), and a store this run created is not left behind empty when the run is refused.
     """
     from edgebench.config.flags import build
     from edgebench.config.settings import SETTINGS, with_adaptive_minimum
@@ -59,6 +61,7 @@ def run_trial(
     from edgebench.launch.session import Launcher, open_store
     from edgebench.launch.trial import resolve_placement
     from edgebench.measure.notes import thread_oversubscription
+    from edgebench.store.sqlite import close_or_discard
     from edgebench.targets import open_target
 
     target = open_target(request.target, sysfs_root=request.sysfs_root, root=request.root or None)
@@ -80,10 +83,9 @@ def run_trial(
     try:
         with launcher:
             outcome = launcher.launch(trial).finished
-        on_result(outcome.result)
-        launcher.keep(outcome)
+        launcher.keep(outcome, then=lambda: on_result(outcome.result))
     finally:
         if db is not None:
-            db.close()
+            close_or_discard(db)
     spans_dropped = request.no_store and outcome.spans_json is not None
     return TrialRun(outcome.result, None if db is None else db.path, spans_dropped)

@@ -26,19 +26,17 @@ from collections.abc import Callable
 from typing import Any
 
 from edgebench.registry import import_target
+from edgebench.workloads import check_named
 from edgebench.workloads.spec import Workload
 
 DEFAULT_INPUT_SHAPE = (3, 224, 224)
 DEFAULT_NUM_CLASSES = 1000
 
 
-def is_custom(name: str) -> bool:
-    """A ``module:attr`` target rather than a registered name."""
-    return ":" in name
-
-
 def resolve(target: str) -> Any:
-    """Import ``target``; any failure becomes one ``ValueError`` line saying what went wrong."""
+    """Import ``target``, which the user must have named (:func:`edgebench.workloads.check_named`: data never
+    becomes code); any failure becomes one ``ValueError`` line saying what went wrong."""
+    check_named(target)
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise ValueError(f"{target!r} is not module:attribute (e.g. mypkg.models:build)")

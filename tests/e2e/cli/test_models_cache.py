@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from edgebench.graph.cache import fingerprint
+from edgebench.host.files import write_sealed
 from tests.conftest import json_out
 
 
@@ -37,9 +38,9 @@ def test_the_second_listing_reads_the_counts_without_building_a_model(tmp_path):
 def test_counts_from_other_model_code_are_not_used(cli):
     cli.cache_path = cache = cli.store_path.parent / "model-counts.json"
     planted = {"lenet|params|(1, 28, 28)|10|": 1, "lenet|flops|(1, 28, 28)|10": [2, 6]}
-    cache.write_text(json.dumps({"fingerprint": fingerprint(), "counts": planted}))
+    write_sealed(cache, {"counts": planted}, fingerprint())
     (lenet,) = json_out(cli("models", "lenet", "--json"))
     assert (lenet["params"], lenet["forward_flops"]) == (1, 2)  # read from the cache: these are its keys
-    cache.write_text(json.dumps({"fingerprint": "another-version", "counts": planted}))
+    write_sealed(cache, {"counts": planted}, "another-version")
     (lenet,) = json_out(cli("models", "lenet", "--json"))
     assert lenet["params"] > 1 and lenet["forward_flops"] > 2  # counted again

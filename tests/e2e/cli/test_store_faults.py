@@ -219,12 +219,16 @@ def test_import_refuses_a_file_it_did_not_write(cli, tmp_path):
     )
 
 
-def test_a_reading_command_upgrades_an_older_store_or_reads_it_as_it_is(cli, tmp_path, read_only):
+def test_a_reading_command_reads_an_older_store_as_it_is(cli, tmp_path, read_only):
+    """Read migrated in memory, the file left at its schema (``trials`` upgraded a schema-3 store in place, unasked,
+    issue 39); a command that writes upgrades it."""
     writable = tmp_path / "v3.sqlite"
     shutil.copy(GOLDEN_STORE, writable)
     proc = cli("export", "--store", str(writable))
     assert proc.returncode == 0, proc.stderr
-    assert sqlite3.connect(writable).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert sqlite3.connect(writable).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert cli("trials", "--store", str(writable)).returncode == 0
+    assert sqlite3.connect(writable).execute("PRAGMA user_version").fetchone()[0] == 3
     frozen = tmp_path / "v3-frozen.sqlite"
     shutil.copy(GOLDEN_STORE, frozen)
     read_only(frozen)

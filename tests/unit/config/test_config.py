@@ -123,7 +123,7 @@ def test_file_level_errors(tmp_path):
     err = error_of(write(tmp_path, "- lenet\n- alexnet\n"))
     assert "top level must be a mapping" in err.message
     err = error_of(tmp_path / "missing.yaml")
-    assert "cannot read" in err.message
+    assert "cannot be read" in err.message
     with pytest.raises(UsageError, match="KEY=VALUE"):
         load_config(None, ["batch_sizes"])
 

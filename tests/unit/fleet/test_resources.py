@@ -17,3 +17,20 @@ def test_resources_name_each_device_its_class_and_host():
     assert placement_of("local").accepts(found[0]) and not placement_of("local").accepts(found[1])
     assert placement_of("class:pixel7").accepts(found[1]) and placement_of("pixel-a").accepts(found[1])
     assert not placement_of("pixel-b").accepts(found[1])
+
+
+def test_an_address_nothing_answers_at_is_one_line_at_once(capsys):
+    """Issue 39: ``fleet status --address 127.0.0.1:1`` hung past 60 s (Ray's client retries for minutes)."""
+    import socket
+    import time
+
+    from tests.factories import refused
+
+    with socket.socket() as listener:  # a port nothing listens on: bound, never listening
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+        started = time.monotonic()
+        line = refused(capsys, "fleet", "status", "--address", f"127.0.0.1:{port}")
+    assert "no Ray cluster at" in line and time.monotonic() - started < 30
+    assert "not a host name" in refused(capsys, "fleet", "status", "--address", "-oProxyCommand=x:1")
+    assert "HOST:PORT" in refused(capsys, "fleet", "status", "--address", "somewhere")

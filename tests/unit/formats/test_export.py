@@ -87,3 +87,32 @@ def test_trials_csv_matches_its_golden_copy(tmp_path):
     if os.environ.get("EDGEBENCH_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text()
+
+
+def test_probe_a_label_leading_out_of_out_writes_inside_it(tmp_path, capsys):
+    """Issue 39, paths from data: a ``--command`` trial labelled ``x:/../../../../../OUTSIDE/escaped`` exported with
+    ``export --format mnn-suite --out D`` wrote ``escaped.csv``, ``escaped.result`` and ``escaped/`` outside D."""
+    from edgebench.cli import main
+    from edgebench.store import Store
+    from tests.factories import add
+
+    label = "x:/../../../../../OUTSIDE/escaped"
+    deep = tmp_path / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    with Store(tmp_path / "s.sqlite") as store:
+        add(store, "20260101-000000-aaaa0001", [10.0, 11.0, 12.0], model=label, cores=[0, 1])
+    out = deep / "D"
+    assert main(["export", "--format", "mnn-suite", "--out", str(out), "--device", "X", "--store",
+                 str(tmp_path / "s.sqlite")]) == 0  # fmt: skip
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and not p.name.startswith("s.sqlite")]
+    assert written and all(p.is_relative_to(out) for p in written), written
+    assert any("OUTSIDE_escaped" in p.name for p in written)
+
+
+def test_names_from_data_are_one_file_name_each():
+    from edgebench.formats.mnn_suite.export import suite_net
+
+    assert suite_net("lenet") == "Lenet" and suite_net("../../x") == "_.._x"
+    names = folder_names("X", [Setting(mask="../../up", freq_khz=0, threads=1, precision="fp32", backend="torch",
+                                       device="cpu")])  # fmt: skip
+    assert "/" not in next(iter(names.values()))

@@ -1,6 +1,7 @@
 """A zoo model's ONNX export: cached by what decides its bytes, and a training export that keeps every parameter."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +28,23 @@ def test_exports_are_cached_and_training_exports_keep_every_parameter(onnx_cache
     )  # fmt: skip
     with pytest.raises(ValueError, match="does not take one input tensor"):
         export_workload("dcgan", batch_size=2)
+
+
+def test_a_torn_export_or_an_edited_sidecar_is_exported_again(tmp_path):
+    """Issue 39, caches trusted as found: a torn cached ``.onnx`` became a crashed trial, and a sidecar whose ``path``
+    was edited made the backend load another file."""
+    import json
+
+    first = export_workload("lenet", batch_size=2, cache_dir=tmp_path)
+    good = Path(first.path).read_bytes()
+    Path(first.path).write_bytes(good[: len(good) // 2])  # torn
+    assert export_workload("lenet", batch_size=2, cache_dir=tmp_path) == first and Path(first.path).read_bytes() == good
+    sidecar = Path(first.path).with_suffix(".json")
+    sealed = json.loads(sidecar.read_text())
+    body = json.loads(sealed["body"])
+    sidecar.write_text(json.dumps({**sealed, "body": json.dumps({**body, "path": "/tmp/evil.onnx"})}))
+    assert export_workload("lenet", batch_size=2, cache_dir=tmp_path).path == first.path  # its seal broke
+    from edgebench.host.files import write_sealed
+
+    write_sealed(sidecar, {**body, "path": "/tmp/evil.onnx"}, sealed["derived_from"])  # even sealed
+    assert export_workload("lenet", batch_size=2, cache_dir=tmp_path).path == first.path

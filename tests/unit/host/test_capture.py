@@ -56,3 +56,25 @@ def test_a_dump_cut_short_keeps_only_whole_files():
     cut = parse_dump(out[: len(out) // 2])
     assert 0 < len(cut.files) < len(whole.files)
     assert all(whole.files[p] == c for p, c in cut.files.items())
+
+
+def test_a_device_path_leading_out_of_the_tree_is_left_out(tmp_path):
+    """The dump's paths come from the device: ``..`` in one must not write outside the tree (issue 39)."""
+    from edgebench.host.capture import Dump
+
+    out = tmp_path / "tree"
+    dump = Dump(files={"/proc/stat": b"cpu 1\n", "/sys/../../../escaped": b"x", "/../x": b"y"})
+    assert write_tree(dump, out) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]
+
+
+def test_a_snapshot_removes_no_folder_it_did_not_make(tmp_path):
+    """``snapshot -o X`` wrote into ``X.partial`` after removing whatever was there, a user's folder included."""
+    from edgebench.host.capture import Dump, write_tree_whole
+
+    keep = tmp_path / "tree.partial"
+    keep.mkdir()
+    (keep / "mine").write_text("kept")
+    assert write_tree_whole(Dump(files={"/proc/stat": b"cpu 1\n"}), tmp_path / "tree") == 1
+    assert (keep / "mine").read_text() == "kept" and (tmp_path / "tree" / "proc" / "stat").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree", "tree.partial"]

@@ -1,5 +1,6 @@
 """cpufreq control on writable copies of fixture trees: pinning, refusal, and restoring on every way out."""
 
+import os
 import shutil
 
 import pytest
@@ -158,3 +159,81 @@ def test_a_trial_records_the_frequency_asked_and_the_one_each_policy_got(phone):
     assert result.trial.freq_khz == 1_700_000  # asked
     assert result.cpu.freq_applied_khz == {"policy0": 1_632_000}  # the nearest the little cluster offers below
     assert freq_set_text(result) == "applied policy0 1632 MHz (asked 1700 MHz)"
+
+
+# Issue 39, lost or half-done work: `run --frequency` keeps a journal like sweeps do, the next edgebench command
+# restores a stale one and says so, and what a journal holds is checked before it is written to cpufreq.
+
+
+def _killed(root):
+    """A pinning left as SIGKILL leaves it: the block entered, a policy pinned, never exited; its journal."""
+    control = FrequencyControl(SysFS(root), is_root=lambda: True)
+    control.__enter__()
+    control.pin((0,), 300_000)
+    assert control.journal is not None and control.journal.exists()
+    return control.journal
+
+
+def _gone_pid():
+    import subprocess
+
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_run_frequency_journals_by_default_and_the_next_command_restores_it(phone, capsys):
+    import json
+
+    from edgebench.cli import main
+
+    before = snapshot(phone)
+    journal = _killed(phone)
+    record = json.loads(journal.read_text())
+    record["pid"], record["started"] = _gone_pid(), None  # its process is gone now
+    journal.write_text(json.dumps(record))
+    assert main(["models", "--no-measure", "--json"]) == 0  # any command
+    assert snapshot(phone) == before and not journal.exists()
+    assert "restored the cpufreq settings of" in capsys.readouterr().err
+
+
+def test_a_journal_of_a_run_still_going_refuses_a_second_pinning(phone):
+    import json
+
+    journal = _killed(phone)
+    record = json.loads(journal.read_text())
+    record["pid"], record["started"] = os.getppid(), None  # a live process other than this one
+    journal.write_text(json.dumps(record))
+    with pytest.raises(UsageError, match=r"another edgebench .* holds this device's CPU frequencies"):
+        FrequencyControl(SysFS(phone), is_root=lambda: True).__enter__()
+    journal.unlink()
+
+
+@pytest.mark.parametrize(
+    "junk",
+    ["not json", "[]", '{"sysfs_root": 3}', '{"sysfs_root": "ROOT", "policies": [{"path": "/etc/passwd"}]}',
+     '{"sysfs_root": "ROOT", "policies": [{"path": "PATH", "governor": "rm -rf", "min_khz": null, "max_khz": null,'
+     ' "setspeed_khz": null}]}',
+     '{"sysfs_root": "ROOT", "policies": [{"path": "PATH", "governor": null, "min_khz": 1, "max_khz": 1e400,'
+     ' "setspeed_khz": null}]}', "[" * 100_000],
+)  # fmt: skip
+def test_a_damaged_journal_is_set_aside_with_a_note_and_nothing_is_written(phone, junk):
+    from edgebench.host.frequency import default_journal, policy_dir
+
+    before = snapshot(phone)
+    journal = default_journal(SysFS(phone))
+    path = policy_dir(SysFS(phone), freq_policies(SysFS(phone))[0])
+    journal.write_text(junk.replace("ROOT", str(phone)).replace("PATH", path))
+    notes = []
+    with FrequencyControl(SysFS(phone), is_root=lambda: True, notify=notes.append):
+        assert snapshot(phone) == before
+    assert len(notes) == 1 and "journal" in notes[0] and not journal.exists()
+
+
+def test_stale_journals_that_are_junk_are_removed_with_a_note(tmp_path):
+    from edgebench.host.frequency import restore_stale_journals
+
+    (tmp_path / f"edgebench-cpufreq-{os.getuid()}-x.json").write_text("\x00\x01")
+    notes = []
+    restore_stale_journals(notes.append, tmp_path)
+    assert notes and "damaged" in notes[0] and not list(tmp_path.iterdir())

@@ -25,3 +25,25 @@ def test_a_zombie_is_not_running():
     child.wait()
     assert not process_running(child.pid)
     assert process_running(os.getpid())
+
+
+def test_children_run_a_few_at_a_time_and_every_line_is_relayed(tmp_path):
+    """Issue 39: a ``targets:`` list started one process per entry at once."""
+    from edgebench.host.lifetime import run_children
+
+    script = (
+        "import fcntl, os, sys, time\n"
+        "path = sys.argv[1]\n"
+        "with open(path, 'a') as f: fcntl.flock(f, fcntl.LOCK_EX); f.write('+'); f.flush()\n"
+        "time.sleep(0.2)\n"
+        "live = open(path).read().count('+') - open(path).read().count('-')\n"
+        "with open(path, 'a') as f: fcntl.flock(f, fcntl.LOCK_EX); f.write('-'); f.flush()\n"
+        "print('peak', live); sys.exit(int(sys.argv[2]))\n"
+    )
+    log = tmp_path / "live.log"
+    log.touch()
+    commands = {f"t{i}": [sys.executable, "-c", script, str(log), str(i % 2)] for i in range(7)}
+    lines = []
+    codes = run_children(commands, lambda key, line: lines.append((key, line)), at_once=3)
+    assert codes == {f"t{i}": i % 2 for i in range(7)}
+    assert len(lines) == 7 and max(int(line.split()[1]) for _, line in lines) <= 3

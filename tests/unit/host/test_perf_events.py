@@ -53,3 +53,18 @@ def test_event_names_are_perfs_own():
     assert set(SOFTWARE) >= {"page-faults", "context-switches", "task-clock"}
     with pytest.raises(ValueError, match="unknown perf event 'LLC'; known: cycles"):
         parse_counters("LLC")
+
+
+@pytest.mark.parametrize("text", [",,,", " , ", ""])
+def test_counters_that_name_nothing_are_refused(text):
+    """Issue 39: ``--counters ',,,'`` ran with no counters."""
+    from edgebench.host.perf_events import parse_counters
+
+    with pytest.raises(ValueError, match="names no event"):
+        parse_counters(text)
+
+
+def test_the_flag_naming_no_counter_is_one_line(capsys):
+    from tests.factories import refused
+
+    assert "--counters" in refused(capsys, "run", "--no-store", "--backend", "fake", "--counters", ",,,")

@@ -53,3 +53,32 @@ def test_tune_and_reset_refuse_without_root_or_state(laptop, tmp_path):
         reset(SysFS(laptop), tmp_path / "s.json", is_root=lambda: True)
     with pytest.raises(UsageError, match="nothing to tune"):
         tune(SysFS(tmp_path), tmp_path / "s.json", is_root=lambda: True)  # an empty tree: no cpufreq, no boost
+
+
+def test_a_state_folder_gets_the_state_file_inside_it(laptop, tmp_path):
+    """Issue 39: ``system tune --state EXISTING_DIR`` said it saved the state and saved nothing."""
+    folder = tmp_path / "states"
+    folder.mkdir()
+    before = governors(laptop)
+    tune(SysFS(laptop), folder, is_root=lambda: True)
+    assert (folder / "system-tune.json").is_file()
+    reset(SysFS(laptop), folder, is_root=lambda: True)
+    assert governors(laptop) == before and not any(folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    "saved",
+    ['{"policies": [{"path": "/etc", "governor": null, "min_khz": null, "max_khz": null, "setspeed_khz": null}]}',
+     '{"policies": [], "boost": ["/etc/passwd", "1"]}', '{"policies": [], "boost": ["BOOST", "rm -rf"]}',
+     "not json", "[" * 100_000, '{"policies": [7]}'],
+)  # fmt: skip
+def test_a_damaged_state_file_writes_nothing_and_says_so(laptop, tmp_path, saved):
+    state = tmp_path / "tune.json"
+    state.write_text(saved.replace("BOOST", "/sys/devices/system/cpu/intel_pstate/no_turbo"))
+    before = governors(laptop), (laptop / POLICIES / "boost").read_text()
+    with pytest.raises(UsageError, match="cannot be put back") as info:
+        reset(SysFS(laptop), state, is_root=lambda: True)
+    assert info.value.field == "--state" and "\n" not in str(info.value)
+    with pytest.raises(UsageError, match="cannot be put back"):
+        tune(SysFS(laptop), state, is_root=lambda: True)  # a tune over it would leave reset nothing to put back
+    assert (governors(laptop), (laptop / POLICIES / "boost").read_text()) == before and state.exists()

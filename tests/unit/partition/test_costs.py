@@ -71,3 +71,11 @@ def test_without_power_or_estimate_energy_is_unknown_and_a_server_trial_gives_se
     assert [u.cloud_ms for u in table.units] == pytest.approx([0.2, 0.2, 0.3])
     assert table.cloud_source == "trial srv (server, batch 4)"
     assert any("server trial ran at batch 4" in n for n in table.notes)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "1e400"])
+def test_a_cloud_speedup_that_is_no_speedup_is_refused(capsys, value):
+    """Issue 39: ``--cloud-speedup nan`` was accepted (every comparison with it false), ``inf`` too."""
+    from tests.factories import refused
+
+    assert "--cloud-speedup" in refused(capsys, "partition", "--cloud-speedup", value, "--predicted")

@@ -458,3 +458,14 @@ def test_a_per_channel_kernels_cost_per_plane_is_learned_from_its_input_rows():
     hidden = [replace(o, graph=replace(o.graph, rows=())) for o in observations]
     assert leave_one_model_out(hidden).median_abs_error() > 0.05
     assert select_update_bytes(observations) == float("inf")  # no tensor streams: nothing favours a split
+
+
+def test_a_batch_this_host_cannot_lay_out_is_refused_before_anything_is_built():
+    """Issue 39: ``predict`` at batch 10**9 tried to allocate 3.1 TB."""
+    from edgebench.errors import UsageError
+    from edgebench.predict.observations import Config, check_batch
+
+    with pytest.raises(UsageError, match="predict at most") as info:
+        check_batch(Config("lenet", 10**9))
+    assert info.value.field == "--batch-size"
+    check_batch(Config("lenet", 4096))

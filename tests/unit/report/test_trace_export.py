@@ -193,3 +193,18 @@ def test_perfetto_check_compares_what_it_imported(tmp_path):
     assert not lost.ok and "wrote 15" in lost.message
     broken = perfetto_check(trace, fake_processor(tmp_path, "boom", code=1), 15)
     assert not broken.ok and "failed" in broken.message
+
+
+def test_the_default_trace_file_is_named_inside_the_current_folder(tmp_path, monkeypatch, capsys):
+    """Issue 39, paths from data: a trial id is data (an imported store's); ``trace ID`` names its file after it."""
+    from edgebench.cli import main
+    from edgebench.store import Store
+    from tests.factories import add
+
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    with Store(tmp_path / "s.sqlite") as store:
+        add(store, "../escaped", [10.0, 11.0, 12.0])
+    assert main(["trace", "../escaped", "--store", str(tmp_path / "s.sqlite")]) == 0
+    assert sorted(p.name for p in (tmp_path / "here").iterdir()) == ["_escaped.trace.json"]
+    assert not (tmp_path / "escaped.trace.json").exists()

@@ -8,14 +8,17 @@ from pydantic import ValidationError
 
 from edgebench.config.trial import make_trial
 from edgebench.records.trial import Trial
-from edgebench.workloads import get_workload
+from edgebench.workloads import NAMED_MODELS_ENV, ModelNotNamed, get_workload, name_model, named_workload
 from tests.paths import BYO_MODELS
 
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
+    """The user's module on the path, and its models named, as ``--model byo_models:NAME`` names one."""
     (tmp_path / "byo_models.py").write_text(BYO_MODELS.read_text())
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("tiny", "autoencoder", "WORKLOAD"):
+        name_model(f"byo_models:{name}")
     yield "byo_models"
     sys.modules.pop("byo_models", None)
 
@@ -72,3 +75,24 @@ def test_parsing_a_trial_imports_nothing_and_the_edge_check_does(tmp_path, monke
     assert info.value.errors()[0]["loc"] == ("model",)
     make_trial(model="side_effect_models:tiny")
     assert (tmp_path / "side_effect_models.imported").exists()
+
+
+def test_a_model_named_by_data_is_not_imported(tmp_path, monkeypatch):
+    """Data never becomes code (issue 39): a ``module:attr`` a stored trial or a shared file holds is imported only
+    once the user names it in this command (``--model``), or sets ``$EDGEBENCH_NAMED_MODELS`` by hand."""
+    (tmp_path / "evil_models.py").write_text("import pathlib\npathlib.Path(__file__).with_suffix('.ran').touch()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModelNotNamed, match="add --model evil_models:build"):
+        get_workload("evil_models:build")
+    from edgebench.zoo.custom import resolve
+
+    with pytest.raises(ModelNotNamed):
+        resolve("evil_models:build")  # the import itself checks too
+    assert not (tmp_path / "evil_models.ran").exists()
+    monkeypatch.setenv(NAMED_MODELS_ENV, "other:x")
+    with pytest.raises(ModelNotNamed):
+        get_workload("evil_models:build")
+    with pytest.raises(ValueError, match="cannot import 'evil_models:build': AttributeError"):
+        named_workload("evil_models:build")  # named: imported (and its missing factory said in one line)
+    assert (tmp_path / "evil_models.ran").exists()
+    sys.modules.pop("evil_models", None)

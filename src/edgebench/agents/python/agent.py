@@ -40,6 +40,7 @@ from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import SamplerConfig, SamplerProcess
 from edgebench.sensors.thermal_trips import read_throttle_reference
+from edgebench.workloads import name_model
 
 _STARTUP_TIMEOUT_S = 300.0
 #: The worker, by module: a fresh process of this interpreter per trial (``python -m``).
@@ -242,7 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     sample = "--no-sample" not in args
     source, *rest = [a for a in args if a != "--no-sample"]
     spec = sys.stdin.readline() if source == "-" else Path(source).read_text()
-    bundle = run_agent(Trial.model_validate_json(spec), sysfs_root=rest[0] if rest else "/", sample=sample)
+    trial = Trial.model_validate_json(spec)
+    name_model(trial.model)  # the device side of a launch the user named its model for (see edgebench.workloads)
+    bundle = run_agent(trial, sysfs_root=rest[0] if rest else "/", sample=sample)
     sys.stdout.write(bundle.model_dump_json() + "\n")
     return 0
 

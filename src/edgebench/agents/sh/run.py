@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from edgebench.agents.sh.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
 from edgebench.agents.sh.native import SamplerChoice
-from edgebench.backends.command.patterns import StepPattern, Summary, step_pattern
+from edgebench.backends.command.patterns import PatternTimeout, StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
@@ -256,7 +256,11 @@ def steps_from_output(
     steps: list[Step] = []
     groups: dict[str, list[float | str]] = {}
     for t_ns, body in run.lines:
-        found = pattern.step_fields(body)
+        try:
+            found = pattern.step_fields(body)
+        except PatternTimeout as exc:  # the user's regex, not the workload, ran away
+            return [], {}, (f"its --step-pattern {exc} (it backtracks without end): simplify it, or pip install "
+                            "'edgebench[re2]' for a linear-time engine")  # fmt: skip
         if found is None:
             continue
         index = len(steps)
@@ -368,7 +372,7 @@ def run_command_trial(
         drop = "the connection dropped" if kept is not None else "the device did not come back"
     steps, extra, why = steps_from_output(trial, pattern, run)
     readings = fetch_counts(shell, counts_path, counting, trial.counters) if trial.counters and counting else None
-    if readings is not None and readings.at_line and pattern.regex is not None:
+    if steps and readings is not None and readings.at_line and pattern.regex is not None:
         steps = steps_with_counts(steps, pattern, run, readings)
     if failure is None:
         if run.status is None:

@@ -6,12 +6,23 @@ whose output users should not have to write a regex for.  Two tools print no lin
 ``runTrainDemo.out`` (a mean latency line, and its training window in ``train_stamp.result``) and TFLite's
 ``benchmark_model`` (averages in microseconds).  For them the pattern reads a *summary* instead: the mean step
 time and how many steps it averages, which the trial records as such (``env["step_times"] = "mean only"``).
+
+A user's regex is data that runs: ``(a+)+$|step`` backtracks for longer than any trial on one line of output.  It
+runs on RE2 (``pip install 'edgebench[re2]'``: google-re2, linear time, no backtracking) wherever that is installed
+and takes the pattern; otherwise (or for what only Python's engine has: lookarounds, backreferences) on Python's
+``re`` with each search bounded in time (:data:`SEARCH_LIMIT_S`), a pattern that exceeds it ending the trial with
+that reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from edgebench.errors import UsageError
 
@@ -34,7 +45,8 @@ class StepPattern:
     """A per-line step regex, or a summary reader for tools that print only a mean."""
 
     name: str
-    regex: re.Pattern[str] | None = None
+    #: A compiled regex: RE2's, or Python's bounded in time (:func:`compile_user_regex`).
+    regex: Any = None
     summary: str | None = None
     #: A file the workload writes in its directory that the summary needs (``train_stamp.result``).
     stamp_file: str | None = None
@@ -124,13 +136,66 @@ NAMED_PATTERNS: dict[str, StepPattern] = {
 }
 
 
+#: The longest one search of one output line may take: a sane step pattern takes microseconds.
+SEARCH_LIMIT_S = 1.0
+
+
+class PatternTimeout(ValueError):
+    """A user's regex backtracked past :data:`SEARCH_LIMIT_S` on one line."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`PatternTimeout` in this block after ``seconds`` (Python's regex engine checks for signals as it
+    backtracks).  Only the main thread receives signals; elsewhere the block runs unbounded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise PatternTimeout(f"took over {seconds:g} s on one line")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class BoundedRegex:
+    """Python's compiled regex whose ``search`` gives up after :data:`SEARCH_LIMIT_S`."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.compiled = pattern
+        self.pattern = pattern.pattern
+
+    def search(self, line: str) -> re.Match[str] | None:
+        with _time_limit(SEARCH_LIMIT_S):
+            return self.compiled.search(line)
+
+
+def compile_user_regex(text: str) -> Any:
+    """``text`` on RE2 where installed and it takes it (linear time), else on Python's ``re`` bounded in time; a
+    ``re.error`` for a pattern neither engine compiles."""
+    try:
+        import re2
+    except ImportError:
+        re2 = None
+    if re2 is not None:
+        with contextlib.suppress(Exception):  # re2.error: a feature only backtracking engines have
+            return re2.compile(text)
+    return BoundedRegex(re.compile(text))
+
+
 def step_pattern(text: str) -> StepPattern:
     """A shipped pattern by name, else ``text`` compiled as a regex; a bad regex is one usage line."""
     key = text.strip().lower().replace("_", "-")
     if key in NAMED_PATTERNS:
         return NAMED_PATTERNS[key]
     try:
-        return StepPattern("regex", regex=re.compile(text))
+        return StepPattern("regex", regex=compile_user_regex(text))
     except re.error as exc:
         raise UsageError(
             "--step-pattern",

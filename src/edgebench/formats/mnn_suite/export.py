@@ -53,7 +53,7 @@ from edgebench.formats.mnn_suite.series import (
     usage_monitor_text,
 )
 from edgebench.host.cpuset import format_mask, parse_cpu_list
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import file_name, inside, write_text_replacing
 from edgebench.measure.energy import per_step_and_sample
 from edgebench.records.result import TrialResult
 from edgebench.units import MIB
@@ -79,7 +79,9 @@ SeriesLoader = Callable[[str, str], str | None]
 
 
 def suite_net(model: str) -> str:
-    return SUITE_NETS.get(model, model)
+    """The suite's name of the network: its own for the five it trains, else the model's name made a safe file
+    name (a label is data: ``x:/../../OUTSIDE`` must not lead the files it names out of ``--out``)."""
+    return SUITE_NETS.get(model) or file_name(model)
 
 
 @dataclass(frozen=True, order=True)
@@ -151,7 +153,7 @@ def folder_names(device: str, settings: Iterable[Setting]) -> dict[Setting, str]
             for attr in ("precision", "backend", "device"):
                 if attr in varies:
                     name += "_" + getattr(s, attr).replace(":", "")
-            names[s] = name
+            names[s] = file_name(name)  # the mask and the device are data too
     return names
 
 
@@ -286,7 +288,7 @@ def write_mnn_suite(results: Iterable[TrialResult], out_dir: Path, device: str, 
     files = build_files(results, device, series)
     written = []
     for rel, text in sorted(files.items()):
-        path = out_dir / rel
+        path = inside(out_dir, rel)  # every name above is made safe; this holds the line should one not be
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_replacing(path, text)
         written.append(path)

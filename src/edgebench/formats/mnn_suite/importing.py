@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.errors import UsageError
+from edgebench.errors import UsageError, shortened
 from edgebench.formats.mnn_suite.export import SUITE_NETS
 from edgebench.formats.mnn_suite.series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
 from edgebench.host.cpuset import parse_cores
@@ -41,7 +41,7 @@ from edgebench.records.device import DeviceEnvironment
 from edgebench.records.result import Cpu, Latency, MeasuredEnergy, Memory, Stats, TrialResult, stored_trial
 from edgebench.records.sampling import SamplerMeta
 from edgebench.sensors.base import PowerChannel
-from edgebench.units import MIB
+from edgebench.units import MAX_QUANTITY, MIB
 
 #: the suite's net name -> edgebench's model
 MODELS = {net: model for model, net in SUITE_NETS.items()}
@@ -89,9 +89,10 @@ def _float(text: str | None) -> float | None:
         scale = {"K": 1 / 1024, "M": 1.0, "G": 1024.0}[text[-1]] * MIB
         text = text[:-1]
     try:
-        return float(text) * scale
+        value = float(text) * scale
     except ValueError:
         return None
+    return value if math.isfinite(value) and abs(value) <= MAX_QUANTITY else None  # inf, nan, 1e400: no value
 
 
 def _row(stamp: str, cells: dict[str, str | None]) -> Row | None:
@@ -114,8 +115,11 @@ def _row(stamp: str, cells: dict[str, str | None]) -> Row | None:
 
 
 def read_processed_data(path: Path) -> list[Row]:
-    with path.open(newline="") as f:
-        return [r for r in (_row(cells["stamp"], cells) for cells in csv.DictReader(f)) if r is not None]
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+        reader = csv.DictReader(f)
+        if "stamp" not in (reader.fieldnames or ()):
+            raise UsageError("DIR", f"{path} has no stamp column: not the suite's processed_data file")
+        return [r for r in (_row(cells["stamp"], cells) for cells in reader) if r is not None]
 
 
 def read_usage_monitor(path: Path) -> list[Row]:
@@ -151,12 +155,12 @@ def read_train_bench(path: Path) -> dict[int, Bench]:
             warmup = int(words[1])
         elif words[:1] == ["measureIteration:"] and len(words) > 1 and words[1].isdigit():
             steps = int(words[1])
-        elif m := _LATENCY.match(line.strip()):
+        elif (m := _LATENCY.match(line.strip())) and _float(m.group(3)) is not None:  # '.' matches, is no number
             kind, _, ms, bs = m.groups()
             batch = int(bs)
             bench = out.get(batch) or Bench(warmup or 0, steps or 0)
             field = "train_ms" if kind == "Training" else "infer_ms"
-            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: float(ms)})
+            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: _float(ms)})
     return out
 
 
@@ -179,8 +183,9 @@ def read_performance(path: Path) -> dict[int, dict[str, str]]:
     """Rows of one of the suite's per-batch-size tables (``performance_<Net>.csv``, ``time_table_<Net>.csv``)."""
     if not path.is_file():
         return {}
-    with path.open(newline="") as f:
-        return {int(float(r["batchsize"])): r for r in csv.DictReader(f) if r.get("batchsize")}
+    with path.open(newline="", encoding="utf-8", errors="replace") as f:
+        rows = [(_float(r.get("batchsize")), r) for r in csv.DictReader(f)]
+    return {int(batch): r for batch, r in rows if batch is not None and batch == int(batch) and batch >= 1}
 
 
 def _samples_csv(rows: list[Row]) -> str:
@@ -247,7 +252,20 @@ class Imported:
 
 
 def read_folder(folder: Path, device: str) -> Imported:
-    """Every trial of one suite result folder, with its series; nothing is stored here."""
+    """Every trial of one suite result folder, with its series; nothing is stored here.  Files other people edited
+    or damaged (junk cells, another encoding, a stamp past any clock) are one line naming the folder, never a
+    traceback."""
+    try:
+        return _read_folder(folder, device)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, ZeroDivisionError) as exc:
+        raise UsageError(
+            "DIR",
+            f"{folder} cannot be read as the suite's result folder ({type(exc).__name__}: "
+            f"{shortened(str(exc).strip().splitlines()[0] if str(exc).strip() else '', 120)})",
+        ) from None
+
+
+def _read_folder(folder: Path, device: str) -> Imported:
     if not folder.is_dir():
         raise UsageError("DIR", f"{folder} is not a folder; give a suite result folder such as MEIZU_Freq_1708800/")
     stamps_root = folder / "train_stamp"

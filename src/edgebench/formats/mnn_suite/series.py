@@ -95,7 +95,7 @@ def parse_train_stamp(text: str) -> Windows:
     for line in text.splitlines():
         label, _, value = line.partition(":")
         value = value.strip().split("N")[0]  # the suite strips a trailing 'N' the same way
-        if value.isdigit():
+        if value.isascii() and value.isdigit() and len(value) <= 16:  # ms since 1970; not '²', not 10**400
             stamps[label.strip()] = int(value)
 
     def span(begin: str, end: str) -> tuple[int, int] | None:
