@@ -291,6 +291,7 @@ def build_result(
         step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s,
         thermal_status=thermal, zone_trips=(nearest_trip(env.get(TRIPS_START)),
                                             nearest_trip(env.get(TRIPS_END))),
+        sched=done.train_sched, threads=trial.threads,
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(

@@ -10,6 +10,7 @@ from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.measure.utilization import INFER_CPU, TRAIN_CPU, withheld
 from edgebench.records.result import Stats, Throttling, TrialResult
+from edgebench.report.warnings import warning_text
 from edgebench.units import format_size
 
 
@@ -149,8 +150,8 @@ def summary_table(r: TrialResult) -> Table:
         )
     infer_trial = r.trial.mode == "infer"
     table.add_row("inference step (ms)" if infer_trial else "train step (ms)", steps)
-    if r.hygiene is not None and r.hygiene.warning:
-        table.add_row("[yellow]warning[/yellow]", escape(r.hygiene.warning))
+    if (warned := warning_text(r)) is not None:
+        table.add_row("[yellow]warning[/yellow]", escape(warned))
     for note in r.measurement_notes or ():  # a figure left out is not a distortion: say which it is
         label = "withheld" if withheld([note], TRAIN_CPU) or withheld([note], INFER_CPU) else "distorted by"
         table.add_row(f"[yellow]{label}[/yellow]", escape(note))
@@ -177,7 +178,7 @@ def summary_table(r: TrialResult) -> Table:
         table.add_row("worker cpu %", "- (withheld; the note above says why)")
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
-    table.add_row("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    table.add_row(f"peak memory ({'infer' if infer_trial else 'train'})", _bytes(r.memory.peak_bytes) + source + budget)
     if r.trial.freq_khz is not None:
         table.add_row("cpu freq set", freq_set_text(r))
     if r.memory.by_category is not None:

@@ -71,9 +71,15 @@ def sampler_script() -> str:
     return resources.files("edgebench.agents.sh").joinpath("sampler.sh").read_text()
 
 
+#: Sensors the device-side samplers read beside a local trial's: the scheduler's counters of the workload's threads
+#: (an edgebench worker reads its own at its window's edges; a command's are sampled at every tick).
+SH_EXTRA = ("sched",)
+
+
 def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
-    """The sensors a local trial would use on ``sysfs``, planned (nothing opened) for the device-side script."""
-    names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE)
+    """The sensors a local trial would use on ``sysfs`` (and :data:`SH_EXTRA`), planned (nothing opened) for the
+    device-side script."""
+    names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE) + SH_EXTRA
     # The process sensors are planned on /proc/self; the script reads the workload's /proc/<pid> in its place.
     config = SamplerConfig(
         out_csv="", interval_ms=interval_ms, sysfs_root=str(sysfs.root), sensors=names,
