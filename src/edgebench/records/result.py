@@ -368,6 +368,9 @@ class EstimatedEnergy(_Group):
     per_sample_j: float | None = None
     avg_power_w: float | None = None
     idle_power_w: float | None = None
+    #: The ``U_cpu`` the model was applied at: the worker's own CPU time as a share of the device's cores (percent;
+    #: never the cores' total, which counts other processes).  None in records stored before it was kept.
+    cpu_util_pct: float | None = None
 
     @property
     def source(self) -> str:

@@ -379,9 +379,14 @@ def _predicted_table(r: PartitionRequest, model: str, speedup: float | None, clo
 
     rows = {layer.name: row(layer.name, layer.type, layer.forward_ms, layer.backward_ms) for layer in step.layers}
     other = row("(other: loss, optimizer, framework)", "", step.overhead_ms, 0.0)
+    interval = (
+        step.interval_note
+        if step.interval_note
+        else f"{int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms"
+    )
     source = (
         f"edgebench predict, from {len(step.learned_from)} traced trials of this device; the step "
-        f"{step.step_ms:.2f} ms ({int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms)"
+        f"{step.step_ms:.2f} ms ({interval})"
     )
     notes = tuple(f"extrapolation: {flag}" for flag in step.extrapolation)
     return build_predicted_table(
