@@ -310,7 +310,8 @@ class Cpu(_Group):
     infer_process_pct: float | None = None
     freq_khz: list[float | None] | None = None
     #: The frequency each cpufreq policy of the trial's cores was set to, read back after setting it (kHz): the
-    #: nearest the policy offers at or below the trial's ``freq_khz``, which is what was asked.  None: not set.
+    #: nearest the policy offers to the trial's ``freq_khz`` (the lower of two as near), which is what was asked.
+    #: None: not set.
     freq_applied_khz: dict[str, int] | None = None
     #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
     perf_counters_per_step: dict[str, float] | None = None
@@ -458,6 +459,15 @@ class TrialResult(Record):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def applied_freq_khz(self) -> int | None:
+        """The frequency the trial's cores ran at where it was set: the policies' applied frequency (the one most of
+        them got, the lower on a tie), else the one asked (a record from before the applied one was kept)."""
+        applied = list((self.cpu.freq_applied_khz or {}).values())
+        if not applied:
+            return self.trial.freq_khz
+        return min(set(applied), key=lambda khz: (-applied.count(khz), khz))
 
 
 #: Trial fields held as tuples; JSON carries them as lists.
