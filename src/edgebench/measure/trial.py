@@ -212,11 +212,16 @@ def build_result(
             "no throughput: a --command workload's batch size is its own, not edgebench's default "
             f"{trial.batch_size}; give --batch-size to have samples/s"
         )
+    counted = not mean_only or told.get("step_count") != "not printed"
     latency = Latency(
         step_ms=mean_only_stats(step_ms) if mean_only else summarize(step_ms),
         throughput_sps=batch * len(step_ms) / total_s if total_s > 0 and batch is not None else None,
-        measured_steps=len(step_ms),
+        measured_steps=len(step_ms) if counted else None,
     )
+    if not counted:
+        notes.append("the tool printed its mean step time but not how many steps it averages: one figure, no count")
+    if trial.command is not None and batch is not None and batch != trial.batch_size:
+        fields["trial"] = trial.model_copy(update={"batch_size": batch})  # the batch the workload printed it ran
     cpu: dict[str, Any] = {}
     n_cores = _cores_of(trial, fields["device"])
     infer = steps_of(events, "infer")

@@ -22,7 +22,8 @@ def _stats(s: Stats | None) -> str:
     if s is None:
         return "-"
     if s.ci95 is None or s.median is None or s.p5 is None or s.p95 is None or s.cv is None:
-        return f"{s.mean:.2f} (mean of {s.n} steps; nothing else was kept)"
+        counted = f"mean of {s.n} steps" if s.n > 1 else "one mean"
+        return f"{s.mean:.2f} ({counted}; nothing else was kept)"
     return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 
@@ -144,6 +145,8 @@ def summary_table(r: TrialResult) -> Table:
             steps = f"none measured ({r.trial.steps} planned after {r.trial.warmup} warm-up)"
     elif r.latency.step_ms is None:  # stored before failed trials said how far they got: rendered as it was then
         steps = f"-  over {r.trial.steps} steps after {r.trial.warmup} warm-up"
+    elif r.latency.measured_steps is None and r.trial.command is not None:  # a tool's mean, its count unprinted
+        steps = _stats(r.latency.step_ms) + "  over steps the tool did not count"
     else:
         steps = (
             _stats(r.latency.step_ms) + f"  over {r.latency.step_ms.n} steps after {r.trial.warmup} warm-up{stopped}"

@@ -258,7 +258,8 @@ def steps_from_output(
         summary = pattern.read_summary([body for _, body in run.lines], run.stamp_text)
         if summary is None:
             return [], {}, f"its output has no {pattern.name} summary line ({pattern.description})"
-        return _summary_steps(trial, summary, run), {"step_times": "mean only", **summary.extra}, None
+        told = {"step_times": "mean only", "step_count": summary.count if summary.count else "not printed"}
+        return _summary_steps(summary, run), {**told, **summary.extra}, None
     steps: list[Step] = []
     groups: dict[str, list[float | str]] = {}
     for t_ns, body in run.lines:
@@ -290,9 +291,11 @@ def steps_from_output(
     return steps, ({"step_groups": groups} if groups else {}), None
 
 
-def _summary_steps(trial: Trial, summary: Summary, run: DeviceRun) -> list[Step]:
-    """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer."""
-    count = summary.count or trial.steps
+def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
+    """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer.  A tool
+    that prints no count (the MNN demo) gives one: its mean, one figure, never the trial's ``steps`` it did not
+    run by."""
+    count = summary.count or 1
     step_ns = round(summary.mean_step_ms * 1e6)
     end = next((t for t, body in run.lines if str(summary.mean_step_ms) in body or "latency" in body), None)
     end = end or run.exit_ns or 0
