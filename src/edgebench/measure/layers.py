@@ -92,6 +92,8 @@ class PeakSummary(Record):
     gemm_gflops: float
     copy_gbps: float
     measured_at: str
+    #: Why the ceilings may be the device's load, not the device (measured busy); None where measured quiet.
+    busy: str | None = None
 
 
 class LayerReport(Record):
@@ -292,6 +294,12 @@ def layer_report(
         notes.append("op times are self times (an op's children excluded); FLOPs are counted per layer only")
     if peak is None and costs is not None:
         notes.append("no measured peak for this device and placement: shares of peak are not available")
+    if peak is not None and peak.get("busy"):
+        notes.append(
+            f"warning: the peak was measured on a busy device ({peak['busy']}): the shares of peak and every "
+            "memory- or compute-bound label rest on a ceiling other load took down; `edgebench peak --refresh` on "
+            "a quiet device"
+        )
     if spans.counters is not None:
         notes.append(f"perf counters per step ({', '.join(spans.counters)}): read at each span's two ends, so a "
                      "parent's count includes its children's and the reads themselves")  # fmt: skip
@@ -308,7 +316,7 @@ def layer_report(
         cores=cores,
         rows=rows,
         other=other,
-        peak=PeakSummary(**{k: peak[k] for k in PeakSummary.model_fields}) if peak else None,
+        peak=PeakSummary(**{k: peak.get(k) for k in PeakSummary.model_fields}) if peak else None,
         power_source=power.source if power else None,
         step_energy_j=step_energy,
         energy_basis=basis,

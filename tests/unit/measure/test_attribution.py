@@ -271,3 +271,12 @@ def test_layer_energies_are_on_the_trials_basis_above_idle_and_add_up_to_it():
     gross = layer_report(result_by_hand(), spans_by_hand(), EVENTS, hand_samples(), power=power_from_samples(
         hand_samples()))  # fmt: skip
     assert gross.energy_basis == "gross" and any("gross" in n for n in gross.notes)
+
+
+def test_the_layers_table_warns_of_a_busy_peak():
+    peak = {"key": "k", "gemm_gflops": 10.0, "copy_gbps": 1.0, "measured_at": "now", "busy": "device busy: x"}
+    report = layer_report(result_by_hand(), spans_by_hand(), EVENTS, None, peak=peak)
+    assert report.peak.busy == "device busy: x"
+    assert any(n.startswith("warning: the peak was measured on a busy device") for n in report.notes)
+    quiet = layer_report(result_by_hand(), spans_by_hand(), EVENTS, None, peak={**peak, "busy": None})
+    assert not any("busy device" in n for n in quiet.notes)
