@@ -56,6 +56,7 @@ SENSORS = Registry(
     {
         "cpu_time": "edgebench.sensors.procstat:CpuTimeSensor",
         "process": "edgebench.sensors.process:ProcessSensor",
+        "sched": "edgebench.sensors.sched:SchedSensor",
         "memory": "edgebench.sensors.meminfo:MemorySensor",
         "cpu_freq": "edgebench.sensors.cpufreq:CpuFreqSensor",
         "thermal": "edgebench.sensors.thermal:ThermalSensor",

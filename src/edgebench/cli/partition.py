@@ -50,6 +50,10 @@ OPTIONS: dict[str, Any] = {
         "(no trial of this configuration is run); every device figure is labelled predicted.",
     ),
     "input_shape": typer.Option(help="With --predicted: the per-sample input, e.g. 3x64x64 [default: the model's]."),
+    "target": typer.Option(
+        help="The device: its newest stored trial is used, and a trial run because none is stored runs there "
+        "(local, ssh://[user@]host[:port], adb://SERIAL or a configured name) [default: local]."
+    ),
     "store": StoreOption,
 }  # fmt: skip
 

@@ -36,4 +36,6 @@ def peak(
             f"  copy {figure['copy_gbps']:.1f} GB/s (read + write, {figure['copy_bytes'] // MIB} MiB)\n"
             f"  ridge {figure['gemm_gflops'] / figure['copy_gbps']:.1f} FLOP/B; measured {figure['measured_at']}"
         )
+        if figure.get("busy"):
+            typer.echo(f"  warning: measured on a busy device ({figure['busy']}): measured again when next needed")
     return 0

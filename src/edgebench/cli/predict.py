@@ -4,12 +4,13 @@ or ``--validate``: the predictor's own held-out error on what is stored.  See do
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from edgebench.cli.options import StoreOption, say
+from edgebench.cli.options import JsonOption, StoreOption, say
 from edgebench.workflows.predict import PredictRequest
 
 
@@ -41,18 +42,37 @@ def predict(
         typer.Option(help="Write the N trials that would most narrow these predictions as a sweep file (--out)."),
     ] = None,
     out: Annotated[Path, typer.Option(help="With --suggest: the sweep file to write.")] = PredictRequest.out,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Learn from this device's trials: its host name (`HOST [replayed TREE]` for a copied "
+            "tree's) [default: this host's, else the one device stored]."
+        ),
+    ] = None,
     store: StoreOption = None,
+    as_json: JsonOption = False,
 ) -> int:
     """Predict step time, energy and peak memory of a configuration never run, from the device's traced trials."""
     from edgebench.report import predict as views
     from edgebench.workflows.predict import predict_steps, validate_predictor
 
     request = PredictRequest(model or [], batch_size or [], mode, backend, threads or [], cores, target, preset,
-                             input_shape, plot, suggest, out, store)  # fmt: skip
+                             input_shape, plot, suggest, out, store, device)  # fmt: skip
     if validate:
-        views.print_validation(validate_predictor(request, notify=say))
+        checks = validate_predictor(request, notify=say)
+        if as_json:
+            typer.echo(json.dumps({"validation": views.validation_json(checks), "plot": str(plot) if plot else None}))
+            return 0
+        views.print_validation(checks)
         if plot is not None:
             typer.echo(f"wrote {plot}")
+        return 0
+    if as_json:
+        done = predict_steps(request, notify=say)
+        doc = {"predictions": [views.prediction_json(p, done.hooks) for p in done.predictions]}
+        if done.suggestions is not None:
+            doc.update(suggestions=views.suggestions_json(done.suggestions), candidates=done.candidates, out=str(out))
+        typer.echo(json.dumps(doc, indent=2))
         return 0
     done = predict_steps(request, notify=say, on_prediction=views.print_prediction)  # printed as they are made
     if done.suggestions is not None:

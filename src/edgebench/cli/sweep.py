@@ -112,7 +112,9 @@ def _summarise(console: Console, stored: list[TrialResult], title: str, objectiv
         console.print(line, highlight=False, markup=False)
     best = best_per_model(stored, objective)
     for model, r in best.items():
-        console.print(rich_text(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]"))
+        console.print(
+            rich_text(f"best for {model} ({objective}): {trial_label(r.trial, r.applied_freq_khz)}  [{r.trial_id}]")
+        )
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 

@@ -42,4 +42,5 @@ def host_environment(sysfs: SysFS) -> dict[str, Any]:
         "os": platform.platform(),
         "python": platform.python_version(),
         "sysfs_root": str(sysfs.root),
+        "sensor_source": "live" if sysfs.is_live else "replayed",
     }

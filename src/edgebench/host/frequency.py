@@ -75,14 +75,15 @@ def frequencies_for(sysfs: SysFS, cores: Iterable[int] | None) -> tuple[int, ...
 
 
 def nearest_khz(policy: FreqPolicy, khz: int) -> int:
-    """The policy's highest frequency at or below ``khz`` (its lowest when ``khz`` is below all of them)."""
+    """The policy's frequency nearest ``khz``, the lower of two as near: ``1.7GHz`` on a table of 1632000 and
+    1708800 kHz is 1708800 (the MNN-based suite's folder for "1.7GHz" is ``MEIZU_Freq_1708800``), not the 1632000 a
+    round-down would give."""
     offered = policy.available_khz
     if not offered:  # a continuous range: clamp into the hardware limits
         low = policy.min_khz or khz
         high = policy.cpuinfo_max_khz or policy.max_khz or khz
         return min(max(khz, low), high)
-    below = [f for f in offered if f <= khz]
-    return below[-1] if below else offered[0]
+    return min(offered, key=lambda f: (abs(f - khz), f))
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,7 @@ class FrequencyControl:
         self.restore()
 
     def pin(self, cores: Iterable[int] | None, khz: int) -> dict[str, int]:
-        """Hold every policy clocking ``cores`` at the nearest offered frequency <= ``khz``; returns what each got.
+        """Hold every policy clocking ``cores`` at its offered frequency nearest ``khz``; returns what each got.
 
         Policies that do not clock ``cores`` go back to their recorded state, so what one trial pinned never
         leaks into the next.

@@ -112,3 +112,50 @@ class PseudoFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def whole_lines_within(blobs: list[bytes], max_bytes: int) -> bytes:
+    """The lines of ``blobs`` one after another (each blob ends its last line), as many whole lines as stay under
+    ``max_bytes``: how every sampler reads a pattern source (the sh loop and the native sampler alike)."""
+    out: list[bytes] = []
+    used = 0
+    for blob in blobs:
+        for line in blob.splitlines():
+            if used + len(line) + 1 >= max_bytes:
+                return b"".join(out)
+            out.append(line + b"\n")
+            used += len(line) + 1
+    return b"".join(out)
+
+
+class PatternFiles:
+    """Every file a pattern matches (``/proc/<pid>/task/*/schedstat``: one per thread), listed again and read whole
+    at each call, their lines one after another: a process's threads come and go between two ticks.  A read with no
+    file left to read (the process gone) raises ``FileNotFoundError``, a failed read as for one file."""
+
+    __slots__ = ("path", "sysfs")
+
+    def __init__(self, sysfs: SysFS, pattern: str) -> None:
+        self.sysfs = sysfs
+        self.path = pattern
+
+    def read(self, size: int = 65536) -> bytes:
+        blobs = []
+        for hit in sorted(self.sysfs.glob(self.path)):
+            try:
+                with open(self.sysfs.path(hit), "rb") as f:
+                    blobs.append(f.read(size))
+            except OSError:
+                continue  # a thread that ended between the listing and the read
+        if not blobs:
+            raise FileNotFoundError(2, "no file matches", self.path)
+        return whole_lines_within(blobs, size)
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> PatternFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

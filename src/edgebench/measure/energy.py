@@ -97,7 +97,8 @@ def estimated_energy(
     gpu_util_mean_pct: float | None = None,
 ) -> EstimatedEnergy | None:
     """The power model's figures over ``[t0, t1]`` (``--estimate-energy``); None when none was asked for or the
-    CPU's utilization is unknown."""
+    CPU's utilization is unknown.  ``cpu_util_mean_pct`` is the worker's own CPU time over the device's cores
+    (``measure.trial``), never the cores' total, which other processes' load would inflate."""
     if not trial.estimate_energy or cpu_util_mean_pct is None:
         return None
     model = parse_power_model(trial.estimate_energy)
@@ -110,4 +111,5 @@ def estimated_energy(
         per_sample_j=per_sample,
         avg_power_w=estimate.avg_power_w,
         idle_power_w=estimate.idle_power_w,
+        cpu_util_pct=cpu_util_mean_pct,
     )

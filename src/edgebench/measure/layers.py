@@ -4,7 +4,8 @@ Every figure is a mean per measured step.  Times are *exclusive*: a container's 
 (a residual add, the time between its children), so the rows and ``other`` add up to the step.  ``other`` is
 the step time outside every span: loss, optimizer, ``zero_grad`` and framework overhead.  CPU utilization and
 energy come from splitting each sampling interval over the layers active in it (:mod:`edgebench.measure.
-attribution`); utilization is over the cores the trial ran on.  Energy is on the trial's own basis: above the
+attribution`); utilization is the worker's own CPU time as a share of the cores the trial ran on (the cores' total
+would count every other process's load as the layer's).  Energy is on the trial's own basis: above the
 idle baseline (each row's time at the idle power taken off) where the trial measured one, so the rows and
 ``other`` add up to the trial's ``energy.per_step_j``; gross only where there was no baseline, and labelled so.
 With ``depth``, modules below that depth are folded into their ancestor at it (``--depth 1`` on mobilenet_v2 gives
@@ -47,9 +48,10 @@ class LayerRow(Record):
     optimizer_ms: float
     total_ms: float
     share_pct: float
-    #: Over the trial's cores while this row's work ran; None without per-core CPU samples.
+    #: The worker's own CPU time while this row's work ran, as a share of the trial's cores (other processes'
+    #: load on them is not the layer's); None without the worker's sampled CPU time.
     cpu_util_pct: float | None = None
-    #: CPU time of those cores spent during this row's work, per step (core-milliseconds).
+    #: The worker's CPU time during this row's work, per step (core-milliseconds).
     cpu_ms: float | None = None
     #: Per step; None where the device has no power sensor (never estimated here).
     energy_j: float | None = None
@@ -90,6 +92,8 @@ class PeakSummary(Record):
     gemm_gflops: float
     copy_gbps: float
     measured_at: str
+    #: Why the ceilings may be the device's load, not the device (measured busy); None where measured quiet.
+    busy: str | None = None
 
 
 class LayerReport(Record):
@@ -136,14 +140,17 @@ def _fold(per_key: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
     return out
 
 
-def _cpu_ticks(samples: Samples, cores: list[int]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Cumulative active and active+idle ticks summed over ``cores``."""
-    names = [f"cpu{c}_active_ticks" for c in cores]
-    if not cores or any(n not in samples.columns for n in names):
+def _worker_cpu_s(samples: Samples) -> tuple[np.ndarray, np.ndarray] | None:
+    """The worker's cumulative CPU time (s) at the samples that read it (``/proc/<pid>/stat``'s user + system
+    ticks): the worker's own, not the cores' total, which counts every other process on them."""
+    columns = samples.columns
+    if "proc_utime_ticks" not in columns or "proc_stime_ticks" not in columns or samples.meta is None:
         return None
-    active = sum(samples.columns[f"cpu{c}_active_ticks"] for c in cores)
-    idle = sum(samples.columns[f"cpu{c}_idle_ticks"] for c in cores)
-    return active, active + idle  # type: ignore[return-value]
+    ticks = columns["proc_utime_ticks"] + columns["proc_stime_ticks"]
+    read = ~np.isnan(ticks)
+    if read.sum() < 2:
+        return None
+    return samples.t_ns[read], ticks[read] / samples.meta.clk_tck
 
 
 def layer_report(
@@ -175,17 +182,24 @@ def layer_report(
     notes: list[str] = []
 
     util = other_util = None
-    ticks = _cpu_ticks(samples, cores) if samples is not None else None
-    if ticks is not None and samples is not None:
-        active = _fold(split(segments, n_keys, samples.t_ns, ticks[0]), groups, n_labels).sum(axis=1)
-        total = _fold(split(segments, n_keys, samples.t_ns, ticks[1]), groups, n_labels).sum(axis=1)
+    worker = _worker_cpu_s(samples) if samples is not None else None
+    n_cores = len(cores) or 1
+    if worker is not None:
+        t, cpu = worker
+        used_s = _fold(split(segments, n_keys, t, cpu), groups, n_labels).sum(axis=1)
+        row_s = times.sum(axis=1) / 1e9
         with np.errstate(invalid="ignore", divide="ignore"):
-            util = np.clip(np.where(total > 0, 100.0 * active / total, np.nan), 0.0, 100.0)  # float noise
-        w_active = window_total(windows, samples.t_ns, ticks[0]) - active.sum()
-        w_total = window_total(windows, samples.t_ns, ticks[1]) - total.sum()
-        other_util = min(max(100.0 * w_active / w_total, 0.0), 100.0) if w_total > 0 else None
+            util = np.clip(np.where(row_s > 0, 100.0 * used_s / (row_s * n_cores), np.nan), 0.0, 100.0)
+        other_used_s = window_total(windows, t, cpu) - used_s.sum()
+        other_s = (step_ns * steps - times.sum()) / 1e9
+        other_util = min(max(100.0 * other_used_s / (other_s * n_cores), 0.0), 100.0) if other_s > 0 else None
+        notes.append(
+            "CPU per layer: the worker's own CPU time (its /proc/<pid>/stat, sampled every "
+            f"{_read_period_ms(t):.0f} ms) spread over the layers by the time each ran in a sampling interval, as a "
+            "share of its cores; other processes' load is not a layer's"
+        )
     else:
-        notes.append("no per-core CPU time samples: CPU utilization per layer is not available")
+        notes.append("no samples of the worker's CPU time: CPU utilization per layer is not available")
 
     energy = other_energy = step_energy = gross_step = basis = idle_w = None
     if power is not None:
@@ -280,6 +294,12 @@ def layer_report(
         notes.append("op times are self times (an op's children excluded); FLOPs are counted per layer only")
     if peak is None and costs is not None:
         notes.append("no measured peak for this device and placement: shares of peak are not available")
+    if peak is not None and peak.get("busy"):
+        notes.append(
+            f"warning: the peak was measured on a busy device ({peak['busy']}): the shares of peak and every "
+            "memory- or compute-bound label rest on a ceiling other load took down; `edgebench peak --refresh` on "
+            "a quiet device"
+        )
     if spans.counters is not None:
         notes.append(f"perf counters per step ({', '.join(spans.counters)}): read at each span's two ends, so a "
                      "parent's count includes its children's and the reads themselves")  # fmt: skip
@@ -296,7 +316,7 @@ def layer_report(
         cores=cores,
         rows=rows,
         other=other,
-        peak=PeakSummary(**{k: peak[k] for k in PeakSummary.model_fields}) if peak else None,
+        peak=PeakSummary(**{k: peak.get(k) for k in PeakSummary.model_fields}) if peak else None,
         power_source=power.source if power else None,
         step_energy_j=step_energy,
         energy_basis=basis,
@@ -315,9 +335,14 @@ def idle_power_of(result: Any, channel: str | None) -> float | None:
     return rail.idle_power_w if rail is not None else None
 
 
+def _read_period_ms(t_ns: np.ndarray) -> float:
+    """The median time between two readings (ms)."""
+    return float(np.median(np.diff(t_ns))) / 1e6 if len(t_ns) > 1 else 0.0
+
+
 def _core_ms(util_pct: float, ms: float, cores: list[int]) -> float | None:
     value = _finite(util_pct)
-    return None if value is None else value / 100.0 * ms * len(cores)
+    return None if value is None else value / 100.0 * ms * (len(cores) or 1)
 
 
 def _finite(value: float) -> float | None:

@@ -212,11 +212,16 @@ def build_result(
             "no throughput: a --command workload's batch size is its own, not edgebench's default "
             f"{trial.batch_size}; give --batch-size to have samples/s"
         )
+    counted = not mean_only or told.get("step_count") != "not printed"
     latency = Latency(
         step_ms=mean_only_stats(step_ms) if mean_only else summarize(step_ms),
         throughput_sps=batch * len(step_ms) / total_s if total_s > 0 and batch is not None else None,
-        measured_steps=len(step_ms),
+        measured_steps=len(step_ms) if counted else None,
     )
+    if not counted:
+        notes.append("the tool printed its mean step time but not how many steps it averages: one figure, no count")
+    if trial.command is not None and batch is not None and batch != trial.batch_size:
+        fields["trial"] = trial.model_copy(update={"batch_size": batch})  # the batch the workload printed it ran
     cpu: dict[str, Any] = {}
     n_cores = _cores_of(trial, fields["device"])
     infer = steps_of(events, "infer")
@@ -265,16 +270,13 @@ def build_result(
         notes.append(command_counters_note(env.get("perf_counters_tool"), per_step="perf_counters_per_step" in cpu))
     fields["gpu_util_pct"] = gpu_util(samples, t0, t1)
     gpu_mean = fields["gpu_util_pct"].mean if fields["gpu_util_pct"] else None
-    cpu_mean = cpu["util_pct"].mean if cpu.get("util_pct") else None
-    if cpu_mean is None and trial.estimate_energy and cpu.get("process_pct") is not None:
-        cpu_mean = _process_share_of_device_pct(cpu["process_pct"], samples, fields["device"])
-        if cpu_mean is not None:
-            notes.append(
-                "the energy estimate took U_cpu from the process's own CPU time (rusage): the measured window was "
-                "too short for /proc/stat's clock ticks to say how busy the cores were"
-            )
+    # The power model's U_cpu is the worker's own CPU time over the device's cores: the cores' mean utilization
+    # (/proc/stat) counts every process, and on a busy device it modelled the neighbours' power as the trial's.
+    cpu_share = None
+    if trial.estimate_energy and cpu.get("process_pct") is not None:
+        cpu_share = _process_share_of_device_pct(cpu["process_pct"], samples, fields["device"])
     fields["energy"] = measured_energy(trial, events, samples, t0, t1, len(step_ms))
-    fields["estimated_energy"] = estimated_energy(trial, t0, t1, len(step_ms), cpu_mean, gpu_mean)
+    fields["estimated_energy"] = estimated_energy(trial, t0, t1, len(step_ms), cpu_share, gpu_mean)
     accuracy = fields["accuracy"]
     if accuracy is not None and accuracy.time_s is not None and samples is not None:
         energy_j = energy_to_accuracy_j(trial, events, samples)
@@ -291,6 +293,7 @@ def build_result(
         step_ms, samples, list(trial.cores or ()), t0, t1, mean_only=mean_only, own_cpu_s=own_cpu_s,
         thermal_status=thermal, zone_trips=(nearest_trip(env.get(TRIPS_START)),
                                             nearest_trip(env.get(TRIPS_END))),
+        sched=done.train_sched, threads=trial.threads,
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
     return TrialResult(
@@ -327,8 +330,8 @@ def _cores_of(trial: Trial, device: DeviceEnvironment) -> int:
 def _process_share_of_device_pct(
     process_pct: float, samples: Samples | None, device: DeviceEnvironment
 ) -> float | None:
-    """The process's CPU time as a share of every online core: a lower bound of the device's mean utilization,
-    and the whole of it on a device that runs nothing else."""
+    """The process's CPU time as a share of every online core: the trial's own part of the device's mean
+    utilization (the whole of it on a device that runs nothing else), which is what its power model charges it."""
     cores = len(core_ids(samples)) if samples is not None else 0
     cores = cores or device.cpu_count or 0
     return min(process_pct / cores, 100.0) if cores else None

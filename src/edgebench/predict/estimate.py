@@ -18,6 +18,9 @@ from edgebench.predict.observations import Graph, Observation
 
 BOOTSTRAP = 40
 LEVEL = 0.9
+#: The fewest stored trials an interval is given from: the models' spread over resampled trials and the trials'
+#: own spread about the fit both need several (from one trial both are zero, and the interval would be a point).
+MIN_TRIALS_FOR_INTERVAL = 3
 
 
 @dataclass
@@ -43,6 +46,8 @@ class Prediction:
     #: The working set above which the models price a parameter tensor's update as streamed
     #: (:func:`edgebench.predict.model.select_update_bytes`).
     update_bytes: float = float("inf")
+    #: Why there is no interval (too few trials): ``low_ms`` is then 0 and ``high_ms`` infinite.
+    interval_note: str | None = None
 
     @property
     def relative_width(self) -> float:
@@ -133,9 +138,19 @@ def predict(
     low = min(float(lo_b), point.step_ms) * (1.0 + lo_r)
     high = max(float(hi_b), point.step_ms) * (1.0 + hi_r)
     nearest, flags = extrapolation(graph, observations, point)
+    note = None
+    if len(observations) < MIN_TRIALS_FOR_INTERVAL:
+        n = len(observations)
+        note = (
+            f"no interval: learned from {n} traced trial{'s' if n != 1 else ''}, and an interval needs "
+            f"{MIN_TRIALS_FOR_INTERVAL} or more (the models' spread and the trials' own spread cannot be told from "
+            "fewer); trace more configurations"
+        )
+        low, high = 0.0, float("inf")
     return Prediction(
         graph=graph,
         point=point,
+        interval_note=note,
         low_ms=max(low, 0.0),
         high_ms=high,
         spread=(float(lo_b), float(hi_b)),

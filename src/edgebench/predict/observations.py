@@ -97,6 +97,8 @@ class Observation:
     #: The worker's share of its core over the measured steps (1 = had it to itself); None = not corrected.
     cpu_share: float | None = None
     notes: list[str] = field(default_factory=list)
+    #: The device the trial ran on, by its identity (host and sensor source; ``DeviceEnvironment.identity``).
+    device: str | None = None
 
 
 def _pair(costs: dict[str, np.ndarray], what: str) -> np.ndarray:
@@ -174,6 +176,7 @@ def observation(result: TrialResult, spans: SpanTable, events: object) -> Observ
         busy_pct=result.hygiene.other_cpu_pct if result.hygiene is not None else None,
         wall_step_ms=wall_ms,
         cpu_share=share,
+        device=result.device.identity,
     )
 
 

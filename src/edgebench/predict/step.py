@@ -59,6 +59,8 @@ class PredictedStep:
     #: The step without the layer tracer's hooks, where the store has untraced trials of traced configurations
     #: to calibrate them (:mod:`edgebench.predict.untraced`); None otherwise.
     untraced_step_ms: float | None = None
+    #: Why there is no interval (too few trials; ``low_ms`` 0, ``high_ms`` infinite), None where there is one.
+    interval_note: str | None = None
     basis: Literal["predicted"] = "predicted"
 
     @property
@@ -155,6 +157,7 @@ def predicted_step(p: Prediction, model: CostModel, hooks: HookCost | None = Non
         learned_from=tuple(o.trial_id for o in p.learned_from),
         extrapolation=tuple(p.extrapolation),
         untraced_step_ms=hooks.untraced_ms(b.step_ms, g) if hooks is not None else None,
+        interval_note=p.interval_note,
     )
 
 

@@ -12,12 +12,15 @@ from edgebench.records.result import TrialResult
 
 @dataclass(frozen=True)
 class Selection:
-    """Which stored trials describe the device: one target, backend and mode, and a core set if asked."""
+    """Which stored trials describe the device: one target, backend and mode, a core set if asked, and one device
+    by its identity (``device``: its host, and ``[replayed TREE]`` for a copied tree's trials; None: this host's own
+    where it has trials, else the one device stored)."""
 
     target: str = "local"
     backend: str = "torch"
     mode: str = "train"
     cores: tuple[int, ...] | None = None
+    device: str | None = None
 
     def holds(self, result: TrialResult, *, trace: str) -> bool:
         """Whether ``result`` is a finished fp32 trial of this selection, recorded with ``trace``."""
@@ -64,6 +67,39 @@ def quietest(observations: list[Observation]) -> tuple[list[Observation], list[s
     return [o for o in observations if o.trial_id in kept_ids], passed
 
 
+def one_device(results: list[TrialResult], selection: Selection) -> tuple[list[TrialResult], list[str]]:
+    """The trials of one device, by its identity (host and sensor source: a replayed tree's trials are another
+    device's constant files run on this host, and never mix with the host's own), and a line on those passed over.
+
+    The device is ``selection.device``; else this host's own trials (target ``local``) where there are any, else
+    the one device whose sensors were live; several, or only replayed trials, are a one-line error naming them."""
+    import socket
+
+    by_device: dict[str, list[TrialResult]] = {}
+    for r in results:
+        by_device.setdefault(r.device.identity, []).append(r)
+    if not by_device:
+        return [], []
+    chosen = selection.device
+    if chosen is None:
+        live = [d for d, rs in by_device.items() if not rs[0].device.replayed]
+        here = socket.gethostname()
+        if selection.target == "local" and here in live:
+            chosen = here
+        elif len(live) == 1:
+            chosen = live[0]
+        else:
+            counts = ", ".join(f"{d} ({len(rs)})" for d, rs in by_device.items())
+            why = "only a replayed tree's trials (its sensors were constant, its steps ran on this host)" if not live \
+                else "trials of several devices"  # fmt: skip
+            raise UsageError("--device", f"the store has {why}: {counts}; name the device to learn from")
+    if chosen not in by_device:
+        known = ", ".join(by_device)
+        raise UsageError("--device", f"no selected trials of {chosen!r}; the store's devices: {known}")
+    passed = [f"{len(rs)} trial(s) of {d}: another device than {chosen}" for d, rs in by_device.items() if d != chosen]
+    return by_device[chosen], passed
+
+
 def load_observations(store_path: Path | None, selection: Selection) -> tuple[list[Observation], list[str]]:
     """The selected layer-traced trials that finished, and a line for each one passed over (and why)."""
     from edgebench.store.sqlite import Store, default_store_path
@@ -75,9 +111,10 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
     found: list[Observation] = []
     skipped: list[str] = []
     with Store(path, read_only=True) as store:
-        for result in store.trials():
-            if not selection.holds(result, trace="layers"):
-                continue
+        selected = [r for r in store.trials() if selection.holds(r, trace="layers")]
+        selected, others = one_device(selected, selection)
+        skipped += others
+        for result in selected:
             try:
                 found.append(observation_of(StoredTrial.of(finished_of(store, result))))
             except ValueError as exc:

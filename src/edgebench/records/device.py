@@ -8,7 +8,8 @@ when the result is built or an older record is migrated.  Keys no field names (a
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, JsonValue, ValidationError
 
@@ -17,8 +18,15 @@ from edgebench.records.model import Record
 #: What :func:`edgebench.host.environment.host_environment` records of a device, all together (some possibly null).
 _HOST_FACTS = (
     "hostname", "cpu_model", "cpu_count", "cores_online", "cores_allowed", "governors", "freq_max_khz",
-    "mem_total_bytes", "machine", "kernel", "os", "python", "sysfs_root",
+    "mem_total_bytes", "machine", "kernel", "os", "python", "sysfs_root", "sensor_source",
 )  # fmt: skip
+
+
+def sensor_source_of(sysfs_root: str | None) -> Literal["live", "replayed"] | None:
+    """``live`` for a device's own root (``/``), ``replayed`` for any other tree, None where it is not known."""
+    if sysfs_root is None:
+        return None
+    return "live" if sysfs_root.rstrip("/") == "" else "replayed"
 
 
 class DeviceEnvironment(Record):
@@ -44,6 +52,10 @@ class DeviceEnvironment(Record):
     python: str | None = None
     #: Where its /proc and /sys were read (``/``, or a captured tree in tests).
     sysfs_root: str | None = None
+    #: ``live``: the sensors were the device's own files; ``replayed``: a copied tree read through ``--sysfs-root``
+    #: (a capture of another device, whose files never change while the trial runs here).  None in records stored
+    #: before it was kept: :attr:`replayed` then reads ``sysfs_root``.
+    sensor_source: Literal["live", "replayed"] | None = None
     #: A configured target's ``device_name`` (the MNN suite's folder names), when it has one.
     device_name: str | None = None
     #: torch's version and threading as the trial ran: its intra/inter-op pools, OpenMP's setting, the cores the
@@ -59,6 +71,26 @@ class DeviceEnvironment(Record):
     onnxruntime: str | None = None
     #: What a backend or an importer recorded beyond these (``mnn_*``, ``ort_*``, ``onnx_*``, ``command_*``...).
     extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @property
+    def replayed(self) -> bool | None:
+        """Whether the trial's sensors were a replayed tree (from ``sensor_source``, or for an older record from
+        ``sysfs_root``); None where the record cannot tell (an imported trial)."""
+        source = self.sensor_source or sensor_source_of(self.sysfs_root)
+        return None if source is None else source == "replayed"
+
+    @property
+    def tree(self) -> str | None:
+        """The replayed tree's folder name (``jetson_tx2``), None for a live device."""
+        return PurePosixPath(self.sysfs_root or "/").name if self.replayed else None
+
+    @property
+    def identity(self) -> str:
+        """The device as predictions, partitions and Table 4 key it: its host and where its sensors came from, so
+        a replayed tree's trials (another device's constant files, run on this host) never mix with the host's
+        own (``orin``, ``laptop [replayed jetson_tx2]``)."""
+        host = self.hostname or "?"
+        return f"{host} [replayed {self.tree}]" if self.replayed else host
 
     @classmethod
     def from_env(cls, env: dict[str, Any]) -> DeviceEnvironment:

@@ -113,6 +113,23 @@ class Spans(_Event):
     granularity: Literal["layers", "ops"]
 
 
+class Scheduling(Record):
+    """What the scheduler did to the worker's threads over its measured steps (``/proc/self/task/*/schedstat`` and
+    ``status``, read at the phase's edges): their time on a CPU, their time runnable but waiting on a run queue
+    (another process on their cores, or their own threads beyond the cores), and how often one was taken off a CPU
+    it still wanted (involuntary context switches; None where the kernel does not count them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    on_cpu_s: float
+    run_queue_wait_s: float
+    involuntary_switches: int | None = None
+    #: The threads alive at the phase's end (a thread that ended inside it took its counts along).
+    threads: int
+    #: The wall time between the two readings.
+    window_s: float
+
+
 class Done(_Event):
     """The last line of a worker that finished: what only the worker itself can measure exactly."""
 
@@ -132,6 +149,9 @@ class Done(_Event):
     #: ``--counters`` on a ``--command`` trial: each perf event's count over the command's whole run (exec to the
     #: exit of its process tree), by perf's name; per-step counts, where taken, are on the steps.
     counters: dict[str, int] | None = None
+    #: The scheduler's counters of the worker's threads over the measured steps (None from an older worker, or a
+    #: kernel without scheduler statistics).
+    train_sched: Scheduling | None = None
 
 
 class Error(_Event):

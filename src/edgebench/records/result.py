@@ -206,8 +206,10 @@ class Hygiene(_Group):
     worker's own); ``step_cv``: the step times' coefficient of variation; ``step_modes_ms``: the medians of two
     modes where the steps fall into two; ``clock_moved``: the cores' sampled frequency spread over 5% of its
     highest (``clock_range_khz``); ``thermal_status_*``: the status a phone reported at the trial's start and end
-    (2, moderate, and above: it throttles).  Each None where the records cannot tell.  ``warning``: the one line
-    every table showing the trial prints, None for a trial that passed every check.
+    (2, moderate, and above: it throttles); ``run_queue_wait_pct`` and ``involuntary_switches_per_s``: how much the
+    scheduler kept the worker's threads from a CPU (contention at any window's length).  Each None where the records
+    cannot tell.  ``warning``: the one line every table showing the trial prints, None for a trial that passed every
+    check.
     """
 
     other_cpu_pct: float | None = None
@@ -223,6 +225,16 @@ class Hygiene(_Group):
     #: before and after the trial; at or above it the kernel throttles.  None where no zone has a passive trip.
     zone_trip_start: ZoneTrip | None = None
     zone_trip_end: ZoneTrip | None = None
+    #: The worker's threads' time waiting on a run queue, in percent of the time they were runnable (on a CPU or
+    #: waiting for one), from the kernel's per-thread scheduler counters (``/proc/<pid>/task/*/schedstat``):
+    #: contention measured to the nanosecond, so it shows over windows too short for ``other_cpu_pct``'s ticks.
+    run_queue_wait_pct: float | None = None
+    #: How often per second of the window one of the worker's threads was taken off a CPU it still wanted
+    #: (``nonvoluntary_ctxt_switches`` of ``/proc/<pid>/task/*/status``).
+    involuntary_switches_per_s: float | None = None
+    #: Why nothing could tell whether the device was quiet (a window shorter than the tick counters resolve, and
+    #: no scheduler counters read); None where something could.
+    quiet_unknown: str | None = None
     warning: str | None = None
 
 
@@ -298,7 +310,8 @@ class Cpu(_Group):
     infer_process_pct: float | None = None
     freq_khz: list[float | None] | None = None
     #: The frequency each cpufreq policy of the trial's cores was set to, read back after setting it (kHz): the
-    #: nearest the policy offers at or below the trial's ``freq_khz``, which is what was asked.  None: not set.
+    #: nearest the policy offers to the trial's ``freq_khz`` (the lower of two as near), which is what was asked.
+    #: None: not set.
     freq_applied_khz: dict[str, int] | None = None
     #: ``--counters``: each Linux perf event's mean count per measured step (``task-clock`` in ns), by perf's name.
     perf_counters_per_step: dict[str, float] | None = None
@@ -356,6 +369,9 @@ class EstimatedEnergy(_Group):
     per_sample_j: float | None = None
     avg_power_w: float | None = None
     idle_power_w: float | None = None
+    #: The ``U_cpu`` the model was applied at: the worker's own CPU time as a share of the device's cores (percent;
+    #: never the cores' total, which counts other processes).  None in records stored before it was kept.
+    cpu_util_pct: float | None = None
 
     @property
     def source(self) -> str:
@@ -443,6 +459,15 @@ class TrialResult(Record):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def applied_freq_khz(self) -> int | None:
+        """The frequency the trial's cores ran at where it was set: the policies' applied frequency (the one most of
+        them got, the lower on a tie), else the one asked (a record from before the applied one was kept)."""
+        applied = list((self.cpu.freq_applied_khz or {}).values())
+        if not applied:
+            return self.trial.freq_khz
+        return min(set(applied), key=lambda khz: (-applied.count(khz), khz))
 
 
 #: Trial fields held as tuples; JSON carries them as lists.

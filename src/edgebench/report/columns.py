@@ -1,9 +1,13 @@
-"""The fields users compare across trials, declared once: the report's summary table and ``edgebench trials``."""
+"""The fields users compare across trials, declared once: the report's summary table and ``edgebench trials``.
+
+Every setting a sweep varies is one of them (the core set and the applied frequency included), so two trials that
+differ only there are never two identical rows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edgebench.host.cpuset import format_mask
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j
 from edgebench.units import MIB
@@ -26,6 +30,8 @@ SUMMARY_COLUMNS = (
     Column("target", "target", None),
     Column("batch_size", "batch", 0),
     Column("threads", "threads", 0),
+    Column("cores", "cores (mask)", None),
+    Column("freq_mhz", "CPU MHz (applied)", 1),
     Column("step_ms", "step ms", 3),
     Column("step_ci95_ms", "± 95% CI ms", 3),
     Column("throughput_sps", "samples/s", 2),
@@ -50,6 +56,8 @@ def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
         "target": r.target,
         "batch_size": r.trial.batch_size,
         "threads": r.trial.threads,
+        "cores": (r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else None,
+        "freq_mhz": r.applied_freq_khz / 1e3 if r.applied_freq_khz else None,
         "step_ms": s.mean if s else None,
         "step_ci95_ms": s.ci95 if s else None,
         "throughput_sps": r.latency.throughput_sps,

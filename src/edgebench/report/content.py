@@ -7,11 +7,12 @@ and every view that could not be drawn with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from edgebench.errors import UsageError, shortened
+from edgebench.host.cpuset import format_mask
 from edgebench.parsing import json_text
 from edgebench.records.result import TrialResult
 from edgebench.records.sampling import SamplerMeta
@@ -105,12 +106,51 @@ def _mib(n: int | None) -> float | None:
     return n / MIB if n is not None else None
 
 
-def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
-    """The MNN-based suite's RES, CPU usage and time tables: per model, one column per batch size (latest ok)."""
-    latest: dict[tuple[str, int], TrialResult] = {}
+#: What a table's row is keyed by beside the model and batch size, where the trials differ in it: every setting a
+#: sweep varies, so two trials that differ only in their cores are two rows, never one kept silently.
+_SETTINGS: dict[str, Callable[[TrialResult], str]] = {
+    "threads": lambda r: f"t{r.trial.threads or '-'}",
+    "cores": lambda r: f"mask {(r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else 'all'}",
+    "freq": lambda r: f"{r.applied_freq_khz / 1e3:g}MHz" if r.applied_freq_khz else "freq not pinned",
+    "backend": lambda r: r.trial.backend,
+    "precision": lambda r: r.trial.precision,
+    "mode": lambda r: r.trial.mode,
+}
+
+
+def _varying(results: Sequence[TrialResult], names: Sequence[str]) -> list[str]:
+    return [n for n in names if len({_SETTINGS[n](r) for r in results}) > 1]
+
+
+def _latest(results: Sequence[TrialResult], key: Callable[[TrialResult], tuple[object, ...]]) -> tuple[
+    dict[tuple[object, ...], TrialResult], str
+]:  # fmt: skip
+    """The latest ok trial of each key, and a note naming the trials a key had more of (never kept silently)."""
+    latest: dict[tuple[object, ...], TrialResult] = {}
+    passed: list[str] = []
     for r in results:
         if r.ok and r.latency.step_ms is not None:
-            latest[(r.trial.model, r.trial.batch_size)] = r
+            k = key(r)
+            if k in latest:
+                passed.append(latest[k].trial_id)
+            latest[k] = r
+    note = ""
+    if passed:
+        note = (f"{len(passed)} trial(s) of a configuration measured again are not in the table, the latest of each "
+                f"is: {', '.join(passed[:6])}{' ...' if len(passed) > 6 else ''}")  # fmt: skip
+    return latest, note
+
+
+def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
+    """The MNN-based suite's RES, CPU usage and time tables: per model (and every other setting the trials differ
+    in), one column per batch size; the latest ok trial of each, the others named in the note."""
+    ok = [r for r in results if r.ok and r.latency.step_ms is not None]
+    varying = _varying(ok, list(_SETTINGS))
+
+    def row_of(r: TrialResult) -> str:
+        return " ".join([r.trial.model, *(_SETTINGS[n](r) for n in varying)])
+
+    latest, note = _latest(ok, lambda r: (row_of(r), r.trial.batch_size))
     models = sorted({m for m, _ in latest})
     batches = sorted({b for _, b in latest})
     tables = []
@@ -120,21 +160,27 @@ def _mnn_tables(results: Sequence[TrialResult]) -> list[Table]:
         ("mnn-time", "Time per training step (ms)", lambda r: r.latency.step_ms.mean),
     ):  # fmt: skip
         rows = [[m, *(value(latest[(m, b)]) if (m, b) in latest else None for b in batches)] for m in models]
-        tables.append(Table(key, title, ["model", *(f"batch {b}" for b in batches)], rows))
+        tables.append(Table(key, title, ["model", *(f"batch {b}" for b in batches)], rows, note))
     return tables
 
 
 def _framework_table(results: Sequence[TrialResult]) -> Table:
-    """DNNTune's framework table: per model and batch, the step time of each backend x precision (latest ok)."""
-    latest: dict[tuple[str, int, str], TrialResult] = {}
-    for r in results:
-        if r.ok and r.latency.step_ms is not None:
-            latest[(r.trial.model, r.trial.batch_size, f"{r.trial.backend} {r.trial.precision} {r.trial.mode}")] = r
+    """DNNTune's framework table: per model and batch (and every other setting the trials differ in), the step time
+    of each backend x precision; the latest ok trial of each, the others named in the note."""
+    ok = [r for r in results if r.ok and r.latency.step_ms is not None]
+    varying = _varying(ok, ["threads", "cores", "freq"])
+
+    def row_of(r: TrialResult) -> str:
+        return " ".join([r.trial.model, *(_SETTINGS[n](r) for n in varying)])
+
+    latest, kept = _latest(ok, lambda r: (row_of(r), r.trial.batch_size,
+                                          f"{r.trial.backend} {r.trial.precision} {r.trial.mode}"))  # fmt: skip
     combos = sorted({c for _, _, c in latest})
     keys = sorted({(m, b) for m, b, _ in latest})
     rows = [[m, b, *(latest[(m, b, c)].latency.step_ms.mean if (m, b, c) in latest else None for c in combos)]
             for m, b in keys]  # fmt: skip
     note = "" if len(combos) > 1 else "one backend and precision among these trials; run others to compare"
+    note = "; ".join(n for n in (note, kept) if n)
     return Table("dnntune-frameworks", "Step time (ms) by backend x precision", ["model", "batch", *combos], rows, note)
 
 

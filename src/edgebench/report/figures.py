@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from edgebench.host.cpuset import format_cpu_list, parse_cpu_list
 from edgebench.measure.energy import idle_window
 from edgebench.records.events import steps_of
 from edgebench.records.result import TrialResult
@@ -499,7 +500,7 @@ X_FIELDS = {
     "batch_size": "batch size",
     "freq_khz": "CPU frequency (MHz)",
     "threads": "threads",
-    "cores": "cores used",
+    "cores": "cores used (cpu list)",
 }
 
 
@@ -525,27 +526,45 @@ def y_value(r: TrialResult, y: str) -> float | None:
     return r.cpu.process_pct  # process_cpu_pct
 
 
-def x_value(r: TrialResult, x: str) -> float | None:
-    if x == "freq_khz":
-        return r.trial.freq_khz / 1e3 if r.trial.freq_khz else None
+def x_value(r: TrialResult, x: str) -> float | str | None:
+    """The trial's place on the ``x`` axis: a number, or for ``cores`` its core set (``0``, ``4-7``): two sets of one
+    core each are two places, never both "1 core"."""
+    if x == "freq_khz":  # the frequency applied: a policy offers only some
+        return r.applied_freq_khz / 1e3 if r.applied_freq_khz else None
     if x == "cores":
-        return float(len(r.trial.cores)) if r.trial.cores else None
+        return format_cpu_list(r.trial.cores) if r.trial.cores else None
     value = getattr(r.trial, x)  # a plain number field of the trial, named in X_FIELDS
     return float(value) if value is not None else None
+
+
+def x_order(value: float | str) -> tuple[float, ...]:
+    """Where an x value sorts: a number by itself; a core set by its size, then its cores."""
+    if isinstance(value, str):
+        cores = parse_cpu_list(value)
+        return (float(len(cores)), *map(float, cores))
+    return (value,)
+
+
+def _points_in_order(points: list[tuple[float | str, float]]) -> tuple[list[float | str], list[float]]:
+    ordered = sorted(points, key=lambda p: x_order(p[0]))
+    return [p[0] for p in ordered], [p[1] for p in ordered]
 
 
 _OTHER_AXES = ("batch_size", "threads", "cores", "freq_khz", "precision", "backend", "mode")
 
 
 def _series_key(r: TrialResult, x: str) -> str:
-    """The curve a trial belongs to: its model and every varying setting but the x axis."""
+    """The curve a trial belongs to: its model and every varying setting but the x axis (a core set by its cores,
+    a frequency as applied), so trials that differ in any setting never share a line."""
     parts = [r.trial.model]
     for name in _OTHER_AXES:
         if name == x:
             continue
         value = getattr(r.trial, name)
         if name == "cores" and value:
-            value = len(value)
+            value = format_cpu_list(value)
+        elif name == "freq_khz" and value:
+            value = r.applied_freq_khz
         parts.append(f"{name}={value}")
     return " ".join(parts)
 
@@ -567,16 +586,15 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
             return Missing(key, title, f"no trial has measured energy: the device has no power sensor ({estimate})")
         what = "frequency" if x == "freq_khz" else X_FIELDS[x]
         return Missing(key, title, f"no successful trial has both {Y_FIELDS[y]} and a {what}")
-    groups: dict[str, list[tuple[float, float]]] = {}
+    groups: dict[str, list[tuple[float | str, float]]] = {}
     for r, px, py in points:
         groups.setdefault(_series_key(r, x), []).append((px, py))
     varying = {k: len(v) for k, v in groups.items()}
     labels = _short_labels(list(groups))
     traces = []
     for name, pts in groups.items():
-        pts.sort()
-        traces.append(Trace(labels[name], [p[0] for p in pts], [p[1] for p in pts],
-                            kind="line" if varying[name] > 1 else "markers"))  # fmt: skip
+        xs, ys = _points_in_order(pts)
+        traces.append(Trace(labels[name], xs, ys, kind="line" if varying[name] > 1 else "markers"))
     best = best_per_model(list(results), "latency-first")
     best_pts = [(r, x_value(r, x), y_value(r, y)) for r in best.values()]
     best_pts = [(r, px, py) for r, px, py in best_pts if px is not None and py is not None]
@@ -589,7 +607,7 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
 def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> View:
     """Energy per step of each power rail (the paper's energy by component) against ``x``: one curve per rail and
     per model (and other varying setting); above idle where an idle baseline was measured, as ``energy_j``."""
-    groups: dict[str, list[tuple[float, float]]] = {}
+    groups: dict[str, list[tuple[float | str, float]]] = {}
     net = False
     for r in ok:
         px, steps = x_value(r, x), r.latency.step_ms.n if r.latency.step_ms else 0
@@ -601,8 +619,8 @@ def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> Vie
     if not groups:
         return Missing(key, title, "no trial has energy by rail: the device has no per-rail power sensor")
     labels = _short_labels(list(groups))
-    traces = tuple(Trace(labels[k], [p[0] for p in sorted(v)], [p[1] for p in sorted(v)],
-                         kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
+    traces = tuple(Trace(labels[k], *_points_in_order(v), kind="line" if len(v) > 1 else "markers")
+                   for k, v in groups.items())  # fmt: skip
     note = "above idle (the rail's idle power subtracted)" if net else "gross: no idle baseline was measured"
     return Figure(key, title, X_FIELDS[x], Y_FIELDS["rail_energy_per_step_j"], traces, notes=(note,))
 
@@ -610,7 +628,7 @@ def _rail_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> Vie
 def _core_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> View:
     """Each CPU core's mean utilization against ``x`` (the paper's Figure 5: cores of one SoC change differently
     with the batch size): one curve per core and per model (and other varying setting); an offline core has none."""
-    groups: dict[str, list[tuple[float, float]]] = {}
+    groups: dict[str, list[tuple[float | str, float]]] = {}
     for r in ok:
         px = x_value(r, x)
         if px is None or r.cpu.util_pct is None:
@@ -621,8 +639,8 @@ def _core_curves(ok: Sequence[TrialResult], x: str, key: str, title: str) -> Vie
     if not groups:
         return Missing(key, title, f"no successful trial has per-core CPU utilization and a {X_FIELDS[x]}")
     labels = _short_labels(list(groups))
-    traces = tuple(Trace(labels[k], [p[0] for p in sorted(v)], [p[1] for p in sorted(v)],
-                         kind="line" if len(v) > 1 else "markers") for k, v in groups.items())  # fmt: skip
+    traces = tuple(Trace(labels[k], *_points_in_order(v), kind="line" if len(v) > 1 else "markers")
+                   for k, v in groups.items())  # fmt: skip
     note = "each core's busy share over the measured steps (all processes on it, not only the worker)"
     return Figure(key, title, X_FIELDS[x], Y_FIELDS["core_util_pct"], traces, notes=(note,))
 

@@ -47,7 +47,7 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
         columns.append(("opt ms", lambda r: _fmt(r.optimizer_ms, ".3f")))
     columns += [
         ("share %", lambda r: _fmt(r.share_pct, ".1f")),
-        (f"cpu % ({cores})", lambda r: _fmt(r.cpu_util_pct, ".0f")),
+        (f"worker cpu % ({cores})", lambda r: _fmt(r.cpu_util_pct, ".0f")),
     ]
     if has_energy:
         columns.append((f"energy mJ ({report.energy_basis})", lambda r: _fmt(r.energy_j, ".2f", 1e3)))

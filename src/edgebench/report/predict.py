@@ -14,13 +14,21 @@ from edgebench.predict.validate import Validation
 from edgebench.units import MIB
 
 
+def interval_text(p: Prediction) -> str:
+    """``90% interval 1.52-1.91 ms``, or why there is none (too few trials): never a zero-width interval."""
+    return p.interval_note or f"{int(LEVEL * 100)}% interval {p.low_ms:.2f}-{p.high_ms:.2f} ms"
+
+
 def print_prediction(p: Prediction, hooks: HookCost | None = None) -> None:
     cfg = p.graph.config
     b = p.point
     typer.echo(
         f"{cfg.model} batch {cfg.batch_size} {cfg.mode}, {cfg.threads} thread(s): predicted step "
-        f"{b.step_ms:.2f} ms ({int(LEVEL * 100)}% interval {p.low_ms:.2f}-{p.high_ms:.2f} ms)"
+        f"{b.step_ms:.2f} ms ({interval_text(p)})"
     )
+    device = p.learned_from[0].device if p.learned_from else None
+    if device:
+        typer.echo(f"  device: {device} (its own traced trials only)")
     typer.echo(
         f"  forward {b.forward_ms:.2f} ms + backward {b.backward_ms:.2f} ms + overhead (loss, optimizer update, "
         f"framework) {b.overhead_ms:.2f} ms; {p.graph.total_flops / 1e9:.3g} GFLOPs per step"
@@ -145,3 +153,68 @@ def plot_validation(checks: list[Validation], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def prediction_json(p: Prediction, hooks: HookCost | None = None) -> dict[str, object]:
+    """One prediction as ``predict --json`` prints it: every figure the table shows, labelled predicted, with the
+    interval (null, with ``interval_note`` saying why, where too few trials give none)."""
+    cfg, b = p.graph.config, p.point
+    finite = p.interval_note is None
+    return {
+        "basis": "predicted",
+        "model": cfg.model,
+        "batch_size": cfg.batch_size,
+        "mode": cfg.mode,
+        "threads": cfg.threads,
+        "device": p.learned_from[0].device if p.learned_from else None,
+        "step_ms": b.step_ms,
+        "interval": {"level": LEVEL, "low_ms": p.low_ms, "high_ms": p.high_ms} if finite else None,
+        "interval_note": p.interval_note,
+        "forward_ms": b.forward_ms,
+        "backward_ms": b.backward_ms,
+        "overhead_ms": b.overhead_ms,
+        "gflops_per_step": p.graph.total_flops / 1e9,
+        "untraced_step_ms": hooks.untraced_ms(b.step_ms, p.graph) if hooks is not None else None,
+        "energy_per_step_j": b.energy_j,
+        "peak_bytes": b.peak_bytes,
+        "learned_from": [o.trial_id for o in p.learned_from],
+        "nearest": {
+            "trial_id": p.nearest.trial_id,
+            "model": p.nearest.model,
+            "batch_size": p.nearest.batch_size,
+            "flops_ratio": 2**p.nearest.log2_flops_ratio,
+        },
+        "extrapolation": list(p.extrapolation),
+    }
+
+
+def suggestions_json(picks: list[Suggestion]) -> list[dict[str, object]]:
+    return [
+        {"model": s.config.model, "batch_size": s.config.batch_size, "threads": s.config.threads,
+         "input_shape": list(s.config.input_shape) if s.config.input_shape else None,
+         "predicted_ms": s.predicted_ms, "removes": s.removes, "left": s.left}
+        for s in picks
+    ]  # fmt: skip
+
+
+def validation_json(checks: list[Validation]) -> list[dict[str, object]]:
+    """``predict --validate --json``: each scheme's held-out rows, per-model errors and what was not held out."""
+    return [
+        {
+            "scheme": c.scheme,
+            "rows": [
+                {
+                    "model": r.model,
+                    "batch_size": r.batch_size,
+                    "measured_ms": r.measured_ms,
+                    "predicted_ms": r.predicted_ms,
+                    "error": r.error,
+                }
+                for r in c.rows
+            ],
+            "model_errors": c.model_errors(),
+            "median_abs_error": c.median_abs_error(),
+            "skipped": list(c.skipped),
+        }
+        for c in checks
+    ]

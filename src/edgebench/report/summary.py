@@ -10,6 +10,7 @@ from edgebench.host.perf_events import NANOSECOND_EVENTS
 from edgebench.markup import rich_text
 from edgebench.measure.utilization import INFER_CPU, TRAIN_CPU, withheld
 from edgebench.records.result import Stats, Throttling, TrialResult
+from edgebench.report.warnings import warning_text
 from edgebench.units import format_size
 
 
@@ -21,7 +22,8 @@ def _stats(s: Stats | None) -> str:
     if s is None:
         return "-"
     if s.ci95 is None or s.median is None or s.p5 is None or s.p95 is None or s.cv is None:
-        return f"{s.mean:.2f} (mean of {s.n} steps; nothing else was kept)"
+        counted = f"mean of {s.n} steps" if s.n > 1 else "one mean"
+        return f"{s.mean:.2f} ({counted}; nothing else was kept)"
     return f"{s.mean:.2f} ± {s.ci95:.2f} (median {s.median:.2f}, p5 {s.p5:.2f}, p95 {s.p95:.2f}, cv {s.cv:.1%})"
 
 
@@ -149,14 +151,16 @@ def summary_table(r: TrialResult) -> Table:
             steps = f"none measured ({r.trial.steps} planned after {r.trial.warmup} warm-up)"
     elif r.latency.step_ms is None:  # stored before failed trials said how far they got: rendered as it was then
         steps = f"-  over {r.trial.steps} steps after {r.trial.warmup} warm-up"
+    elif r.latency.measured_steps is None and r.trial.command is not None:  # a tool's mean, its count unprinted
+        steps = _stats(r.latency.step_ms) + "  over steps the tool did not count"
     else:
         steps = (
             _stats(r.latency.step_ms) + f"  over {r.latency.step_ms.n} steps after {r.trial.warmup} warm-up{stopped}"
         )
     infer_trial = r.trial.mode == "infer"
     add("inference step (ms)" if infer_trial else "train step (ms)", steps)
-    if r.hygiene is not None and r.hygiene.warning:
-        table.add_row("[yellow]warning[/yellow]", rich_text(r.hygiene.warning))
+    if (warned := warning_text(r)) is not None:
+        table.add_row("[yellow]warning[/yellow]", rich_text(warned))
     for note in r.measurement_notes or ():  # a figure left out is not a distortion: say which it is
         label = "withheld" if withheld([note], TRAIN_CPU) or withheld([note], INFER_CPU) else "distorted by"
         table.add_row(f"[yellow]{label}[/yellow]", rich_text(note))
@@ -183,7 +187,7 @@ def summary_table(r: TrialResult) -> Table:
         add("worker cpu %", "- (withheld; the note above says why)")
     source = f" ({r.memory.peak_source})" if r.memory.peak_source else ""
     budget = f"  of a {_bytes(r.trial.memory_budget_bytes)} budget" if r.trial.memory_budget_bytes else ""
-    add("peak memory (train)", _bytes(r.memory.peak_bytes) + source + budget)
+    add(f"peak memory ({'infer' if infer_trial else 'train'})", _bytes(r.memory.peak_bytes) + source + budget)
     if r.trial.freq_khz is not None:
         add("cpu freq set", freq_set_text(r))
     if r.memory.by_category is not None:

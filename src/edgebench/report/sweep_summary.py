@@ -62,7 +62,7 @@ def _row(r: TrialResult) -> list[str]:
         str(r.trial.batch_size),
         str(r.trial.threads or "-"),
         format_mask(r.trial.cores) if r.trial.cores else "-",
-        f"{r.trial.freq_khz / 1e3:g}" if r.trial.freq_khz else "-",
+        freq_cell(r),
         r.trial.precision,
         rich_text(r.status) if r.ok else f"[red]{rich_text(r.status)}[/red]",  # Rich markup: the one styled cell
         f"{s.mean:.2f}" if s else "-",
@@ -71,6 +71,15 @@ def _row(r: TrialResult) -> list[str]:
         f"{r.memory.peak_bytes / MIB:.0f}" if r.memory.peak_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
     ]
+
+
+def freq_cell(r: TrialResult) -> str:
+    """The frequency the trial ran at (MHz), the asked one beside it where the policy offered another."""
+    if not r.trial.freq_khz:
+        return "-"
+    applied = r.applied_freq_khz or r.trial.freq_khz
+    asked = f" (asked {r.trial.freq_khz / 1e3:g})" if applied != r.trial.freq_khz else ""
+    return f"{applied / 1e3:g}{asked}"
 
 
 def best_per_model(results: list[TrialResult], objective: str) -> dict[str, TrialResult]:

@@ -1,8 +1,9 @@
 """The table ``edgebench trials`` prints: one row per stored trial, the summary table's fields plus when it ran.
 
 Readable at 80 columns, as the sweep table is: a column no listed trial has a value for (energy without a power
-sensor) is left out, and so is a backend, mode, precision or target every listed trial shares (the title says
-which), so an inference trial is never read as a training one.
+sensor) is left out, and so is a backend, mode, precision, target, thread count, core mask or frequency every
+listed trial shares (the title says which), so an inference trial is never read as a training one and two trials
+that differ only in their cores are never two identical rows.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from edgebench.report.fit import keep_whole
 
 #: Shown in the terminal (the HTML report has every summary column), with the terminal's shorter headers.
 _SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "mode": "mode", "precision": "prec",
-          "target": "target", "batch_size": "bs",
+          "target": "target", "batch_size": "bs", "threads": "thr", "cores": "mask", "freq_mhz": "MHz",
           "step_ms": "step ms", "throughput_sps": "samp/s", "peak_memory_mib": "MiB",
           "energy_per_sample_j": "mJ/sample", "status": "status"}  # fmt: skip
-_DIGITS = {"step_ms": 1, "peak_memory_mib": 0}
+_DIGITS = {"step_ms": 1, "peak_memory_mib": 0, "freq_mhz": 1}
 _ALWAYS = ("trial_id", "model", "batch_size", "step_ms", "status")
-#: Shown as columns where the listed trials differ, else named once in the title.
-_SHARED = ("backend", "mode", "precision", "target")
+#: Shown as columns where the listed trials differ, else named once in the title (how, for a number).
+_SHARED = {"backend": "{}", "mode": "{}", "precision": "{}", "target": "{}", "threads": "{} thread(s)",
+           "cores": "mask {}", "freq_mhz": "{:g} MHz"}  # fmt: skip
 
 
 def _text(value: object, field: str, digits: int | None) -> str:
@@ -42,7 +44,8 @@ def trials_table(results: list[TrialResult], *, when: bool = True) -> Table:
     columns = [c for c in columns if c.field in _ALWAYS or any(row[c.field] is not None for row in rows)]
     shared = {c: rows[0][c] for c in _SHARED if rows and len({row[c] for row in rows}) == 1}
     columns = [c for c in columns if c.field not in shared]
-    title = f"{len(results)} stored trials" + (f" (all {', '.join(map(str, shared.values()))})" if shared else "")
+    named = [_SHARED[c].format(v) for c, v in shared.items() if v is not None]
+    title = f"{len(results)} stored trials" + (f" (all {', '.join(named)})" if named else "")
     table = Table(title=rich_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("trial")
     if when:

@@ -7,11 +7,21 @@ from collections.abc import Iterable
 from edgebench.records.result import TrialResult
 
 
+def warning_text(r: TrialResult) -> str | None:
+    """What is wrong with the trial's figures, as one line: its hygiene warning (``device busy: ...; unstable
+    steps ...``) and, for a trial whose sensors were a copied tree, that they were constant; None where nothing is."""
+    from edgebench.measure.trust import replayed_reason
+
+    parts = [r.hygiene.warning] if r.hygiene is not None and r.hygiene.warning else []
+    if r.device.replayed:
+        parts.append(replayed_reason(r))
+    return "; ".join(parts) or None
+
+
 def hygiene_warning(r: TrialResult) -> str | None:
     """``trial ID: device busy: ...; unstable steps ...`` or None for a trial that passed (or predates) the checks."""
-    if r.hygiene is None or r.hygiene.warning is None:
-        return None
-    return f"trial {r.trial_id}: {r.hygiene.warning}"
+    text = warning_text(r)
+    return None if text is None else f"trial {r.trial_id}: {text}"
 
 
 def hygiene_warnings(results: Iterable[TrialResult]) -> list[str]:

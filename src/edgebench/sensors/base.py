@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from edgebench.host.sysfs import PseudoFile, SysFS
+from edgebench.host.sysfs import PatternFiles, PseudoFile, SysFS
 
 Reading = list[int | None]
 
@@ -52,7 +52,9 @@ def readable(sysfs: SysFS, path: str, denied: str) -> Availability:
 
 @dataclass(frozen=True)
 class Source:
-    """One pseudo-file the sampler reads whole (up to ``max_bytes``) at every tick.
+    """One pseudo-file the sampler reads whole (up to ``max_bytes``) at every tick; a path with one ``*`` component
+    (``/proc/<pid>/task/*/schedstat``) is every file it matches, listed again at each tick, their whole lines one
+    after another within ``max_bytes`` (:func:`edgebench.host.sysfs.whole_lines_within`).
 
     A quantity that is not a file (NVML) gives ``poll``: a callable returning the bytes to record, called where the
     file would be read.  ``path`` then only names it (``nvml:0``).  The sampler's loop stays the same either way.
@@ -92,10 +94,13 @@ class PolledSource:
         self.close()
 
 
-def open_source(sysfs: SysFS, source: Source) -> PseudoFile | PolledSource:
-    """Something to ``read(size)`` the source from: an open pseudo-file, or its ``poll`` callable."""
+def open_source(sysfs: SysFS, source: Source) -> PseudoFile | PolledSource | PatternFiles:
+    """Something to ``read(size)`` the source from: an open pseudo-file, its ``poll`` callable, or every file its
+    pattern matches (a path with a ``*`` component)."""
     if source.poll is not None:
         return PolledSource(source.path, source.poll)
+    if "*" in source.path:
+        return PatternFiles(sysfs, source.path)
     return sysfs.open(source.path)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from edgebench.records.result import TrialResult
-from edgebench.study.records import NEEDS, Direction, Evidence, Observation, Outcome, Verdict
+from edgebench.study.records import FROM_THE_TREE, NEEDS, Direction, Evidence, Observation, Outcome, Verdict
 from edgebench.study.stats import Interval
 
 
@@ -100,3 +100,29 @@ def cannot(observation: Observation, reason: str, notes: Sequence[str] = ()) -> 
 def lacks(observation: Observation, need: str, detail: str = "") -> Verdict:
     """Cannot be checked: the device lacks ``need`` (a key of :data:`NEEDS`); ``detail`` says what was seen."""
     return cannot(observation, f"needs {NEEDS[need]}" + (f": {detail}" if detail else ""))
+
+
+def replayed(verdict: Verdict, results: Sequence[TrialResult]) -> Verdict:
+    """A verdict on what a device's files say (a GPU's load, rails, power, temperature, clocks, the cores'
+    counters) that rests on trials read through a copied tree (``--sysfs-root``) is no verdict: the tree's files
+    never change, so a quantity that must vary reads as a constant.  It becomes "cannot be checked here" with the
+    reason ``replayed tree: sensors constant``, and the intervals computed from the constants are not shown."""
+    from edgebench.measure.trust import REPLAYED
+
+    if not FROM_THE_TREE & set(verdict.observation.needs):
+        return verdict
+    used = {i for e in verdict.evidence for i in e.trial_ids}
+    rested_on = [r for r in results if r.trial_id in used] if used else list(results)
+    copies = [r for r in rested_on if r.device.replayed]
+    if not copies or (not used and len(copies) < len(rested_on)):
+        return verdict
+    trees = sorted({r.device.tree or "?" for r in copies})
+    needs = ", ".join(NEEDS[n] for n in verdict.observation.needs if n in FROM_THE_TREE)
+    reason = (
+        f"{REPLAYED}: {len(copies)} of {len(rested_on)} trials read the copied tree {', '.join(trees)}, whose files "
+        f"never change while a trial runs here; this observation needs {needs} measured on the device"
+    )
+    notes = [*verdict.notes]
+    if verdict.evidence:
+        notes.append(f"not shown: the {verdict.outcome!r} the tree's constant readings would have given")
+    return cannot(verdict.observation, reason, notes)

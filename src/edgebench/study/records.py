@@ -34,7 +34,11 @@ NEEDS = {
     "models": "two or more models",
     "lstm": "an LSTM model beside a CNN",
     "traced": "a layer-traced trial (per-layer costs)",
+    "utilization": "CPU utilization counters that advance during a trial (/proc/stat)",
 }
+#: What a replayed device tree (``--sysfs-root``) supplies from its copied files, constant while a trial runs: an
+#: observation needing any of these is never decided from replayed trials (``study.decide.replayed``).
+FROM_THE_TREE = frozenset({"gpu", "power", "rails", "thermal", "cpufreq", "clusters", "utilization"})
 
 
 class Observation(Record):

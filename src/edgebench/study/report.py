@@ -13,6 +13,7 @@ from typing import Any
 from edgebench.markup import rich_text
 from edgebench.records.result import TrialResult
 from edgebench.report.content import ReportContent, Section, Table
+from edgebench.study.decide import replayed
 from edgebench.study.records import Evidence, StudyReport, Verdict
 from edgebench.study.studies import Study
 
@@ -62,7 +63,7 @@ def make_report(
         device=device,
         trials=len(results),
         trials_ok=sum(1 for r in results if r.ok),
-        verdicts=study.check(results, store=db),
+        verdicts=[replayed(v, results) for v in study.check(results, store=db)],
         notes=list(notes),
     )
 

@@ -57,6 +57,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "training step.",
         "Figure 3",
         "a repeated busy/less-busy pattern per step on every core and the GPU",
+        "utilization",
     ),
     _obs(
         "O3",
@@ -74,6 +75,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "Figure 5",
         "per-core utilization differs; Denver2 idle up to 65%",
         "cores",
+        "utilization",
     ),
     _obs(
         "O5",

@@ -62,15 +62,19 @@ def trial_key(trial: Trial) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def trial_label(trial: Trial) -> str:
+def trial_label(trial: Trial, applied_khz: int | None = None) -> str:
     """Short human name of a planned trial or a stored one's (``result.trial``): ``lenet b8 t2 cpu0-1 1708.8MHz
     fp16``, with the backend
-    and mode where they are not the defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``)."""
+    and mode where they are not the defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``).  A stored
+    trial's frequency is the one applied (``applied_khz``, ``result.applied_freq_khz``), the asked one beside it
+    where they differ (``1708.8MHz (asked 1700MHz)``)."""
     parts = [trial.model, f"b{trial.batch_size}"]
     parts.append(f"t{trial.threads}" if trial.threads else "t=cores")
     parts.append(f"cpu{format_cpu_list(trial.cores)}" if trial.cores else "cpu=all")
     if trial.freq_khz:
-        parts.append(f"{trial.freq_khz / 1e3:g}MHz")
+        ran = applied_khz or trial.freq_khz
+        asked = f" (asked {trial.freq_khz / 1e3:g}MHz)" if ran != trial.freq_khz else ""
+        parts.append(f"{ran / 1e3:g}MHz{asked}")
     if trial.backend != "torch":
         parts.append(trial.backend)
     if trial.mode != "train":

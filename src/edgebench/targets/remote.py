@@ -24,6 +24,7 @@ from edgebench.errors import UsageError
 from edgebench.host.cpuset import parse_cpu_list
 from edgebench.host.environment import host_environment
 from edgebench.records.bundle import BUNDLE_VERSION, Failure, TrialBundle, schema_fingerprint
+from edgebench.records.device import sensor_source_of
 from edgebench.records.events import read_events, steps_of
 from edgebench.records.trial import Trial
 from edgebench.targets.base import TargetCapabilities
@@ -177,7 +178,8 @@ class RemoteTarget:
         names = done.stdout.split("\n")
         if done.returncode == 0 and len(names) >= 4:
             env.update(hostname=names[0], machine=names[1], kernel=names[2], os=f"{names[3]}-{names[2]}")
-        env.update(python=None, sysfs_root=self.config.sysfs_root, **self._marks())
+        root = self.config.sysfs_root
+        env.update(python=None, sysfs_root=root, sensor_source=sensor_source_of(root), **self._marks())
         return env
 
     def _marks(self) -> dict[str, str]:

@@ -64,6 +64,9 @@ class PartitionRequest:
     warmup: int = 3
     predicted: bool = False
     input_shape: str | None = None
+    #: The device: its stored trials are the ones picked, and a trial run because none is stored runs there
+    #: (``local``, ``ssh://HOST``, ``adb://SERIAL`` or a configured name; None: this machine).
+    target: str | None = None
     store: Path | None = None
 
 
@@ -116,11 +119,17 @@ def table4(request: PartitionRequest) -> Table4:
             "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {request.model}"
         )
     analyses = []
+    notes = []
     for label, trial_id in newest.items():
         mobile = _layer_costs(request.store, trial_id, "--table4")
         analyses.append((label, trial_id, _analysis(request, checked, mobile, cloud, sweep=None)))
-    notes = [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
-             if label not in newest]  # fmt: skip
+        if mobile[0].device.replayed:
+            from edgebench.measure.trust import replayed_reason
+
+            notes.append(f"{label}: {replayed_reason(mobile[0])}: its row is the tree's readings over this host's "
+                         "steps, a device of its own, never this host's")  # fmt: skip
+    notes += [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
+              if label not in newest]  # fmt: skip
     if len(newest) == 1:
         notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
                      "ones) add rows")  # fmt: skip
@@ -188,7 +197,7 @@ def _predicted(r: PartitionRequest, checked: _Checked) -> PartitionAnalysis:
 def _measured(r: PartitionRequest, checked: _Checked, notify: Notify) -> PartitionAnalysis:
     """The analysis on the device's measured trial (the one named, the newest stored, or one run now)."""
     wanted: str | None = checked.wanted
-    mobile_id = r.trial or _newest_trial(r.store, checked.wanted, r.batch_size, r.estimate_energy, r.mode)
+    mobile_id = r.trial or _newest_trial(r.store, checked.wanted, r.batch_size, r.estimate_energy, r.mode, r.target)
     if mobile_id is None:
         mobile_id = _run_traced_trial(r, notify)
     mobile = _layer_costs(r.store, mobile_id, "--trial")
@@ -207,15 +216,27 @@ def _measured(r: PartitionRequest, checked: _Checked, notify: Notify) -> Partiti
 
 
 def _device_label(result: TrialResult) -> str:
-    """A device as a row names it: its configured name or hostname, the sensor tree it was read through (a
-    captured device's ``--sysfs-root``), and the target where it is not this host."""
+    """A device as a row names it, by its identity: its configured name or hostname, ``[replayed TREE]`` for a
+    captured device's tree read through ``--sysfs-root`` (another device's constant files, run on this host: never
+    the host's own row), and the target where it is not this host."""
     device = result.device
     label = device.device_name or device.hostname or "?"
-    if device.sysfs_root and device.sysfs_root != "/":
-        label += f" [{Path(device.sysfs_root).name}]"
+    if device.replayed:
+        label += f" [replayed {device.tree}]"
     if result.target and result.target != "local":
         label += f" ({result.target})"
     return label
+
+
+def _this_device(result: TrialResult, target: str | None) -> bool:
+    """Whether ``result`` ran on the device partitioned: this host with its own sensors (``local``; a trial read
+    through a copied tree, ``--sysfs-root``, is another device's, never this one's), or the named target as it is
+    configured (its trials all read what its ``sysfs_root`` says)."""
+    if target is None or target == "local":
+        return (
+            result.target == "local" and result.device.hostname == socket.gethostname() and not result.device.replayed
+        )
+    return result.target == target
 
 
 def _newest_of_each_device(r: PartitionRequest, wanted: str) -> tuple[dict[str, str], list[str]]:
@@ -380,9 +401,14 @@ def _predicted_table(r: PartitionRequest, model: str, speedup: float | None, clo
 
     rows = {layer.name: row(layer.name, layer.type, layer.forward_ms, layer.backward_ms) for layer in step.layers}
     other = row("(other: loss, optimizer, framework)", "", step.overhead_ms, 0.0)
+    interval = (
+        step.interval_note
+        if step.interval_note
+        else f"{int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms"
+    )
     source = (
         f"edgebench predict, from {len(step.learned_from)} traced trials of this device; the step "
-        f"{step.step_ms:.2f} ms ({int(step.level * 100)}% interval {step.low_ms:.2f}-{step.high_ms:.2f} ms)"
+        f"{step.step_ms:.2f} ms ({interval})"
     )
     notes = tuple(f"extrapolation: {flag}" for flag in step.extrapolation)
     return build_predicted_table(
@@ -396,14 +422,14 @@ def _labelled_default(table: CostTable) -> CostTable:
 
 
 def _newest_trial(
-    store: Path | None, model: str, batch_size: int | None, estimate: str | None, mode: str
+    store: Path | None, model: str, batch_size: int | None, estimate: str | None, mode: str, target: str | None = None
 ) -> str | None:
-    """The newest ok layer-traced trial of ``model`` from this host (with an energy figure when one is asked for)."""
+    """The newest ok layer-traced trial of ``model`` from the device (this host's own, or ``target``'s), with an
+    energy figure when one is asked for."""
     from edgebench.store import Store, default_store_path
 
     if not Path(store or default_store_path()).exists():
         return None
-    host = socket.gethostname()
     wanted = None
     if estimate is not None:
         from edgebench.config.flags import parse
@@ -415,7 +441,7 @@ def _newest_trial(
         for r in reversed(db.trials()):
             if r.status != "ok" or r.trace_summary is None or r.trace_summary.granularity != "layers":
                 continue
-            if r.device.hostname != host or (batch_size is not None and r.trial.batch_size != batch_size):
+            if not _this_device(r, target) or (batch_size is not None and r.trial.batch_size != batch_size):
                 continue
             measured = r.energy.source is not None
             estimated = r.estimated_energy.source if r.estimated_energy else None
@@ -442,11 +468,13 @@ def _run_traced_trial(r: PartitionRequest, notify: Notify) -> str:
     values = {"model": r.model, "batch_size": size, "mode": r.mode, "steps": r.steps, "warmup": r.warmup,
               "trace": "layers", "estimate_energy": r.estimate_energy, "infer_steps": max(r.steps, 5)}  # fmt: skip
     trial = build(make_trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
-    notify(f"no stored layer-traced trial of {r.model} on this device: running one (batch {size}, {r.steps} steps)")
+    target = open_target(r.target)  # a bad --target is a one-line error before anything runs
+    where = "this device" if r.target in (None, "local") else r.target
+    notify(f"no stored layer-traced trial of {r.model} on {where}: running one (batch {size}, {r.steps} steps)")
     db = open_store(r.store)  # checked before the trial runs; a failing write keeps the trial in a rescue file
     assert db is not None
     with db:
-        launcher = Launcher(open_target(), store=db)
+        launcher = Launcher(target, store=db)
         with launcher:
             finished = launcher.launch(trial).finished
         launcher.keep(finished)

@@ -44,6 +44,9 @@ class PredictRequest:
     suggest: int | None = None
     out: Path = Path("predict-suggest.yaml")
     store: Path | None = None
+    #: The device whose trials to learn from, by its identity (host, ``[replayed TREE]`` for a copied tree's);
+    #: None: this host's own where stored, else the one device stored.
+    device: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ def _check(r: PredictRequest, *, validating: bool) -> tuple[list[str], tuple[int
     models = [MODELS.canonical(m.replace("-", "_")) for m in r.models]
     cores = _cores(r.cores)
     check_sklearn()
-    return models, shape, Selection(r.target, r.backend, r.mode, cores)
+    return models, shape, Selection(r.target, r.backend, r.mode, cores, r.device)
 
 
 def _observations(r: PredictRequest, selection: Selection, notify: Notify) -> list[Observation]:

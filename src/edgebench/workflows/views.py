@@ -15,11 +15,12 @@ if TYPE_CHECKING:
     from edgebench.sweep.progress import RichReporter
 
 
-def trial_label(trial: Trial) -> str:
-    """``lenet b8 t2 cpu0-1 1708.8MHz fp16``: a trial as a sweep's lines name it."""
+def trial_label(trial: Trial, applied_khz: int | None = None) -> str:
+    """``lenet b8 t2 cpu0-1 1708.8MHz fp16``: a trial as a sweep's lines name it (a stored one's frequency as
+    applied, ``result.applied_freq_khz``, with the asked one beside it where they differ)."""
     from edgebench.sweep.plan import trial_label as label
 
-    return label(trial)
+    return label(trial, applied_khz)
 
 
 def sweep_progress(console: Console | None = None) -> RichReporter:

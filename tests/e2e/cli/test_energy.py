@@ -79,7 +79,10 @@ def test_run_here_estimates_only_when_asked_and_labels_it(cli):
     assert r["energy"]["source"] is None  # the estimate is never named as the measurement's source
     assert r["estimated_energy"]["kind"] == "estimated"
     assert r["estimated_energy"]["power_model"] == "linear-utilization: P = 2 W + (8 W - 2 W) * U_cpu"
-    assert r["estimated_energy"]["avg_power_w"] == pytest.approx(2 + 6 * r["cpu"]["util_pct"]["mean"] / 100)
+    # U_cpu: the worker's own CPU time over the device's cores, not the cores' total (other processes' load)
+    share = r["cpu"]["process_pct"] / r["device"]["cpu_count"]
+    assert r["estimated_energy"]["cpu_util_pct"] == pytest.approx(share)
+    assert r["estimated_energy"]["avg_power_w"] == pytest.approx(2 + 6 * share / 100)
     assert r["estimated_energy"]["energy_j"] > 0
 
 

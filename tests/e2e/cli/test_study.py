@@ -46,17 +46,18 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
     assert "O12" in again.stdout and "holds" in again.stdout and "trials already stored" in again.stderr
 
 
-def test_study_tx2_on_the_jetson_fixture_decides_gpu_and_power(cli, sysfs_tree, monkeypatch):
+def test_study_tx2_on_the_jetson_fixture_decides_no_gpu_rail_or_power_observation(cli, sysfs_tree, monkeypatch):
+    """Recorded: a trial read through --sysfs-root (a copied tree whose sensors never change) produced "O1 holds",
+    "O6 holds", "O3 does not hold", "O5 does not hold" from the tree's constant 31.2% GPU load and constant rails.
+    Replay is not a device: every observation on what the tree's files say gets no verdict, and says why."""
     monkeypatch.setenv("EDGEBENCH_FAKE_STEP_MS", "60")  # 10 steps: the 0.4 s CPU accounting needs
     proc = cli("study", "tx2", "--quick", "--json", "--backend", "fake", "--no-store",
                "--sysfs-root", str(sysfs_tree("jetson_tx2")), timeout=400)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     verdicts = by_id(json_out(proc))
-    # the copied tree's GPU load stands at 31.2% whatever the batch or the model: not sensitive, no domain gap
-    assert verdicts["O3"]["outcome"] == "does not hold" and verdicts["O5"]["outcome"] == "does not hold"
-    assert verdicts["O6"]["outcome"] == "holds"  # VDD_SYS_DDR reads above VDD_SYS_GPU in the capture
-    assert verdicts["O1"]["outcome"] in DECIDED and verdicts["O8"]["outcome"] in DECIDED
-    o8 = verdicts["O8"]["evidence"][0]
-    assert "measured power" in o8["test"] and o8["kind"] == "measured"
-    # still readings have no step pattern to find: said, not decided
-    assert verdicts["O7"]["outcome"] == "cannot be checked here" and "did not vary" in verdicts["O7"]["reason"]
+    # GPU load (O1, O3, O5), rails (O6), power (O7, O8) and the cores' counters (O2, O4) are the tree's files
+    for oid in ("O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8"):
+        v = verdicts[oid]
+        assert v["outcome"] == "cannot be checked here", v
+        assert v["reason"].startswith("replayed tree: sensors constant") and "jetson_tx2" in v["reason"], v
+        assert not v["evidence"]  # the intervals of constants are not shown as if they were evidence

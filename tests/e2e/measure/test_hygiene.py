@@ -44,3 +44,31 @@ def test_a_trial_next_to_a_cpu_hog_is_flagged_and_the_same_trial_without_it_is_l
         quiet["hygiene"],
         busy["hygiene"],
     )
+
+
+def short_trial(cli, core: int) -> dict:
+    """Ten fake-backend steps of 5 ms (half a sleep, half a busy loop) on one core: a window of tens of
+    milliseconds, far too short for /proc/stat's ticks, and no framework to import."""
+    return cli.json("run", "--backend", "fake", "-m", "lenet", "--steps", "10", "--warmup", "2", "--infer-steps", "0",
+                    "--cores", hex(1 << core), "--threads", "1", "--no-store", "--json",
+                    env={"EDGEBENCH_FAKE_STEP_MS": "5"})  # fmt: skip
+
+
+def test_a_short_trial_beside_busy_loops_says_device_busy_from_the_run_queue_wait(cli):
+    """The issue's case: a trial whose window the ticks cannot resolve, beside busy loops on its core, says `device
+    busy` (its threads waited for a CPU), where it said only `unstable steps`.  The same trial without them waits
+    less: on a shared machine other processes take their turns too, so the hogs' share is what must show on top of
+    theirs (four more runnable processes on the core leave the worker a fraction of what it had)."""
+    core = sorted(os.sched_getaffinity(0))[0]
+    quiet = short_trial(cli, core)["hygiene"]
+    children = [hog(core) for _ in range(4)]
+    try:
+        busy = short_trial(cli, core)["hygiene"]
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert None not in (quiet["run_queue_wait_pct"], busy["run_queue_wait_pct"]), (quiet, busy)
+    assert "device busy" in busy["warning"] and "its threads waited for a CPU" in busy["warning"], busy
+    headroom = 100.0 - quiet["run_queue_wait_pct"]
+    assert busy["run_queue_wait_pct"] - quiet["run_queue_wait_pct"] > 0.2 * headroom, (quiet, busy)

@@ -35,6 +35,17 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert "learned from 3 traced trials: lenet@2, lenet@4, mnist_mlp@2" in out
     assert "warning: extrapolation: batch size 8 outside the stored 2-4" in out
     assert "untraced step: not calibrated (no untraced trial of a traced configuration is stored" in out
+    assert main(["predict", "--model", "lenet", "--batch-size", "8", "--store", store, "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)  # one JSON document on stdout, as every command's --json
+    (predicted,) = doc["predictions"]
+    assert (predicted["model"], predicted["batch_size"], predicted["basis"]) == ("lenet", 8, "predicted")
+    assert predicted["interval"]["low_ms"] <= predicted["step_ms"] <= predicted["interval"]["high_ms"]
+    assert len(predicted["learned_from"]) == 3 and predicted["device"]
+    assert main(["predict", "--validate", "--store", store, "--json"]) == 0
+    assert {c["scheme"] for c in json.loads(capsys.readouterr().out)["validation"]} == {
+        "leave-one-model-out", "leave-one-batch-size-out"}  # fmt: skip
     plot = tmp_path / "errors.png"
     assert main(["predict", "--validate", "--plot", str(plot), "--store", store]) == 0
     out = capsys.readouterr().out
@@ -59,8 +70,6 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
     assert step.basis == "predicted"
     assert main(["partition", "--model", "lenet", "--predicted", "--mode", "train", "--batch-size", "8", "--json",
                  "--store", store]) == 0  # fmt: skip
-    import json
-
     analysis = json.loads(capsys.readouterr().out)
     assert analysis["device_basis"] == "predicted" and analysis["cloud_predicted"] is True
     assert analysis["mobile_source"].startswith("PREDICTED: edgebench predict, from 3 traced trials")

@@ -107,3 +107,18 @@ def test_sweep_targets_axis_runs_each_target_and_stores_both(cli, sshd, tmp_path
     with sqlite3.connect(cli.store_path) as db:
         rows = db.execute("select sweep_id from sweep_trials").fetchall()
     assert sorted(r[0] for r in rows) == ["fleet-a", "fleet-b"]
+
+
+def test_partition_runs_its_traced_trial_on_the_target_it_is_given(cli, named_board):
+    """`partition` runs a layer-traced trial when none is stored: on `--target`'s device, stored with it; a second
+    analysis finds it there, and this machine (none of its own stored) is not taken for the board."""
+    proc = cli("partition", "--target", "board", "--model", "lenet", "--steps", "2", "--warmup", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "no stored layer-traced trial of lenet on board: running one" in proc.stderr
+    from edgebench.store import Store
+
+    with Store(cli.store_path) as db:
+        (stored,) = db.trials()
+    assert stored.target == "board" and stored.trial_id in json_out(proc)["mobile_source"]
+    again = cli("partition", "--target", "board", "--model", "lenet", "--json")
+    assert again.returncode == 0 and "running one" not in again.stderr, again.stderr

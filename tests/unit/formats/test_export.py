@@ -116,3 +116,17 @@ def test_names_from_data_are_one_file_name_each():
     names = folder_names("X", [Setting(mask="../../up", freq_khz=0, threads=1, precision="fp32", backend="torch",
                                        device="cpu")])  # fmt: skip
     assert "/" not in next(iter(names.values()))
+
+
+def test_an_export_folder_names_the_frequency_applied_not_the_one_asked(tmp_path):
+    """`--frequency 1.7GHz` runs at the policy's 1708.8 MHz: the suite's folder for it is MEIZU_Freq_1708800."""
+    from edgebench.records.result import Cpu
+    from edgebench.store import Store
+    from tests.factories import result, save
+
+    asked = result("20260101-000001-0001", [10.0, 11.0], cores=(4, 5, 6, 7), threads=4, freq_khz=1_700_000)
+    applied = asked.model_copy(update={"cpu": Cpu(freq_applied_khz={"policy4": 1_708_800, "policy7": 1_708_800})})
+    with Store(tmp_path / "s.sqlite") as store:
+        save(store, applied, [10.0, 11.0])
+        files = build_files(store.query(), "MEIZU", store.series)
+    assert {rel.split("/")[0] for rel in files if "/" in rel} == {"MEIZU_Freq_1708800"}

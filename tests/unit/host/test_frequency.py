@@ -58,8 +58,8 @@ def test_userspace_governor_and_setspeed_on_every_policy_of_the_mask(phone):
             assert read(phone, policy, "scaling_governor") == "userspace"
             assert read(phone, policy, "scaling_setspeed") == "1708800"
         assert read(phone, "policy0", "scaling_governor") == "schedutil"  # not a core of the mask
-        # a frequency a policy does not offer: the nearest one below it
-        assert control.pin((0,), 1_750_000) == {"policy0": 1_708_800}
+        # a frequency a policy does not offer: the nearest one it offers (1785600 is 35.6 MHz away, 1708800 41.2)
+        assert control.pin((0,), 1_750_000) == {"policy0": 1_785_600}
         assert read(phone, "policy4", "scaling_governor") == "schedutil"  # released when the next trial moved on
     assert snapshot(phone) == before
 
@@ -80,7 +80,17 @@ def test_min_max_limits_where_the_userspace_governor_is_missing(pi):
 def test_nearest_frequency_clamps_below_the_lowest(sysfs_tree):
     (policy,) = freq_policies(SysFS(sysfs_tree("rpi4")))
     assert nearest_khz(policy, 100_000) == 600_000
-    assert nearest_khz(policy, 1_450_000) == 1_400_000
+    assert nearest_khz(policy, 1_450_000) == 1_400_000  # a tie: the lower
+    assert nearest_khz(policy, 1_460_000) == 1_500_000
+    assert nearest_khz(policy, 9_000_000) == 1_500_000
+
+
+def test_1_7ghz_on_the_meizu_is_the_tables_1708_8_mhz_not_the_1632_a_round_down_gave(phone):
+    """The MNN-based suite's folder for its 1.7 GHz runs is MEIZU_Freq_1708800; rounding down applied 1632 MHz."""
+    policies = {p.name: p for p in freq_policies(SysFS(phone))}
+    assert nearest_khz(policies["policy0"], 1_700_000) == 1_708_800
+    assert nearest_khz(policies["policy4"], 1_700_000) == 1_708_800
+    assert nearest_khz(policies["policy7"], 1_700_000) == 1_708_800
 
 
 def test_refused_when_not_root(phone):
@@ -157,8 +167,9 @@ def test_a_trial_records_the_frequency_asked_and_the_one_each_policy_got(phone):
     with Launcher(LocalTarget(phone), pins_frequency=True, is_root=lambda: True, runner=runner) as launcher:
         result = launcher.launch(trial).finished.result
     assert result.trial.freq_khz == 1_700_000  # asked
-    assert result.cpu.freq_applied_khz == {"policy0": 1_632_000}  # the nearest the little cluster offers below
-    assert freq_set_text(result) == "applied policy0 1632 MHz (asked 1700 MHz)"
+    assert result.cpu.freq_applied_khz == {"policy0": 1_708_800}  # the nearest the little cluster offers
+    assert freq_set_text(result) == "applied policy0 1708.8 MHz (asked 1700 MHz)"
+    assert result.applied_freq_khz == 1_708_800
 
 
 # Issue 39, lost or half-done work: `run --frequency` keeps a journal like sweeps do, the next edgebench command

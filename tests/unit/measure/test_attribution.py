@@ -147,8 +147,9 @@ EVENTS = [
 
 
 def hand_samples() -> Samples:
-    # 9 samples, every 10 ms from 0 to 80 ms.  cpu0 is busy throughout (1 tick per interval); cpu1 is busy in the
-    # first half of each step (0-20 ms, 40-60 ms) and idle in the second half.  Power: 10 W throughout.
+    # 9 samples, every 10 ms from 0 to 80 ms.  cpu0 is busy throughout (1 tick per interval) with another process's
+    # work; cpu1 is busy in the first half of each step (0-20 ms, 40-60 ms) with the worker's, idle in the second
+    # half.  The worker's own ticks grow as cpu1's.  Power: 10 W throughout.
     cpu0_active = np.arange(9, dtype=float)
     cpu1_busy = np.array([1, 1, 0, 0, 1, 1, 0, 0], dtype=float)
     cpu1_active = np.concatenate([[0.0], np.cumsum(cpu1_busy)])
@@ -156,6 +157,7 @@ def hand_samples() -> Samples:
     return samples_with({
         "cpu0_active_ticks": cpu0_active.tolist(), "cpu0_idle_ticks": [0.0] * 9,
         "cpu1_active_ticks": cpu1_active.tolist(), "cpu1_idle_ticks": cpu1_idle.tolist(),
+        "proc_utime_ticks": cpu1_active.tolist(), "proc_stime_ticks": [0.0] * 9,
         "vdd_in_power_mw": [10_000.0] * 9,
     }, channels=(VDD_IN,))  # fmt: skip
 
@@ -188,13 +190,16 @@ def test_layer_cpu_utilization_and_energy_from_the_intervals_they_ran_in():
     report = layer_report(result_by_hand(), spans_by_hand(), EVENTS, hand_samples(), power=power_from_samples(
         hand_samples()))  # fmt: skip
     rows = {r.name: r for r in report.rows}
-    # conv runs 0-6 and 16-34 in a step: cpu1 busy in 0-6 and 16-20 (10 of 24 ms); cpu0 always -> (24+10)/48
-    assert rows["conv"].cpu_util_pct == pytest.approx(100 * 34 / 48)
-    assert rows["conv"].cpu_ms == pytest.approx(34.0)  # core-ms: 24 on cpu0 and 10 on cpu1
-    # relu runs 6-8 and 12-16: cpu1 busy throughout -> 100%
-    assert rows["relu"].cpu_util_pct == pytest.approx(100.0)
-    # other is 10-12 (cpu1 busy) and 36-40 (cpu1 idle): (6 + 2) / 12
-    assert report.other.cpu_util_pct == pytest.approx(100 * 8 / 12)
+    # The worker's own CPU time, never the cores' total (cpu0 is another process's, busy throughout: counted, it
+    # put every layer at 50% or more, as `cpu % 100` on every layer on a busy machine).  conv runs 0-6 and 16-34
+    # in a step: the worker ran in 0-6 and 16-20 (10 of its 24 ms), on one of the two cores -> 10 / 48
+    assert rows["conv"].cpu_util_pct == pytest.approx(100 * 10 / 48)
+    assert rows["conv"].cpu_ms == pytest.approx(10.0)  # the worker's core-ms per step
+    # relu runs 6-8 and 12-16: the worker ran throughout, on one core of two -> 50%
+    assert rows["relu"].cpu_util_pct == pytest.approx(50.0)
+    # other is 10-12 (the worker ran) and 36-40 (it did not): 2 / (6 x 2)
+    assert report.other.cpu_util_pct == pytest.approx(100 * 2 / 12)
+    assert any(n.startswith("CPU per layer: the worker's own CPU time") for n in report.notes)
     # 10 W: energy = 10 W x exclusive time
     assert rows["conv"].energy_j == pytest.approx(10 * 0.024)
     assert rows["conv"].power_w == pytest.approx(10.0)
@@ -266,3 +271,12 @@ def test_layer_energies_are_on_the_trials_basis_above_idle_and_add_up_to_it():
     gross = layer_report(result_by_hand(), spans_by_hand(), EVENTS, hand_samples(), power=power_from_samples(
         hand_samples()))  # fmt: skip
     assert gross.energy_basis == "gross" and any("gross" in n for n in gross.notes)
+
+
+def test_the_layers_table_warns_of_a_busy_peak():
+    peak = {"key": "k", "gemm_gflops": 10.0, "copy_gbps": 1.0, "measured_at": "now", "busy": "device busy: x"}
+    report = layer_report(result_by_hand(), spans_by_hand(), EVENTS, None, peak=peak)
+    assert report.peak.busy == "device busy: x"
+    assert any(n.startswith("warning: the peak was measured on a busy device") for n in report.notes)
+    quiet = layer_report(result_by_hand(), spans_by_hand(), EVENTS, None, peak={**peak, "busy": None})
+    assert not any("busy device" in n for n in quiet.notes)

@@ -198,12 +198,20 @@ def test_trial_result_has_measured_energy_per_step_and_sample():
     assert r.estimated_energy is None  # not asked for
 
 
+def worker_events(cpu_s: float, window_s: float = 8.0) -> list[dict]:
+    """The trial's events with the worker's own CPU time over its measured window (its rusage)."""
+    events = trial_events()
+    events[-1] = {**events[-1], "train_cpu_s": cpu_s, "train_cpu_window_s": window_s}
+    return events
+
+
 def test_estimate_is_labelled_and_never_in_energy_j():
     trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=10W")
     cpu_only = samples_of(range(11), [], **busy_cpu_columns())
-    r = build_result(trial, "t2", trial_events(), cpu_only, {})
+    r = build_result(trial, "t2", worker_events(4.0), cpu_only, {})  # the worker: half of the one core
     assert r.energy.energy_j is None and r.energy.per_step_j is None
     assert r.cpu.util_pct.mean == pytest.approx(50.0)
+    assert r.estimated_energy.cpu_util_pct == pytest.approx(50.0)
     assert r.estimated_energy.energy_j == pytest.approx(8 * 0.5 * 8)
     assert r.estimated_energy.avg_power_w == pytest.approx(6.0)
     assert (
@@ -213,9 +221,24 @@ def test_estimate_is_labelled_and_never_in_energy_j():
     # with a power sensor too, the measured figure keeps energy_j and its source; the estimate sits beside it
     s = laptop()
     s.columns.update(busy_cpu_columns())
-    r = build_result(trial, "t3", trial_events(), s, {})
+    r = build_result(trial, "t3", worker_events(4.0), s, {})
     assert r.energy.source == "rapl: psys (energy counter)" and r.energy.energy_j == pytest.approx(88.0)
     assert r.estimated_energy.source.startswith("estimated: ")
+
+
+def test_the_estimate_charges_the_trial_its_workers_cpu_not_the_neighbours():
+    """Recorded: `partition --table4 --objective energy` showed a 53.8% saving from an estimate whose U_cpu was the
+    cores' total, other processes' load included (power at the max=25W given, the worker at 65% of one core)."""
+    trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=25W")
+    busy = samples_of(range(11), [], **{f"cpu{c}_{k}_ticks": np.arange(11.0) * (100 if k == "active" else 0)
+                                        for c in (0, 1) for k in ("active", "idle")})  # fmt: skip
+    r = build_result(trial, "t6", worker_events(0.65 * 8.0), busy, {"cpu_count": 2})
+    assert r.cpu.util_pct.mean == pytest.approx(100.0)  # the cores: every process's load
+    assert r.cpu.process_pct == pytest.approx(65.0)
+    assert r.estimated_energy.cpu_util_pct == pytest.approx(65.0 / 2)  # the worker's share of the two cores
+    assert r.estimated_energy.avg_power_w == pytest.approx(2 + 23 * 0.325)
+    # no worker CPU time (withheld): no U_cpu to charge, so no estimate rather than the cores' total
+    assert build_result(trial, "t7", trial_events(), busy, {"cpu_count": 2}).estimated_energy is None
 
 
 def test_a_window_too_short_for_clock_ticks_estimates_from_the_process_cpu_time():
@@ -228,7 +251,6 @@ def test_a_window_too_short_for_clock_ticks_estimates_from_the_process_cpu_time(
     assert r.cpu.util_pct.mean is None and r.cpu.process_pct == pytest.approx(50.0)
     assert r.estimated_energy.avg_power_w == pytest.approx(2 + 8 * 0.25)  # 50% of one core is 25% of the device
     assert r.estimated_energy.energy_j == pytest.approx(2.0 * 8)
-    assert any("process's own CPU time" in note for note in r.measurement_notes)
     plain = build_result(Trial(batch_size=8, steps=4, warmup=0), "t5", events, samples_of(range(11), [], **frozen), {})
     assert plain.estimated_energy is None and not plain.measurement_notes  # no estimate asked for, no note
 
@@ -244,5 +266,5 @@ def test_gpu_utilization_is_the_mean_load_over_the_window():
 def test_estimate_uses_gpu_utilization_where_measured():
     trial = Trial(batch_size=8, steps=4, warmup=0, estimate_energy="idle=2W,max=10W,gpu=20W")
     s = samples_of(range(11), [], gpu0_util_pct=[0, 0] + [50] * 9, **busy_cpu_columns())
-    r = build_result(trial, "t5", trial_events(), s, {})
+    r = build_result(trial, "t5", worker_events(4.0), s, {})
     assert r.estimated_energy.avg_power_w == pytest.approx(2 + 8 * 0.5 + 20 * 0.5)

@@ -89,3 +89,78 @@ def test_every_table_prints_the_warning_line():
     console.print(summary_table(flagged))
     text = console.export_text()
     assert "warning" in text and "other processes used 45%" in text
+
+
+def sched(on_cpu_s: float, wait_s: float, switches: int | None = None, threads: int = 1, window_s: float = 0.28):
+    from edgebench.records.events import Scheduling
+
+    return Scheduling(on_cpu_s=on_cpu_s, run_queue_wait_s=wait_s, involuntary_switches=switches, threads=threads,
+                      window_s=window_s)  # fmt: skip
+
+
+def test_the_run_queue_wait_flags_a_busy_device_over_a_window_too_short_for_the_ticks():
+    """Recorded: a 10-step LeNet trial beside a busy loop on every core (0.28 s on two cores) said only `unstable
+    steps`; the worker's scheduler counters say how long its threads waited for a CPU at any window's length."""
+    steady = np.full(10, 15.0)
+    short = 150 * MS  # one core's ticks resolve 0.2 s at the least
+    busy = hygiene(steady, core0(10, 5), [0], 0, short, sched=sched(0.06, 0.09, switches=30, window_s=0.15),
+                   threads=1)  # fmt: skip
+    assert busy.other_cpu_pct is None
+    assert busy.run_queue_wait_pct == pytest.approx(60.0)
+    assert busy.involuntary_switches_per_s == pytest.approx(200.0)
+    assert busy.warning == (
+        "device busy: its threads waited for a CPU 60% of the time they were runnable (200 involuntary switches/s)"
+    )
+    assert busy.quiet_unknown is None
+    quiet = hygiene(steady, core0(10, 5), [0], 0, short, sched=sched(0.146, 0.004, 1, window_s=0.15), threads=1)
+    assert quiet.run_queue_wait_pct == pytest.approx(100 * 0.004 / 0.15) and quiet.warning is None
+
+
+def test_a_busy_device_by_ticks_and_by_waiting_is_one_device_busy_part():
+    h = hygiene(np.full(20, 10.0), core0(10, 5), [0], 0, 1000 * MS, sched=sched(0.5, 0.5, 300, window_s=1.0))
+    assert h.warning == (
+        "device busy: other processes used 50% of its cores, its threads waited for a CPU 50% of the time they were "
+        "runnable (300 involuntary switches/s)"
+    )
+
+
+def test_the_workers_own_threads_beyond_its_cores_are_not_another_processs_load():
+    """Four threads on two cores wait half their runnable time for each other, whatever else runs."""
+    own = hygiene(np.full(10, 10.0), None, [0, 1], 0, 280 * MS, sched=sched(0.4, 0.45, threads=4), threads=4)
+    assert own.run_queue_wait_pct == pytest.approx(100 * 0.45 / 0.85) and "device busy" not in (own.warning or "")
+    more = hygiene(np.full(10, 10.0), None, [0, 1], 0, 280 * MS, sched=sched(0.2, 0.8, threads=4), threads=4)
+    assert "device busy: its threads waited for a CPU 80%" in more.warning
+
+
+def test_involuntary_switches_decide_only_where_the_wait_is_unknown():
+    from edgebench.measure.hygiene import Contention, busy_by_waiting
+    from edgebench.records.result import Hygiene
+
+    assert busy_by_waiting(Hygiene(involuntary_switches_per_s=400.0), [0], 1)
+    assert not busy_by_waiting(Hygiene(involuntary_switches_per_s=20.0), [0], 1)
+    assert not busy_by_waiting(Hygiene(run_queue_wait_pct=5.0, involuntary_switches_per_s=400.0), [0], 1)
+    assert Contention(None, None).threads is None
+
+
+def test_a_window_too_short_for_the_ticks_with_no_scheduler_counters_is_a_failed_check():
+    h = hygiene(np.full(10, 5.0), core0(10, 5), [0], 0, 50 * MS)
+    assert h.other_cpu_pct is None and h.run_queue_wait_pct is None
+    assert h.quiet_unknown.startswith("window too short: 0.05 s of measured steps, under the 0.20 s")
+    assert "nothing tells whether the device was quiet" in h.warning
+    unsampled = hygiene(np.full(10, 5.0), None, [0], 0, 50 * MS)
+    assert unsampled.quiet_unknown.startswith("no sampler ran and no scheduler counters were read")
+    # the scheduler's counters tell it: no failure
+    told = hygiene(np.full(10, 5.0), core0(10, 5), [0], 0, 50 * MS, sched=sched(0.05, 0.0, 0, window_s=0.05))
+    assert told.quiet_unknown is None and told.warning is None
+
+
+def test_a_command_workloads_sampled_schedstat_gives_its_wait_over_the_window():
+    """The device-side samplers read /proc/<pid>/task/*/schedstat at every tick (summed over threads)."""
+    n = 11
+    s = samples(
+        proc_on_cpu_ns=np.arange(n) * 40 * MS,  # 40 ms on a CPU per 100 ms interval
+        proc_run_queue_wait_ns=np.arange(n) * 60 * MS,  # 60 ms waiting
+    )
+    h = hygiene(np.full(10, 10.0), s, [0], 0, 300 * MS)
+    assert h.run_queue_wait_pct == pytest.approx(60.0) and h.involuntary_switches_per_s is None
+    assert "device busy: its threads waited for a CPU 60%" in h.warning

@@ -4,6 +4,7 @@ itself honestly; then once on real traced trials of this machine through the com
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -58,8 +59,9 @@ def true_layer_ms(kind: str, direction: int, gflops: float, gb: float) -> float:
     return a * gflops + b * gb + c
 
 
-def synthetic_trial(model: str, batch: int, index: int, steps: int = 3) -> FinishedTrial:
-    """A layer-traced training trial of ``model`` on the synthetic device, its spans laid out from :data:`TRUE`."""
+def synthetic_trial(model: str, batch: int, index: int, steps: int = 3, env: dict | None = None) -> FinishedTrial:
+    """A layer-traced training trial of ``model`` on the synthetic device, its spans laid out from :data:`TRUE`
+    (``env``: the device's environment, by default a host named ``synthetic``)."""
     layers = MODELS[model]
     names = [model.title(), *[f"layer{i}" for i in range(len(layers))]]
     types = [model.title(), *[k for k, _, _ in layers]]
@@ -94,7 +96,7 @@ def synthetic_trial(model: str, batch: int, index: int, steps: int = 3) -> Finis
         trial=Trial(model=model, batch_size=batch, steps=steps, threads=1, cores=(0,), trace="layers"),
         events=[Ready(pid=7), *step_events, Done(stopped_by="fixed")],
         spans_json=spans.to_json(),
-        env={"hostname": "synthetic"},
+        env=env or {"hostname": "synthetic"},
     )
     result = measure(bundle, f"20260101-000000-{index:08x}")
     result = result.model_copy(update={"workload": result.workload.model_copy(update={"params": int(PARAMS[model])})})
@@ -469,3 +471,65 @@ def test_a_batch_this_host_cannot_lay_out_is_refused_before_anything_is_built():
         check_batch(Config("lenet", 10**9))
     assert info.value.field == "--batch-size"
     check_batch(Config("lenet", 4096))
+
+
+JETSON_TREE = {
+    "hostname": "synthetic",
+    "sysfs_root": "/work/tests/fixtures/sysfs/jetson_tx2",
+    "sensor_source": "replayed",
+}
+
+
+def test_a_replayed_trees_trials_are_another_device_and_never_mix_with_the_hosts_own(synthetic_store):
+    """Recorded: `predict` learned energy from a Jetson-tree trial and printed `energy per step: 0 J` for a machine
+    with no sensor.  A device is its host and its sensor source: the tree's trials are passed over, by name."""
+    from edgebench.errors import UsageError
+
+    with Store(synthetic_store) as store:
+        replay = synthetic_trial("net_a", 4, 900, env=JETSON_TREE)
+        save_finished(store, replay)
+    found, passed = load_observations(synthetic_store, Selection())
+    assert {o.device for o in found} == {"synthetic"} and replay.trial_id not in {o.trial_id for o in found}
+    assert passed == ["1 trial(s) of synthetic [replayed jetson_tx2]: another device than synthetic"]
+    only, _ = load_observations(synthetic_store, Selection(device="synthetic [replayed jetson_tx2]"))
+    assert [o.trial_id for o in only] == [replay.trial_id]
+    with pytest.raises(UsageError, match=r"no selected trials of 'orin'") as refused:
+        load_observations(synthetic_store, Selection(device="orin"))
+    assert refused.value.field == "--device"
+
+
+def test_only_a_replayed_trees_trials_are_not_taken_for_the_host(tmp_path):
+    from edgebench.errors import UsageError
+
+    path = tmp_path / "replayed.sqlite"
+    with Store(path) as store:
+        for i, batch in enumerate((2, 8, 32)):
+            save_finished(store, synthetic_trial("net_a", batch, i, env=JETSON_TREE))
+    with pytest.raises(UsageError, match=r"only a replayed tree's trials.*synthetic \[replayed jetson_tx2\] \(3\)"):
+        load_observations(path, Selection())
+
+
+def test_a_prediction_from_too_few_trials_says_so_instead_of_a_zero_width_interval(tmp_path):
+    """Recorded: `predict` with one traced trial printed `90% interval 1.68-1.68 ms`."""
+    from edgebench.report.predict import interval_text, prediction_json
+
+    path = tmp_path / "one.sqlite"
+    with Store(path) as store:
+        save_finished(store, synthetic_trial("net_a", 8, 0))
+    found, _ = load_observations(path, Selection())
+    p = predict(graph("net_a", 8), found)
+    assert p.interval_note.startswith("no interval: learned from 1 traced trial, and an interval needs 3 or more")
+    assert interval_text(p) == p.interval_note and p.high_ms == float("inf")
+    doc = prediction_json(p)
+    assert doc["interval"] is None and doc["interval_note"] == p.interval_note and doc["basis"] == "predicted"
+    json.dumps(doc, allow_nan=False)  # what --json prints is JSON: no infinity
+
+
+def test_a_prediction_from_enough_trials_has_its_interval(synthetic_store):
+    from edgebench.report.predict import prediction_json
+
+    found, _ = load_observations(synthetic_store, Selection())
+    p = predict(graph("net_b", 8), found)
+    assert p.interval_note is None and p.low_ms < p.point.step_ms < p.high_ms
+    doc = prediction_json(p)
+    assert doc["interval"] == {"level": 0.9, "low_ms": p.low_ms, "high_ms": p.high_ms} and doc["device"] == "synthetic"

@@ -256,3 +256,68 @@ def test_utilization_that_never_moves_has_no_step_pattern_on_a_quiet_device():
     assert busy.outcome == "cannot be checked here" and "other processes used 70%" in busy.reason
     unresolved = stored(step_ms=4, per_core=[100.0, 100.0], i=9)  # no periodicity measured at all
     assert outcome(tx2.check([unresolved]), "O2").outcome == "cannot be checked here"
+
+
+def test_a_replayed_trees_constant_sensors_decide_no_observation_on_them():
+    """Trials read through --sysfs-root: the GPU's load and the rails are the tree's constant files.  An observation
+    on them becomes "cannot be checked here: replayed tree: sensors constant"; one on step times keeps its verdict
+    (the hygiene checks, measure/trust.py, say separately that a replayed trial decides nothing silently)."""
+    from edgebench.records.device import DeviceEnvironment
+    from edgebench.study.decide import replayed
+
+    tree = DeviceEnvironment(hostname="laptop", sysfs_root="/x/fixtures/sysfs/jetson_tx2", sensor_source="replayed")
+    results = [
+        stored(
+            "dqn",
+            b,
+            step_ms=10 * b**0.5,
+            gpu=31.2,
+            per_core=[50.0, 50.0],
+            rails={"VDD_SYS_GPU": 1.0, "VDD_SYS_DDR": 1.46},
+            i=i,
+        ).model_copy(update={"device": tree})
+        for i, b in enumerate((8, 16, 32, 64) * 2)
+    ]
+    o6 = tx2.o6(results)
+    assert o6.outcome == "holds"  # what the constants alone would say
+    judged = replayed(o6, results)
+    assert judged.outcome == "cannot be checked here" and not judged.evidence
+    assert judged.reason.startswith("replayed tree: sensors constant: 8 of 8 trials read the copied tree jetson_tx2")
+    assert replayed(tx2.o5(results), results).outcome == "cannot be checked here"  # no LSTM: already, now replayed
+    o10 = tx2.o10(results)
+    assert replayed(o10, results) == o10  # throughput: no sensor of the tree's
+    live = [r.model_copy(update={"device": DeviceEnvironment(hostname="orin", sysfs_root="/", sensor_source="live")})
+            for r in results]  # fmt: skip
+    assert replayed(tx2.o6(live), live).outcome == "holds"  # a device's own rails decide
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 37's decision plumbing (conclusions-repeats: no verdict from a disturbed trial) is on the other "
+    "branch; this branch gives the trials their 'device busy' reason.  Remove this mark when the two are merged.",
+)
+def test_beside_busy_loops_every_decision_of_the_quick_study_is_inconclusive_with_the_reason():
+    """The "Done when" of issue 37: beside two busy-loop hogs, every decision `study tx2 --quick` would have made is
+    "inconclusive" with the reason.  The trials here are the quick plan's, their hygiene what the worker's scheduler
+    counters give beside a busy loop on each core (its threads waited for a CPU half the time they were runnable);
+    the same trials quiet make the decisions it would have made."""
+    import numpy as np
+
+    from edgebench.measure.hygiene import hygiene
+    from edgebench.measure.trust import disturbances
+    from edgebench.records.events import Scheduling
+
+    waited = Scheduling(on_cpu_s=0.2, run_queue_wait_s=0.2, involuntary_switches=80, threads=2, window_s=0.4)
+    quiet, busy = [], []
+    for i, (model, batch) in enumerate([(m, b) for m, sizes in tx2.QUICK_MODELS.items() for b in sizes]):
+        r = stored(model, batch, step_ms=2.0 * batch**0.8, per_core=[100.0, 100.0], act=batch << 16,
+                   periodicity=[0.6, 0.5], cores=(0, 1), threads=2, i=i)  # fmt: skip
+        quiet.append(r)
+        h = hygiene(np.full(10, 2.0), None, [0, 1], 0, 400_000_000, sched=waited, threads=2)
+        busy.append(r.model_copy(update={"hygiene": h}))
+    assert all(disturbances(r) and disturbances(r)[0].startswith("device busy") for r in busy)
+    decided = [v.observation.id for v in tx2.check(quiet) if v.outcome in ("holds", "does not hold")]
+    assert len(decided) >= 3  # throughput (O10, O11), memory (O9): decisions a quiet device gives
+    verdicts = {v.observation.id: v for v in tx2.check(busy)}
+    for oid in decided:
+        assert verdicts[oid].outcome == "inconclusive" and "device busy" in verdicts[oid].reason, verdicts[oid]

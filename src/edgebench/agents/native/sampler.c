@@ -20,7 +20,9 @@
  *               (this program's working directory) removed, as sampler.sh's loop does
  *   SOURCE      "PATH:MAX_BYTES:EVERY_NTH_TICK"; a /proc/self/ path means the workload's pid, read from the file
  *               `wpid` in the working directory once the workload has started (the numbers are split off from the
- *               right: PATH may hold colons, intel-rapl:0)
+ *               right: PATH may hold colons, intel-rapl:0); a PATH with a `*` component (task/STAR/schedstat: a
+ *               process's threads) is every file it matches, listed at each tick in name order, their whole lines
+ *               kept while under MAX_BYTES (sampler.sh's pattern sources)
  * Output on stdout (sampler.sh's format): "T <t>" starts a record, "<i>|<line>" is a line of source i, "<i>!" a
  * failed read (the file cannot be opened, or a read of it fails: a workload that exited); a source not due at this
  * tick is absent.  A file is read up to MAX_BYTES and cut back to whole lines when longer (mksh's `read -N`).
@@ -59,10 +61,17 @@ struct source {
 	size_t max_bytes;
 	unsigned long every;
 	int fd;            /* -1: not open (never opened, gone, or a read failed) */
+	int pattern;       /* a `*` component: every file it matches, listed at each tick */
 	long opened_for;   /* the workload pid a /proc/self/ source's fd belongs to */
 	size_t index_len;  /* "<i>" as text */
 	char index[24];
 };
+
+/* A pattern source's matches at one tick: names kept in a buffer sized at start (no allocation in the loop). */
+#define MAX_MATCHES 1024
+#define MATCH_NAME 64
+static char (*match_names)[MATCH_NAME];
+static size_t match_order[MAX_MATCHES];
 
 struct buffer {
 	char *data;
@@ -154,6 +163,7 @@ static void parse_source(struct source *s, const char *spec, size_t i)
 	s->max_bytes = max_bytes;
 	s->every = n;
 	s->fd = -1;
+	s->pattern = strchr(path, '*') != NULL;
 	s->opened_for = -1;
 	s->index_len = (size_t)snprintf(s->index, sizeof s->index, "%zu", i);
 }
@@ -175,27 +185,94 @@ static void read_workload_pid(void)
 		workload_pid = (long)pid;
 }
 
-static int open_source(struct source *s)
+/* Source s's path on the device now (the workload's pid in place of /proc/self/) in path_buf. */
+static const char *open_source_path(struct source *s)
 {
-	size_t need = strlen(root) + strlen(s->path) + 32;
-	if (need > path_cap) {
-		free(path_buf);
-		path_cap = need * 2;
-		path_buf = malloc(path_cap);
-		if (path_buf == NULL)
-			die("out of memory");
-	}
 	if (s->tail != NULL)
 		snprintf(path_buf, path_cap, "%s/proc/%ld/%s", root, workload_pid, s->tail);
 	else
 		snprintf(path_buf, path_cap, "%s%s", root, s->path);
+	return path_buf;
+}
+
+static int open_source(struct source *s)
+{
+	open_source_path(s);
 	s->opened_for = workload_pid;
 	return open(path_buf, O_RDONLY | O_CLOEXEC);
+}
+
+/* A pattern source's bytes now: every file its `*` component matches (names in strcmp order, as a shell's glob
+ * sorts them in the C locale), their whole lines while under MAX_BYTES, into read_buf; -1 where none was read. */
+static ssize_t read_pattern(struct source *s)
+{
+	char *star, *suffix, *slash;
+	DIR *dir;
+	struct dirent *entry;
+	size_t n = 0, i, j, used = 0, prefix_len;
+	int got = 0;
+	char line_path[PATH_MAX];
+	if (open_source_path(s) == NULL)
+		return -1;
+	star = strchr(path_buf, '*');
+	slash = star;
+	while (slash > path_buf && slash[-1] != '/')
+		slash--;
+	suffix = star + 1;
+	if (slash != star || (*suffix != '/' && *suffix != '\0'))
+		return -1; /* only a whole `*` component is a pattern */
+	prefix_len = (size_t)(star - path_buf);
+	path_buf[prefix_len - (prefix_len > 1 ? 1 : 0)] = '\0';
+	dir = opendir(prefix_len > 1 ? path_buf : "/");
+	if (dir == NULL)
+		return -1;
+	while ((entry = readdir(dir)) != NULL && n < MAX_MATCHES) {
+		if (entry->d_name[0] == '.' || strlen(entry->d_name) >= MATCH_NAME)
+			continue;
+		memcpy(match_names[n], entry->d_name, strlen(entry->d_name) + 1);
+		/* insertion into name order */
+		for (i = n; i > 0 && strcmp(match_names[match_order[i - 1]], entry->d_name) > 0; i--)
+			match_order[i] = match_order[i - 1];
+		match_order[i] = n++;
+	}
+	closedir(dir);
+	for (i = 0; i < n; i++) {
+		char text[4096];
+		ssize_t got_bytes;
+		size_t start;
+		int fd;
+		snprintf(line_path, sizeof line_path, "%s/%s%s", prefix_len > 1 ? path_buf : "", match_names[match_order[i]],
+			 suffix);
+		fd = open(line_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* a thread that ended between the listing and the read */
+		got_bytes = read(fd, text, sizeof text);
+		close(fd);
+		if (got_bytes < 0)
+			continue;
+		got = 1;
+		for (start = 0, j = 0; j <= (size_t)got_bytes; j++) {
+			if (j == (size_t)got_bytes || text[j] == '\n') {
+				size_t len = j - start;
+				if (j == (size_t)got_bytes && len == 0)
+					break;
+				if (used + len + 1 >= s->max_bytes)
+					return used;
+				memcpy(read_buf + used, text + start, len);
+				read_buf[used + len] = '\n';
+				used += len + 1;
+				start = j + 1;
+			}
+		}
+	}
+	return got ? (ssize_t)used : -1;
 }
 
 /* Source s's bytes now (up to its max) into read_buf: their count, or -1 where it cannot be opened or read. */
 static ssize_t read_source(struct source *s)
 {
+	if (s->pattern)
+		return read_pattern(s);
 	ssize_t got;
 	if (s->fd >= 0 && s->tail != NULL && s->opened_for != workload_pid) {
 		close(s->fd);
@@ -441,6 +518,15 @@ int main(int argc, char **argv)
 		/* worst case: every byte a line break, each line with its "<i>|" and a newline */
 		record_cap += (s->max_bytes + 1) * (s->index_len + 2) + s->max_bytes + s->index_len + 2;
 	}
+	for (i = 0; i < n_sources; i++) {
+		size_t need = strlen(root) + strlen(sources[i].path) + 32;
+		if (need > path_cap)
+			path_cap = need;
+	}
+	path_buf = malloc(path_cap ? path_cap : 64);
+	match_names = malloc(sizeof *match_names * MAX_MATCHES);
+	if (path_buf == NULL || match_names == NULL)
+		die("out of memory");
 	read_buf = malloc(largest + 1);
 	record.data = malloc(record_cap);
 	if (read_buf == NULL || record.data == NULL)

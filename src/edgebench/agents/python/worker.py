@@ -35,9 +35,10 @@ from edgebench.backends.load import timing_load
 from edgebench.host.lifetime import die_with_parent
 from edgebench.host.perf_events import Counters, open_counters
 from edgebench.host.sysfs import SysFS
-from edgebench.records.events import EventWriter
+from edgebench.records.events import EventWriter, Scheduling
 from edgebench.records.trial import Trial
 from edgebench.sensors.process import read_status_kib
+from edgebench.sensors.sched import growth, read_threads
 from edgebench.units import format_size
 
 READY_LINE = "edgebench-worker-ready"
@@ -103,6 +104,30 @@ class CpuClock:
         """``(cpu_s, wall_s)`` since this clock started."""
         cpu_s = process_cpu_s() - self._cpu_s
         return cpu_s, (time.perf_counter_ns() - self._wall_ns) / 1e9
+
+
+class SchedClock:
+    """The scheduler's counters of this process's threads over an interval (:mod:`edgebench.sensors.sched`): how
+    long they waited for a CPU and how often they were preempted, to the nanosecond at any window's length."""
+
+    def __init__(self, proc: SysFS) -> None:
+        self.proc = proc
+        self._wall_ns = time.perf_counter_ns()
+        self._start = read_threads(proc)
+
+    def read(self) -> Scheduling | None:
+        end = read_threads(self.proc)
+        window_s = (time.perf_counter_ns() - self._wall_ns) / 1e9
+        grown = growth(self._start, end)
+        if grown is None:
+            return None
+        return Scheduling(
+            on_cpu_s=grown.on_cpu_ns / 1e9,
+            run_queue_wait_s=grown.run_queue_wait_ns / 1e9,
+            involuntary_switches=grown.involuntary_switches,
+            threads=len(end),
+            window_s=window_s,
+        )
 
 
 def timed(
@@ -226,10 +251,12 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         recorder.start()
     memory.reset()
     session.reset_device_peak_memory()
+    sched_clock = SchedClock(memory.proc)
     cpu_clock = CpuClock()
     _, stopped_by = timed(step if first.ran else first.then(step), rule, phase, emit, sync, counters)
-    first.emit_once(emit, trial.mode, phase)
     train_cpu_s, train_cpu_window_s = cpu_clock.read()
+    train_sched = sched_clock.read()
+    first.emit_once(emit, trial.mode, phase)
     if recorder:
         recorder.stop()
         recorder.remove()
@@ -260,6 +287,7 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         gpu_peak_memory_bytes=gpu_peak,
         infer_cpu_s=infer_cpu_s,
         infer_cpu_window_s=infer_cpu_window_s,
+        train_sched=train_sched,
         virtual_memory_peak_bytes=vm_peak_kib * 1024 if vm_peak_kib is not None else None,
         memory_by_category=categorizer.with_peak(gpu_peak if gpu_peak is not None else train_peak)
         if categorizer

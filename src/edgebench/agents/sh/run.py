@@ -71,9 +71,15 @@ def sampler_script() -> str:
     return resources.files("edgebench.agents.sh").joinpath("sampler.sh").read_text()
 
 
+#: Sensors the device-side samplers read beside a local trial's: the scheduler's counters of the workload's threads
+#: (an edgebench worker reads its own at its window's edges; a command's are sampled at every tick).
+SH_EXTRA = ("sched",)
+
+
 def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
-    """The sensors a local trial would use on ``sysfs``, planned (nothing opened) for the device-side script."""
-    names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE)
+    """The sensors a local trial would use on ``sysfs`` (and :data:`SH_EXTRA`), planned (nothing opened) for the
+    device-side script."""
+    names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE) + SH_EXTRA
     # The process sensors are planned on /proc/self; the script reads the workload's /proc/<pid> in its place.
     config = SamplerConfig(
         out_csv="", interval_ms=interval_ms, sysfs_root=str(sysfs.root), sensors=names,
@@ -252,7 +258,8 @@ def steps_from_output(
         summary = pattern.read_summary([body for _, body in run.lines], run.stamp_text)
         if summary is None:
             return [], {}, f"its output has no {pattern.name} summary line ({pattern.description})"
-        return _summary_steps(trial, summary, run), {"step_times": "mean only", **summary.extra}, None
+        told = {"step_times": "mean only", "step_count": summary.count if summary.count else "not printed"}
+        return _summary_steps(summary, run), {**told, **summary.extra}, None
     steps: list[Step] = []
     groups: dict[str, list[float | str]] = {}
     for t_ns, body in run.lines:
@@ -288,9 +295,11 @@ def steps_from_output(
     return steps, ({"step_groups": groups} if groups else {}), None
 
 
-def _summary_steps(trial: Trial, summary: Summary, run: DeviceRun) -> list[Step]:
-    """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer."""
-    count = summary.count or trial.steps
+def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
+    """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer.  A tool
+    that prints no count (the MNN demo) gives one: its mean, one figure, never the trial's ``steps`` it did not
+    run by."""
+    count = summary.count or 1
     step_ns = round(summary.mean_step_ms * 1e6)
     end = next((t for t, body in run.lines if str(summary.mean_step_ms) in body or "latency" in body), None)
     end = end or run.exit_ns or 0

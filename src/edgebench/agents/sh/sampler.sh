@@ -8,7 +8,8 @@
 #   EB_CWD      the workload's working directory (where pushed files are)
 #   EB_CMD      the workload, run with `sh -c` in EB_CWD ("" samples until stdin closes: sensors only)
 #   EB_SOURCES  space-separated "PATH:MAX_BYTES:EVERY_NTH_TICK" (a /proc/self/ path means the workload's pid;
-#               PATH may hold colons, intel-rapl:0, so the numbers are split off from the right)
+#               PATH may hold colons, intel-rapl:0, so the numbers are split off from the right; a PATH with a `*`
+#               is every file it matches, listed at each tick, their whole lines kept while under MAX_BYTES)
 #   EB_CLOCK    "auto" (EPOCHREALTIME where the shell has it, else /proc/uptime) or "uptime"
 #   EB_SAMPLE   1 to sample, 0 to only run and stamp the workload
 #   EB_NATIVE   the native sampler on the device (edgebench/agents/native/sampler.c), which samples in place of
@@ -97,6 +98,25 @@ poll() {
       /proc/self/*)
         [ -z "$_wpid" ] && [ -s wpid ] && read -r _wpid < wpid
         _path=/proc/${_wpid:-0}/${_path#/proc/self/}
+        ;;
+      esac
+      case $_path in
+      *'*'*)
+        # a pattern (a process's threads: task/*/schedstat): each file it matches, whole lines while under _max
+        _n=0
+        _got=0
+        for _f in $EB_ROOT$_path; do
+          { while IFS= read -r _l || [ -n "$_l" ]; do
+            _n=$((_n + ${#_l} + 1))
+            [ "$_n" -ge "$_max" ] && break
+            out "$_i|$_l"
+            _got=1
+          done; } 2>/dev/null < "$_f" || continue
+          [ "$_n" -ge "$_max" ] && break
+        done
+        [ "$_got" = 1 ] || out "$_i!"
+        _i=$((_i + 1))
+        continue
         ;;
       esac
       if [ "$_whole" = 1 ]; then

@@ -99,7 +99,7 @@ class Setting:
     def of(cls, r: TrialResult) -> Setting:
         return cls(
             mask=(r.trial.cores_mask or format_mask(r.trial.cores)) if placed(r) and r.trial.cores else "all",
-            freq_khz=r.trial.freq_khz or 0,
+            freq_khz=r.applied_freq_khz or 0,  # the suite's folders name the frequency its runs were pinned to
             threads=r.trial.threads or 0,
             precision=r.trial.precision,
             backend=r.trial.backend,

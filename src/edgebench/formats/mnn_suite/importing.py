@@ -11,7 +11,8 @@ One trial per ``train_stamp/<Net>/train_stamp_<bs>.result`` with a training late
   writes it back whole.  The train-stamp file is kept verbatim.
 * energy as the suite defines it: above its idle baseline (the first 10 samples of Lenet's monitor, as its
   ``energy_compute.py`` takes them) over the whole training run, integrated from its USB readings (uA x uV);
-  per batch divides by the run's batches (``warmUp + measureIteration + 1``: its training loop runs one more).
+  per batch divides by the run's batches (``warmUp + measureIteration + 1``: its training loop runs one more; an
+  edgebench export says its own count on an ``edgebench batches:`` line).
 * ``VIRT``, ``RES``, CPU usage: its ``performance_<Net>.csv`` where present; ``session_infer`` from its
   ``time_table_<Net>.csv``, else ``bench_session.result`` (kept in ``env``; edgebench has no MNN session benchmark).
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from edgebench.errors import UsageError, shortened
 from edgebench.formats.mnn_suite.export import SUITE_NETS
-from edgebench.formats.mnn_suite.series import TRAIN_STAMP_SERIES, Windows, parse_train_stamp
+from edgebench.formats.mnn_suite.series import BATCHES_LINE, TRAIN_STAMP_SERIES, Windows, parse_train_stamp
 from edgebench.host.cpuset import parse_cores
 from edgebench.measure.power import above_idle, integrate_power_j
 from edgebench.records.device import DeviceEnvironment
@@ -76,6 +77,13 @@ class Bench:
     steps: int
     train_ms: float | None = None
     infer_ms: float | None = None
+    #: The batches the run trained, where its file says (an edgebench export); else the suite's own binary's
+    #: ``warmUp + measureIteration + 1``.
+    batches: int | None = None
+
+    @property
+    def run_batches(self) -> int:
+        return self.batches if self.batches is not None else self.warmup + self.steps + 1
 
 
 def _float(text: str | None) -> float | None:
@@ -148,19 +156,23 @@ def read_usage_monitor(path: Path) -> list[Row]:
 def read_train_bench(path: Path) -> dict[int, Bench]:
     """Per batch size: the ``warmUp`` / ``measureIteration`` lines before its latency lines, and the latencies."""
     out: dict[int, Bench] = {}
-    warmup = steps = None
+    warmup = steps = batches = None
+    marker = BATCHES_LINE.split()
     for line in path.read_text(errors="replace").splitlines():
         words = line.split()
-        if words[:1] == ["warmUp:"] and len(words) > 1 and words[1].isdigit():
-            warmup = int(words[1])
-        elif words[:1] == ["measureIteration:"] and len(words) > 1 and words[1].isdigit():
+        if words[:1] == ["warmUp:"] and len(words) > 1 and words[1].isdecimal():
+            warmup, batches = int(words[1]), None
+        elif words[:1] == ["measureIteration:"] and len(words) > 1 and words[1].isdecimal():
             steps = int(words[1])
+        elif words[: len(marker)] == marker and len(words) > len(marker) and words[len(marker)].isdecimal():
+            batches = int(words[len(marker)])
         elif (m := _LATENCY.match(line.strip())) and _float(m.group(3)) is not None:  # '.' matches, is no number
             kind, _, ms, bs = m.groups()
             batch = int(bs)
-            bench = out.get(batch) or Bench(warmup or 0, steps or 0)
+            bench = out.get(batch) or Bench(warmup or 0, steps or 0, batches=batches)
             field = "train_ms" if kind == "Training" else "infer_ms"
-            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: _float(ms)})
+            out[batch] = Bench(bench.warmup, bench.steps, **{**_latencies(bench), field: _float(ms)},
+                               batches=bench.batches)  # fmt: skip
     return out
 
 
@@ -403,11 +415,12 @@ def _energy(
     window_s = (t1 - t0) / 1e9
     idle_w = baseline[0] if baseline else None
     energy = above_idle(gross, idle_w, window_s)
-    batches = bench.warmup + bench.steps + 1  # its training loop runs warmUp + measureIterations + 1 batches
+    batches = bench.run_batches  # the suite's training loop runs warmUp + measureIterations + 1 batches
+    counted = "warmUp + measureIteration + 1" if bench.batches is None else "warmUp + measureIteration: edgebench's run"
     notes = [
         "imported from the MNN-based suite: energy over its whole training run (warm-up included) from its USB "
-        "readings, above its idle baseline (the first 10 samples of Lenet's monitor); per step: / "
-        f"{batches} batches (warmUp + measureIteration + 1)"
+        f"readings, above its idle baseline (the first 10 samples of Lenet's monitor); per step: / {batches} batches "
+        f"({counted})"
     ]
     if idle_w is None:
         notes.append("no USB reading in the baseline rows: energy_j is not idle-subtracted")

@@ -339,12 +339,27 @@ def freq_temperature_csv(rows: list[FreqRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The line an edgebench export adds to ``train_bench``: the batches its run trained (warm-up and measured), where
+#: the suite's own binary runs one more (``warmUp + measureIteration + 1``); its scripts read no such line.
+BATCHES_LINE = "edgebench batches:"
+
+
+def measured_steps(r: TrialResult) -> int:
+    """The steps the trial measured (``--min-time`` may run more than the ``steps`` asked), else those asked."""
+    if r.latency.measured_steps is not None:
+        return r.latency.measured_steps
+    return r.latency.step_ms.n if r.latency.step_ms is not None else r.trial.steps
+
+
 def train_bench_text(net: str, by_batch: list[tuple[int, TrialResult]]) -> str:
-    """The lines of the suite's ``train_bench_<Net>.result`` its ``dataprocess.py`` reads (six decimals, as printed)."""
+    """The lines of the suite's ``train_bench_<Net>.result`` its ``dataprocess.py`` reads (six decimals, as printed):
+    ``measureIteration`` is the steps measured, and an edgebench trial says how many batches its run trained."""
     lines = []
     for batch, r in by_batch:
         lines.append(f" warmUp: {r.trial.warmup} ")
-        lines.append(f" measureIteration: {r.trial.steps} ")
+        lines.append(f" measureIteration: {measured_steps(r)} ")
+        if r.imported_from is None:
+            lines.append(f" {BATCHES_LINE} {r.trial.warmup + measured_steps(r)} ")
         if r.latency.step_ms is not None:
             lines.append(f"Training latency of {net} is : {r.latency.step_ms.mean:.6f} ms (batchsize is {batch})")
         if r.latency.infer_ms is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,13 +29,15 @@ TREES = {"android_phone": ("mksh",), "pixel6": ("mksh",), "jetson_tx2": ("busybo
 WORKLOAD = "sleep 0.15"
 
 
-def sampled(tree: Path | None, sh: tuple[str, ...], folder: Path, native: Path | None = None) -> DeviceRun:
-    """The device-side script's run of :data:`WORKLOAD` on ``tree`` (None: this machine's own files), parsed."""
+def sampled(
+    tree: Path | None, sh: tuple[str, ...], folder: Path, native: Path | None = None, workload: str = WORKLOAD
+) -> DeviceRun:
+    """The device-side script's run of ``workload`` on ``tree`` (None: this machine's own files), parsed."""
     sysfs = SysFS(tree or "/")
     plan = plan_sampler(sysfs, 10)
     sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(plan.sources, plan._files, strict=True)]
     script = make_script(
-        command=WORKLOAD, sources=sources, period_ms=10, workdir=str(folder / "run"), root=str(tree or ""),
+        command=workload, sources=sources, period_ms=10, workdir=str(folder / "run"), root=str(tree or ""),
         native=str(native) if native else None,
     )  # fmt: skip
     proc = LocalShell(device_shell(*sh)).start(script)  # stdin stays open: closing it is the workstation going away
@@ -90,6 +93,34 @@ def test_native_reads_the_workloads_proc_files_while_it_runs(tmp_path):
     assert rows[-1][rss] == "", "the last record, after the workload exited, read its /proc files"
     stat = next(i for i, s in enumerate(plan.sources) if s.path == "/proc/stat")
     assert native.records[0][1][stat] != native.records[-1][1][stat]  # re-read, not a copy of the first read
+
+
+#: Two threads for a quarter of a second, no framework: the workload's task/ folder holds two schedstat files.
+TWO_THREADS = (
+    f"exec {sys.executable} -c 'import threading, time; t = threading.Thread(target=time.sleep, args=(0.25,)); "
+    "t.start(); time.sleep(0.25); t.join()'"
+)
+
+
+@pytest.mark.parametrize("sampler", ["mksh", "busybox", "native"])
+def test_each_sampler_reads_every_thread_of_the_workload_through_its_pattern_source(sampler, tmp_path):
+    """``/proc/self/task/*/schedstat`` (the scheduler's counters, a pattern): each sampler lists the workload's
+    threads at every tick and reads each one's line, so a record holds one line per thread while it runs and a
+    failed read once it has exited; the lines decode to the threads' summed time on a CPU and waiting for one."""
+    sh = ("busybox", "sh") if sampler == "busybox" else ("mksh",)
+    native = native_sampler("x86_64") if sampler == "native" else None
+    run = sampled(None, sh, tmp_path, native, workload=TWO_THREADS)
+    assert run.sampler == ("native" if native else "sh")
+    plan = plan_sampler(SysFS("/"), 10)
+    sched = next(i for i, s in enumerate(plan.sources) if s.path == "/proc/self/task/*/schedstat")
+    lines = [r[sched] for _, r in run.records]
+    assert any(found is not None and len(found) == 2 for found in lines), lines  # both threads, once both ran
+    assert all(len(row.split()) == 3 for found in lines if found for row in found)
+    assert lines[-1] is None  # the workload gone: a failed read, as for a single file
+    rows = _values(decode_samples(plan, run))
+    wait = rows[0].index("proc_run_queue_wait_ns")
+    on_cpu = rows[0].index("proc_on_cpu_ns")
+    assert any(row[on_cpu] and int(row[on_cpu]) > 0 and row[wait] for row in rows[1:])
 
 
 def test_a_native_sampler_that_cannot_run_leaves_the_sh_loop_to_sample(tmp_path):

@@ -176,3 +176,29 @@ def test_every_wording_of_the_suites_latency_lines_is_read(tmp_path, line):
     bench = read_train_bench(path)[1]
     assert bench.train_ms == pytest.approx(float(train_ms))
     assert bench.infer_ms == pytest.approx(0.5) and (bench.warmup, bench.steps) == (3, 20)
+
+
+def test_the_measured_steps_round_trip_through_the_suites_files(tmp_path):
+    """Recorded: the export wrote `measureIteration` = the steps asked (10) where `--min-time` measured 42, so a
+    re-import counted the wrong steps and divided the run's energy by the wrong number of batches.  Now the file
+    holds the steps measured and the batches the run trained, and the import reads back both."""
+    from tests.factories import power_samples, result, save
+
+    steps = [1.0] * 42
+    asked_ten = result("20260101-000009-0009", steps, batch_size=1, cores=(4, 5, 6, 7), threads=4, steps=10,
+                       energy_j=1.0)  # fmt: skip
+    assert (asked_ten.trial.steps, asked_ten.latency.step_ms.n) == (10, 42)
+    with Store(tmp_path / "s.sqlite") as store:
+        save(store, asked_ten, steps, **power_samples(500_000))
+        files = build_files(store.query(), "MEIZU", store.series)
+    bench = files["MEIZU_Core_f0/train_bench/train_bench_Lenet.result"]
+    assert " measureIteration: 42 " in bench.splitlines() and " edgebench batches: 43 " in bench.splitlines()
+    for rel, text in files.items():
+        (tmp_path / "out" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "out" / rel).write_text(text)
+    ((back, _),) = read_folder(tmp_path / "out" / "MEIZU_Core_f0", "MEIZU").trials
+    assert (back.trial.steps, back.trial.warmup) == (42, asked_ten.trial.warmup)
+    assert back.latency.measured_steps == back.latency.step_ms.n == 42
+    assert back.latency.step_ms.mean == pytest.approx(asked_ten.latency.step_ms.mean, abs=1e-6)
+    assert back.energy.per_step_j == pytest.approx(back.energy.energy_j / 43)  # warm-up + measured, no extra batch
+    assert "/ 43 batches (warmUp + measureIteration: edgebench's run)" in back.energy.notes[0]
