@@ -23,7 +23,7 @@ from edgebench.config.settings import BY_FIELD, read_flag
 from edgebench.errors import UsageError
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
-from edgebench.sweep.plan import Plan, PlannedTrial, default_sweep_id, trial_key
+from edgebench.sweep.plan import Plan, PlannedTrial, default_sweep_id, with_repeats
 from edgebench.targets import Target
 from edgebench.workflows.common import Notify, placed, quiet
 
@@ -82,12 +82,8 @@ class PlanRun:
 
 
 def keyed(trials: list[Trial]) -> list[PlannedTrial]:
-    """The plan's trials, each with its stable key (a trial planned twice runs once)."""
-    planned: dict[str, PlannedTrial] = {}
-    for trial in trials:
-        key = trial_key(trial)
-        planned.setdefault(key, PlannedTrial(key, len(planned), trial))
-    return list(planned.values())
+    """The plan's trials, each repeat with its stable key (a trial planned twice runs once, ``repeats`` times)."""
+    return list(with_repeats(trials))
 
 
 def run_plan(

@@ -17,7 +17,7 @@ from edgebench.store import Store
 from edgebench.sweep.execute import run_sweep
 from edgebench.sweep.plan import plan
 from edgebench.targets.local import LocalTarget
-from tests.factories import events, result
+from tests.factories import events, result, with_context
 
 POLICY = "sys/devices/system/cpu/cpufreq/policy0"
 
@@ -32,7 +32,7 @@ class FakeRunner:
         self.fail_on = fail_on or {}
         self.on_call = on_call
 
-    def __call__(self, trial, *, target, sample=True):
+    def __call__(self, trial, *, target, sample=True, context=None):
         n = len(self.calls)
         self.calls.append(trial)
         if self.on_call:
@@ -45,7 +45,7 @@ class FakeRunner:
                    cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
         if action == "crash":
             r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "latency": Latency()})
-        return FinishedTrial(result=r, events=events(steps))
+        return FinishedTrial(result=with_context(r, context), events=events(steps))
 
 
 def make_plan(*overrides, tree=None, allowed=(0, 1)):
