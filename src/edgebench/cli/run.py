@@ -81,11 +81,10 @@ def print_repeats(done: Any, as_json: bool) -> int:
     """The configuration's repeats: a table of each repeat's own figures and the interval over all of them (or the
     JSON of every repeat and of the configuration); exit 130 when interrupted, 1 when every repeat failed."""
     from edgebench.cli import fail
-    from edgebench.measure.repeats import summarize_configuration
     from edgebench.report.repeats import configuration_json, configuration_line, repeats_table
-    from edgebench.sweep.plan import trial_label
+    from edgebench.workflows.views import trial_label
 
-    summary = summarize_configuration(done.repeats)
+    summary = done.summary
     if as_json:
         typer.echo(json.dumps({"sweep_id": done.sweep_id, "configuration": configuration_json(summary),
                                "repeats": [r.model_dump(mode="json") for r in done.repeats]}, indent=2))  # fmt: skip

@@ -109,9 +109,9 @@ def _summarise(console: Console, stored: list[TrialResult], title: str, objectiv
     console.print(sweep_table(stored, title))
     for line in hygiene_warnings(stored):
         console.print(line, highlight=False, markup=False)
-    best = best_per_model(stored, objective)
-    for model, r in best.items():
-        console.print(f"best for {model} ({objective}): {trial_label(r.trial)}  [{r.trial_id}]")
+    best = best_per_model(stored, objective, trial_label)
+    for pick in best.values():
+        console.print(pick.line, highlight=False, markup=False)
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 

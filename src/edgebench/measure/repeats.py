@@ -307,3 +307,21 @@ def summarize_configuration(
     key = group_key(ordered[0])[1] if ordered else ""
     return ConfigurationSummary(key, ordered, values, configuration_interval(values), spread_pct(values), within,
                                 disturbed)  # fmt: skip
+
+
+def grouped(results: Iterable[TrialResult]) -> list[TrialResult]:
+    """``results`` with each repeat group's repeats together, in index order, the groups in the order their first
+    repeat appears (an interleaved run stores them mixed); trials outside ``--repeats`` keep their place."""
+    order: dict[tuple[str | None, str] | str, list[TrialResult]] = {}
+    for r in results:
+        key = group_key(r) if r.repeat is not None else r.trial_id
+        order.setdefault(key, []).append(r)
+    out = []
+    for members in order.values():
+        out += sorted(members, key=lambda r: r.repeat.index if r.repeat is not None else 0)
+    return out
+
+
+def repeat_label(r: TrialResult) -> str | None:
+    """``2/5``: which repeat of how many planned, None for a trial outside ``--repeats``."""
+    return f"{r.repeat.index + 1}/{r.repeat.planned}" if r.repeat is not None else None

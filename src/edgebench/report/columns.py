@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edgebench.measure.repeats import repeat_label
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j
 from edgebench.units import MIB
@@ -26,6 +27,7 @@ SUMMARY_COLUMNS = (
     Column("target", "target", None),
     Column("batch_size", "batch", 0),
     Column("threads", "threads", 0),
+    Column("repeat", "repeat", None),
     Column("step_ms", "step ms", 3),
     Column("step_ci95_ms", "± 95% CI ms", 3),
     Column("throughput_sps", "samples/s", 2),
@@ -50,6 +52,7 @@ def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
         "target": r.target,
         "batch_size": r.trial.batch_size,
         "threads": r.trial.threads,
+        "repeat": repeat_label(r),
         "step_ms": s.mean if s else None,
         "step_ci95_ms": s.ci95 if s else None,
         "throughput_sps": r.latency.throughput_sps,

@@ -13,6 +13,7 @@ from edgebench.records.result import TrialResult
 from edgebench.workflows.common import Notify, placed, quiet
 
 if TYPE_CHECKING:
+    from edgebench.measure.repeats import ConfigurationSummary
     from edgebench.records.trial import Trial
     from edgebench.targets import Target
 
@@ -49,6 +50,8 @@ class TrialRun:
     repeats: list[TrialResult] = field(default_factory=list)
     sweep_id: str | None = None
     interrupted: bool = False
+    #: The configuration over its repeats (its interval, the spread between and within them); None for one trial.
+    summary: ConfigurationSummary | None = None
 
 
 def run_trial(
@@ -107,6 +110,7 @@ def _run_repeats(
 ) -> TrialRun:
     """The configuration's repeats as one plan (stored as the sweep ``run-<hash>-<time>``), each a trial in a fresh
     worker process, ``auto`` adding repeats as their spread asks."""
+    from edgebench.measure.repeats import summarize_configuration
     from edgebench.workflows.plans import PlanOptions, keyed, run_plan
 
     options = PlanOptions(target=request.target, root=request.root, store=request.store, no_store=request.no_store)
@@ -117,4 +121,5 @@ def _run_repeats(
         raise KeyboardInterrupt
     last = max(repeats, key=lambda r: r.trial_id)
     spans_dropped = request.no_store and trial.trace != "none"
-    return TrialRun(last, done.store, spans_dropped, repeats, done.sweep_id, done.interrupted)
+    summary = summarize_configuration(repeats)
+    return TrialRun(last, done.store, spans_dropped, repeats, done.sweep_id, done.interrupted, summary)
