@@ -72,7 +72,7 @@ def test_every_trial_field_is_declared_once_with_a_sample():
         assert len(names) == len(set(names))
 
 
-class Captured(Exception):
+class Captured(BaseException):  # not an Exception: a plan (--repeats) contains those as error results
     """Raised by the stand-in for run_trial: the Trial the command built, before anything runs."""
 
     def __init__(self, trial):
