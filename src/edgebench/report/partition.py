@@ -130,6 +130,8 @@ def print_table4(t: Table4, console: Console | None = None) -> None:
     digits = 2 if t.objective == "latency" else 3
     for r in t.rows:
         saved = "-" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
+        if r.saving_low_pct is not None and r.saving_high_pct is not None:
+            saved += f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}] ({r.repeats} repeats)"
         table.add_row(escape(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",
                       f"{r.mobile_cloud:.{digits}f}", saved, escape(r.partition_point), r.basis,
                       r.trial_id)  # fmt: skip

@@ -458,3 +458,18 @@ def test_a_per_channel_kernels_cost_per_plane_is_learned_from_its_input_rows():
     hidden = [replace(o, graph=replace(o.graph, rows=())) for o in observations]
     assert leave_one_model_out(hidden).median_abs_error() > 0.05
     assert select_update_bytes(observations) == float("inf")  # no tensor streams: nothing favours a split
+
+
+def test_a_disturbed_trial_is_never_learned_from(tmp_path):
+    """A trial whose hygiene check failed (a busy device) is left out of the training set, with the reason."""
+    from edgebench.records.result import Hygiene
+
+    base = synthetic_trial("net_a", 8, 301)
+    busy = base.result.model_copy(update={"trial_id": "busy1", "hygiene": Hygiene(other_cpu_pct=64.0)})
+    path = tmp_path / "busy.sqlite"
+    with Store(path) as store:
+        save_finished(store, base.model_copy(update={"result": busy}))
+        save_finished(store, synthetic_trial("net_a", 2, 302))
+    observations, notes = load_observations(path, Selection())
+    assert [o.trial_id for o in observations] != ["busy1"] and "busy1" not in {o.trial_id for o in observations}
+    assert "trial busy1 left out: disturbed (device busy (other processes used 64% of its cores))" in notes
