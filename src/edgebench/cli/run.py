@@ -36,7 +36,6 @@ def run(**options: Any) -> int:
     """Train a model on this device (or on --target): step latency, throughput, CPU use, memory, inference latency."""
     from edgebench.cli import fail
     from edgebench.config.flags import sysfs_root
-    from edgebench.report.repeats import repeat_line
     from edgebench.report.summary import print_summary
     from edgebench.workflows.trial import TrialRequest, run_trial
 
@@ -58,6 +57,8 @@ def run(**options: Any) -> int:
 
     def show(result: Any) -> None:  # printed before it is stored: a store that fails now cannot take the figures
         if repeated:
+            from edgebench.report.repeats import repeat_line
+
             say(repeat_line(result))  # one line per repeat; the configuration's table follows
         elif as_json:
             typer.echo(result.model_dump_json(indent=2))

@@ -526,11 +526,10 @@ def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
 PAPER_MODELS = ("densenet40", "resnet50", "squeezenet_1_1", "vgg16", "xception", "googlenet", "char_cnn", "dcgan",
                 "dqn", "alexnet")  # fmt: skip
 PAPER_BATCHES = (4, 8, 16, 32, 64)
-#: ``--quick``: two small models, four batch sizes each (three are the least a fit with an interval takes), from
-#: small to large (throughput against batch, O10), the largest with steps that outlast two 10 ms sampling intervals
-#: on a small CPU (LeNet at 256 takes ~30 ms on two cores, DQN at 64 ~25 ms), so utilization's periodicity (O2) is
-#: measurable too.
-QUICK_MODELS = {"lenet": (16, 64, 256, 512), "dqn": (8, 32, 64, 128)}
+#: ``--quick``: two small models, three batch sizes each (two repeats of each: six points a fit), from small to large
+#: (throughput against batch, O10), the largest with steps that outlast two 10 ms sampling intervals on a small CPU
+#: (LeNet at 256 takes ~30 ms on two cores, DQN at 64 ~25 ms), so utilization's periodicity (O2) is measurable too.
+QUICK_MODELS = {"lenet": (16, 128, 512), "dqn": (8, 32, 128)}
 #: With a GPU sensor, the LSTM beside them (Observation 5 compares domains).
 QUICK_LSTM = {"char_cnn": (1, 2)}
 ACCURACY_MIN_BUDGET_S = 600.0

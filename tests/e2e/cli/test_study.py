@@ -20,7 +20,8 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json_out(proc)  # --json: nothing but the object on stdout
     verdicts = by_id(report)
-    assert list(verdicts) == TX2_IDS and report["trials_ok"] == report["trials"] == 8
+    # three batch sizes of two models, each configuration twice (each repeat a fresh worker process)
+    assert list(verdicts) == TX2_IDS and report["trials_ok"] == report["trials"] == 12
     for v in verdicts.values():
         assert v["outcome"] in DECIDED | {"cannot be checked here"} and v["reason"]
         for e in v["evidence"]:
