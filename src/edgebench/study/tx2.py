@@ -461,7 +461,7 @@ def _throughput_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fi
 
 
 STEPS_METHOD = "log-log OLS over trials (each trial's median step time: one point per worker process), t interval"
-ENERGY_METHOD = "log-log OLS over trials (each trial's gross measured energy per step), t interval"
+ENERGY_METHOD = "log-log OLS over trials (each trial's gross energy per step from its measured power), t interval"
 
 
 def o10(results: Sequence[TrialResult]) -> Verdict:
