@@ -73,6 +73,9 @@ def sweep(
             console.print(f"sweep {leg.plan.sweep_id}: {len(leg.plan.trials)} trials")
             for p in leg.plan.trials:
                 console.print(f"  {p.position:>4}  {p.key}  {p.label}")
+            if leg.order_seed is not None:
+                console.print(f"their repeats run interleaved in a random order (seed {leg.order_seed}, from the "
+                              "sweep's id)")  # fmt: skip
         return 0
     with sweep_progress(console) as reporter:
         done = run_sweep(planned, reporter=reporter)
