@@ -66,6 +66,14 @@ def result(
     return load_result({"schema_version": 3, **flat})
 
 
+def with_context(r: TrialResult, context: Any) -> TrialResult:
+    """A stand-in runner's result recorded with the launch context it was handed, as measuring records it."""
+    if context is None:
+        return r
+    cpu = r.cpu.model_copy(update={"freq_applied_khz": context.freq_applied_khz})
+    return r.model_copy(update={"target": context.target, "sweep": context.sweep, "repeat": context.repeat, "cpu": cpu})
+
+
 def save(store: Any, r: TrialResult, step_ms: list[float], infer_ms: list[float] = (), **series: str) -> None:
     lines = "\n".join(json.dumps(e) for e in events(step_ms, infer_ms))
     store.save(r, {"events": lines, **series})

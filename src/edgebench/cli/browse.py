@@ -50,14 +50,24 @@ def show(
     ] = False,
     store: StoreOption = None,
 ) -> int:
-    """Print one stored trial's summary exactly as `run` printed it."""
-    from edgebench.workflows.browse import stored_trial
+    """Print one stored trial's summary exactly as `run` printed it (a repeat: its configuration's repeats under it)."""
+    from edgebench.workflows.browse import repeat_group, stored_trial
 
     result = stored_trial(trial, remeasure=remeasure, store=store)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return 0
+    from rich.console import Console
+
+    from edgebench.report.repeats import configuration_line, repeats_table
     from edgebench.report.summary import print_summary
 
     print_summary(result)
+    group = repeat_group(result, store=store)
+    if group is not None and result.repeat is not None:
+        console = Console()
+        sweep = result.sweep.sweep_id if result.sweep else "-"
+        title = f"repeat {result.repeat.index + 1} of its configuration's {len(group.results)} (sweep {sweep})"
+        console.print(repeats_table(group, title))
+        console.print(configuration_line(group), soft_wrap=True)
     return 0

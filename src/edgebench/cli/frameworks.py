@@ -36,7 +36,7 @@ def frameworks(
     flags: PlanFlags,
 ) -> int:
     """Compare backends and precisions on each model: latency, energy, peak memory, accuracy change (DNNTune's
-    table 5), every cell a stored trial."""
+    table 5), every cell stored trials; a column's best starred where it is clear across --repeats."""
     from edgebench.cli import fail
     from edgebench.report.frameworks import as_json, energy_reason, print_table
     from edgebench.workflows.frameworks import run_frameworks
@@ -48,8 +48,8 @@ def frameworks(
         return fail(interrupted_line(table.run), 130)
     if flags.as_json:
         out = {"mode": table.mode, "batch_size": table.batch_size, "energy_note": energy_reason(table.cells),
-               "cells": as_json(table.cells)}  # fmt: skip
+               "cells": as_json(table.cells), "notes": table.notes}  # fmt: skip
         typer.echo(json.dumps(out, indent=2))
     else:
-        print_table(table.cells, table.mode, table.batch_size)
+        print_table(table.cells, table.mode, table.batch_size, table.notes)
     return 0

@@ -1,8 +1,8 @@
 """The options of the commands that run a fixed plan (``feasibility``, ``frameworks``, ``study``), declared once.
 
-Eleven options (placement, cool-down, resume, device, output, store) mean the same in every plan command; a command
-lists its own options and a ``flags: PlanFlags`` parameter, and :func:`plan_command` puts the shared options where
-that parameter stands, in this order, and hands the command their values as one :class:`PlanFlags`.
+Twelve options (placement, repeats, cool-down, resume, device, output, store) mean the same in every plan command;
+a command lists its own options and a ``flags: PlanFlags`` parameter, and :func:`plan_command` puts the shared
+options where that parameter stands, in this order, and hands the command their values as one :class:`PlanFlags`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ ThreadsSetting = setting_option("threads")
 CoresSetting = setting_option("cores")
 FrequencySetting = setting_option("freq_khz")
 TimeoutSetting = setting_option("timeout_s")
+RepeatsSetting = setting_option("repeats")
 #: ``--timeout``'s default: every command's, from the settings' declaration.
 DEFAULT_TIMEOUT = setting_default("timeout_s")
 
@@ -47,6 +48,7 @@ def _placement(
 
 def _device_and_output(
     *,
+    repeats: RepeatsSetting = None,
     cooldown: CooldownOption = None,
     resume: ResumeOption = False,
     target_spec: TargetOption = None,
@@ -55,7 +57,8 @@ def _device_and_output(
     store: StoreOption = None,
     no_store: NoStoreOption = False,
 ) -> None:
-    """The device, the pause between trials, resuming, the output and the store of every plan command."""
+    """How often each trial runs, the device, the pause between trials, resuming, the output and the store of every
+    plan command."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def plan_command(*, placement: bool = True) -> Callable[[Callable[..., int]], Ca
                 target=values["target_spec"], root=bool(values["root"]), cores=values.get("cores"),
                 frequency=values.get("frequency"), threads=values.get("threads"), timeout=values.get("timeout"),
                 cooldown=values["cooldown"], resume=bool(values["resume"]), store=values["store"],
-                no_store=bool(values["no_store"]),
+                no_store=bool(values["no_store"]), repeats=values["repeats"],
             )  # fmt: skip
             return command(**given, flags=PlanFlags(options, bool(values["as_json"])))
 

@@ -74,6 +74,9 @@ def sweep(
             console.print(rich_text(f"sweep {leg.plan.sweep_id}: {len(leg.plan.trials)} trials"))
             for p in leg.plan.trials:
                 console.print(rich_text(f"  {p.position:>4}  {p.key}  {p.label}"))
+            if leg.order_seed is not None:
+                console.print(f"their repeats run interleaved in a random order (seed {leg.order_seed}, from the "
+                              "sweep's id)")  # fmt: skip
         return 0
     with sweep_progress(console) as reporter:
         done = run_sweep(planned, reporter=reporter)
@@ -110,11 +113,9 @@ def _summarise(console: Console, stored: list[TrialResult], title: str, objectiv
     console.print(sweep_table(stored, title))
     for line in hygiene_warnings(stored):
         console.print(line, highlight=False, markup=False)
-    best = best_per_model(stored, objective)
-    for model, r in best.items():
-        console.print(
-            rich_text(f"best for {model} ({objective}): {trial_label(r.trial, r.applied_freq_khz)}  [{r.trial_id}]")
-        )
+    best = best_per_model(stored, objective, lambda r: trial_label(r.trial, r.applied_freq_khz))
+    for pick in best.values():
+        console.print(pick.line, highlight=False, markup=False)
     if objective == "energy-first" and not best:
         console.print("energy-first: no trial has an energy figure (this device has no power sensor)")
 

@@ -255,6 +255,9 @@ SETTINGS: tuple[Setting, ...] = (
             parse=quantity(parse_duration_s), shown_default="5s where a power sensor exists"),
     Setting("estimate_energy", "Also estimate energy from utilization with this device's power, e.g. "
             "idle=2.7W,max=6.4W[,gpu=10W]; labelled, never in energy_j.", check=power_model),
+    Setting("repeats", "Run each configuration N times, each in a fresh worker process, interleaved with the other "
+            "configurations; figures and decisions are taken across them. auto: as many as its run-to-run spread "
+            "needs (3 to 20).", shown_default="1"),
 )  # fmt: skip
 BY_FIELD: dict[str, Setting] = {s.field: s for s in SETTINGS}
 

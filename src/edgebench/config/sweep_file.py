@@ -182,6 +182,14 @@ class SweepConfig(TrialSettings):  # type: ignore[valid-type,misc]
             raise ValueError("`all` already holds every frequency; give all or a list of frequencies")
         return values
 
+    @field_validator("repeats")
+    @classmethod
+    def _one_repeat_count(cls, repeats: Any) -> Any:
+        """Repeats are how often each configuration runs, not a setting of the work: one value for the sweep."""
+        if isinstance(repeats, list):
+            raise ValueError("is how often each configuration runs: give one number (or auto), not a list")
+        return repeats
+
     @field_validator("max_steps")
     @classmethod
     def _cap_above_minimum(cls, max_steps: Any, info: ValidationInfo) -> Any:

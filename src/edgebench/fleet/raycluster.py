@@ -1,12 +1,13 @@
 """The Ray executor: one sweep over the devices of a Ray cluster, the driver the only writer of its store.
 
-The driver plans as the local executor does, claims each trial in its store, and hands it to the device that takes
-it: a task holding the device's resource (``edgebench-target:<name>``: 1), so Ray itself never lets two trials share
-a device, whoever submits them.  The driver chooses the device (pinned: the one the sweep names; spread: the free
-device of the class that has waited longest), because only the driver knows which trial each device ran last and
-so whether it cools down first.  Results come back as records and are stored as each trial ends.  A sweep file's
-``targets:`` axis is several sweeps (one per target) sharing one queue: a free device takes the first queued trial
-whose own sweep's target accepts it.
+The driver plans as the local executor does and runs the sweep through the same runner (:mod:`edgebench.sweep.
+runner`: order, repeats, claims, cool-down choice, store) with this module's placement: each trial goes to the device
+that takes it as a task holding the device's resource (``edgebench-target:<name>``: 1), so Ray itself never lets two
+trials share a device, whoever submits them.  The driver chooses the device (pinned: the one the sweep names; spread:
+the free device of the class that has waited longest), because only the driver knows which trial each device ran
+last and so whether it cools down first.  Results come back as records and are stored as each trial ends.  A sweep
+file's ``targets:`` axis is several sweeps (one per target) sharing one queue: a free device takes the first queued
+trial whose own sweep's target accepts it.
 
 Failure and interruption:
 * a host that leaves mid-trial (its node dies) fails that task; its trial is stored ``crashed`` with the reason and
@@ -35,19 +36,18 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.fleet.devices import Device, devices_of_nodes
-from edgebench.fleet.placement import Placement, candidates, placement_of
+from edgebench.fleet.placement import candidates, placement_of
 from edgebench.fleet.task import DeviceReply, DeviceRequest
 from edgebench.host.lifetime import termination_as_interrupt
-from edgebench.launch.cooldown import CooldownOutcome
 from edgebench.launch.trial import new_trial_id
 from edgebench.measure.trial import failed_result
 from edgebench.records.finished import FinishedTrial
 from edgebench.records.result import TrialResult
-from edgebench.records.trial import Trial
 from edgebench.store.sqlite import Claimant
-from edgebench.sweep.execute import SweepLedger, SweepOutcome, pending
+from edgebench.sweep.execute import pending
 from edgebench.sweep.job import SweepJob
 from edgebench.sweep.plan import PlannedTrial
+from edgebench.sweep.runner import Ended, Leg, Slot, Start, SweepLedger, SweepOutcome, run_legs, run_order
 from edgebench.targets.ssh import check_host
 
 INSTALL = "pip install 'edgebench[fleet]'"
@@ -150,28 +150,6 @@ def _run_task(request: DeviceRequest) -> DeviceReply:
     return run_on_device(request)
 
 
-@dataclass(eq=False)
-class _Leg:
-    """One sweep of a run: its job, where its trials may run, its ledger (claims, what it has done)."""
-
-    job: SweepJob
-    placement: Placement
-    ledger: SweepLedger
-    todo: list[PlannedTrial]
-
-    @property
-    def outcome(self) -> SweepOutcome:
-        return self.ledger.outcome
-
-
-@dataclass
-class _Running:
-    leg: _Leg
-    planned: PlannedTrial
-    device: Device
-    index: int
-
-
 class RayExecutor:
     def __init__(self, *, address: str | None = None) -> None:
         self.address = address
@@ -200,102 +178,92 @@ class RayExecutor:
                 )
             outcome = SweepOutcome(job.plan, skipped=len(job.plan.trials) - len(todo))
             ledger = SweepLedger(job.plan, job.store, job.reporter, job.cooldown, claimant, outcome, job.retry_failed)
-            legs.append(_Leg(job, placement, ledger, todo))
-        for leg in legs:
-            leg.job.store.add_sweep(leg.job.plan.sweep_id, len(leg.job.plan.trials), leg.job.config_json)
-        run = _Dispatch(ray, legs, devices, claimant)
+            legs.append(Leg(ledger, todo, accepts=lambda slot, p=placement: p.accepts(slot.device),
+                            where=placement.describe()))  # fmt: skip
+        for job in jobs:
+            job.store.add_sweep(job.plan.sweep_id, len(job.plan.trials), job.config_json)
+        tasks = RayPlacement(ray, devices, claimant)
         try:
             with termination_as_interrupt():
                 for leg in legs:
-                    leg.job.reporter.begin(leg.job.plan, leg.todo, leg.outcome.skipped)
-                run.loop()
+                    leg.ledger.reporter.begin(leg.plan, run_order(leg.plan, leg.todo), leg.ledger.outcome.skipped)
+                run_legs(legs, tasks)
         except KeyboardInterrupt:
             for leg in legs:
-                leg.outcome.interrupted = True
-            run.cancel_all()
+                leg.ledger.outcome.interrupted = True
+            tasks.cancel_all()
         finally:
-            run.unpublish()
-            for ledger in {id(leg.job.store): leg.ledger for leg in legs}.values():  # once per store
+            tasks.unpublish(legs)
+            for ledger in {id(leg.ledger.store): leg.ledger for leg in legs}.values():  # once per store
                 ledger.release()
-        return [leg.outcome for leg in legs]
+        return [leg.ledger.outcome for leg in legs]
 
 
-class _Dispatch:
-    """The scheduling state on the driver: the queue, free devices, running tasks, what each device ran last."""
+@dataclass
+class _Running:
+    start: Start
+    device: Device
 
-    def __init__(self, ray: Any, legs: list[_Leg], devices: list[Device], claimant: Claimant) -> None:
-        self.ray, self.legs, self.claimant = ray, legs, claimant
-        self.queue: list[tuple[_Leg, PlannedTrial]] = [(leg, p) for leg in legs for p in leg.todo]
+
+class RayPlacement:
+    """The runner's placement on a Ray cluster: a free device is a slot (the longest idle first), a trial a task
+    holding that device's resource; the driver watches the nodes, so a trial whose host left comes back ``crashed``,
+    and publishes each device's trial and each sweep's queue for ``edgebench fleet status``."""
+
+    def __init__(self, ray: Any, devices: list[Device], claimant: Claimant) -> None:
+        self.ray, self.claimant = ray, claimant
         self.devices = {d.name: d for d in devices}
         self.running: dict[Any, _Running] = {}
-        self.previous: dict[str, Trial] = {}
         self.idle_c: dict[str, dict[str, float]] = {}
         self.free_since: dict[str, float] = dict.fromkeys(self.devices, 0.0)
         #: Ray nodes whose host left mid-trial: Ray's node table may list them alive for a while yet.
         self.gone: set[str] = set()
-        self.started = 0
         self.task = ray.remote(num_cpus=0, max_retries=0)(_run_task)
+        self._ended: list[Ended] = []
 
-    def loop(self) -> None:
-        while self.queue or self.running:
-            self._dispatch()
-            if not self.running:
-                for leg in self.legs:
-                    if waiting := sum(1 for queued, _ in self.queue if queued is leg):
-                        leg.job.reporter.note(
-                            f"{waiting} trials wait for {leg.placement.describe()}, which left the fleet; "
-                            "--resume runs them once it is back"
-                        )
-                return
-            self._publish()
+    def free(self) -> list[Slot]:
+        busy = {r.device.name for r in self.running.values()}
+        free = [d for d in self.devices.values() if d.name not in busy]
+        return [Slot(d.name, d.host, d) for d in sorted(free, key=lambda d: (self.free_since[d.name], d.host, d.name))]
+
+    def busy(self) -> bool:
+        return bool(self.running or self._ended)
+
+    def start(self, start: Start) -> None:
+        device: Device = start.slot.device
+        request = DeviceRequest(
+            device=device.name,
+            planned=start.planned,
+            cooldown=start.leg.ledger.cooldown,
+            cool_first=start.cool_first,
+            idle_c=self.idle_c.get(device.name),
+            context=start.context,
+        )
+        name = f"{device.name}: {start.planned.label}"
+        ref = self.task.options(resources={device.resource: 1}, name=name).remote(request)
+        self.running[ref] = _Running(start, device)
+        start.leg.ledger.reporter.trial_started(start.planned, start.index)
+
+    def wait(self, queued: list[tuple[Leg, PlannedTrial]]) -> list[Ended]:
+        """The trials that came back (or whose host left) since; polls while one runs."""
+        while self.running and not self._ended:
+            self._publish(queued)
             ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=_POLL_S)
             for ref in ready:
                 self._finish(ref)
             self._reap_lost()
-
-    def _free_devices(self) -> list[Device]:
-        busy = {r.device.name for r in self.running.values()}
-        free = [
-            d
-            for d in self.devices.values()
-            if d.name not in busy and any(leg.placement.accepts(d) for leg in self.legs)
-        ]
-        return sorted(free, key=lambda d: (self.free_since[d.name], d.host, d.name))
-
-    def _dispatch(self) -> None:
-        """Start the first queued trials that the free devices accept (the longest idle device first)."""
-        for device in self._free_devices():
-            while entry := next((e for e in self.queue if e[0].placement.accepts(device)), None):
-                self.queue.remove(entry)
-                leg, planned = entry
-                if not leg.ledger.claim(planned):  # another launcher of this sweep got it first
-                    continue
-                self._start(leg, planned, device)
-                break
-
-    def _start(self, leg: _Leg, planned: PlannedTrial, device: Device) -> None:
-        previous = self.previous.get(device.name)
-        request = DeviceRequest(
-            device=device.name,
-            planned=planned,
-            cooldown=leg.job.cooldown,
-            cool_first=leg.ledger.cools_first(previous, planned.trial),
-            idle_c=self.idle_c.get(device.name),
-        )
-        ref = self.task.options(resources={device.resource: 1}, name=f"{device.name}: {planned.label}").remote(request)
-        self.running[ref] = _Running(leg, planned, device, self.started)
-        leg.job.reporter.trial_started(planned, self.started)
-        self.started += 1
+        ended, self._ended = self._ended, []
+        return ended
 
     def _finish(self, ref: Any) -> None:
         entry = self.running.pop(ref)
         try:
             reply: DeviceReply = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:
-            self._store(entry, FinishedTrial(result=self._lost(entry, exc)), None)
+            self._end(entry, FinishedTrial(result=self._lost(entry, exc)))
         else:
             self.idle_c[entry.device.name] = reply.idle_c
-            self._store(entry, reply.finished, reply)
+            self._end(entry, reply.finished)
 
     def _reap_lost(self) -> None:
         """Trials whose host left the cluster: Ray may never fail a task leased on a dead node, so the driver
@@ -312,25 +280,15 @@ class _Dispatch:
             del self.running[ref]
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
-            self._store(entry, FinishedTrial(result=self._lost(entry, None)), None)
+            self._end(entry, FinishedTrial(result=self._lost(entry, None)))
 
-    def _store(self, entry: _Running, finished: FinishedTrial, reply: DeviceReply | None) -> None:
-        """Store what came back (the driver is the store's only writer); ``reply`` None: the task never did."""
-        device, planned = entry.device, entry.planned
-        entry.leg.ledger.record(
-            planned,
-            finished,
-            host=device.host,
-            previous=self.previous.get(device.name),
-            cooled=CooldownOutcome(reply.waited_s, reply.cooldown_rule) if reply else None,
-            freq_set_khz=reply.freq_set_khz if reply else None,
-        )
-        self.previous[device.name] = planned.trial
-        self.free_since[device.name] = time.monotonic()
+    def _end(self, entry: _Running, finished: FinishedTrial) -> None:
+        self._ended.append(Ended(entry.start, finished))
+        self.free_since[entry.device.name] = time.monotonic()
 
     def _lost(self, entry: _Running, exc: Exception | None) -> TrialResult:
         """A task that did not come back: its host left (node died), or the task failed outside the trial."""
-        planned, device = entry.planned, entry.device
+        planned, device = entry.start.planned, entry.device
         # Ray may fail the task (NodeDiedError) before the cluster's table marks its node dead: the host left either way
         node_died = isinstance(exc, self.ray.exceptions.NodeDiedError)
         left = exc is None or node_died or device.name not in {d.name for d in self._alive()}
@@ -339,14 +297,15 @@ class _Dispatch:
         alive = {d.name for d in self._alive()}
         for name in [n for n in self.devices if n not in alive]:  # a host that left takes its devices with it
             del self.devices[name]
-            entry.leg.job.reporter.note(f"device {name} left the fleet")
+            entry.start.leg.ledger.reporter.note(f"device {name} left the fleet")
         first = (str(exc or "").strip().splitlines() or [""])[0][:300]
         if left:
             how = f": {type(exc).__name__}" if exc is not None else " (its Ray node is gone)"
             reason = f"host {device.host} (device {device.name}) left the fleet mid-trial{how}"
         else:
             reason = f"the trial's task on {device.host} failed: {type(exc).__name__}: {first}".rstrip(": ")
-        return failed_result(planned.trial, new_trial_id(), "crashed", reason, [], {})
+        context = entry.start.context.model_copy(update={"target": device.spec})
+        return failed_result(planned.trial, new_trial_id(), "crashed", reason, [], {}, context)
 
     def _alive(self) -> list[Device]:
         """The fleet's devices now, without those of hosts this sweep saw leave."""
@@ -363,23 +322,24 @@ class _Dispatch:
             _, refs = self.ray.wait(refs, num_returns=len(refs), timeout=1.0)
         self.running.clear()
 
-    def _key(self, leg: _Leg) -> str:
-        return f"{STATUS_KEY}{leg.job.plan.sweep_id}:{self.claimant.owner}"
+    def _key(self, leg: Leg) -> str:
+        return f"{STATUS_KEY}{leg.plan.sweep_id}:{self.claimant.owner}"
 
-    def _publish(self) -> None:
+    def _publish(self, queued: list[tuple[Leg, PlannedTrial]]) -> None:
         """What ``edgebench fleet status`` shows: each device's trial and each sweep's queue."""
-        for leg in self.legs:
+        legs = {id(r.start.leg): r.start.leg for r in self.running.values()} | {id(leg): leg for leg, _ in queued}
+        for leg in legs.values():
             state = {
-                "sweep": leg.job.plan.sweep_id,
+                "sweep": leg.plan.sweep_id,
                 "driver": self.claimant.owner,
-                "running": {r.device.name: r.planned.label for r in self.running.values() if r.leg is leg},
-                "queued": [p.label for queued, p in self.queue if queued is leg],
+                "running": {r.device.name: r.start.planned.label for r in self.running.values() if r.start.leg is leg},
+                "queued": [p.label for queued_leg, p in queued if queued_leg is leg],
             }
             with contextlib.suppress(Exception):  # status is a courtesy; a sweep never fails for it
                 _kv()._internal_kv_put(self._key(leg), json.dumps(state), overwrite=True)
 
-    def unpublish(self) -> None:
-        for leg in self.legs:
+    def unpublish(self, legs: list[Leg]) -> None:
+        for leg in legs:
             with contextlib.suppress(Exception):
                 _kv()._internal_kv_del(self._key(leg))
 

@@ -15,6 +15,7 @@ from edgebench.fleet.devices import device_here
 from edgebench.launch.cooldown import Cooler
 from edgebench.launch.session import Launcher
 from edgebench.records.finished import FinishedTrial
+from edgebench.records.launch import LaunchContext
 from edgebench.sweep.plan import PlannedTrial
 from edgebench.targets import open_target
 from edgebench.workloads import name_model
@@ -29,6 +30,8 @@ class DeviceRequest:
     cool_first: bool
     #: The device's idle temperatures, measured by its first trial of the sweep (None: measure them now).
     idle_c: dict[str, float] | None = None
+    #: The trial's place in its sweep and its repeat, recorded with its result.
+    context: LaunchContext | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def run_on_device(request: DeviceRequest) -> DeviceReply:
         contain_errors=True,
     )
     with launcher:  # restored on the way out, Ctrl-C on the driver (a cancelled task) included
-        launched = launcher.launch(trial, cool_first=request.cool_first)
+        launched = launcher.launch(trial, cool_first=request.cool_first, context=request.context)
     cooled = launched.cooled
     return DeviceReply(launched.finished.to_json(), device.host, cooled.waited_s, cooled.rule, launched.freq_set_khz,
                        idle)  # fmt: skip

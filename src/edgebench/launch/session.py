@@ -28,6 +28,7 @@ from edgebench.launch import trial as launch_trial
 from edgebench.launch.cooldown import CooldownOutcome, Cooler, Tick
 from edgebench.measure.trial import failed_result
 from edgebench.records.finished import FinishedTrial
+from edgebench.records.launch import LaunchContext
 from edgebench.records.trial import Trial
 from edgebench.store.rescue import NotStored, save_or_keep
 from edgebench.store.sqlite import Store
@@ -132,9 +133,11 @@ class Launcher:
         cool_first: bool = False,
         tick: Tick = lambda _: None,
         cooled: Callable[[], None] = lambda: None,
+        context: LaunchContext | None = None,
     ) -> Launched:
         """Cool down (when ``cool_first``; ``tick`` hears what is waited for), tell ``cooled``, pin or release the
-        frequency, run and measure ``trial``."""
+        frequency, run and measure ``trial``.  ``context`` (its place in a sweep, its repeat) is recorded with it,
+        completed with what was done here: the cool-down waited and the clocks each policy got."""
         waited = self.cooler.wait(tick) if cool_first and self.cooler is not None else NO_COOLDOWN
         cooled()
         freq_set = None
@@ -143,23 +146,28 @@ class Launcher:
                 freq_set = self.control.pin(trial.cores, trial.freq_khz)
             else:
                 self.control.release()
-        finished = self._run(trial)
-        if freq_set is not None:  # the trial's freq_khz is what was asked; record what each policy got
-            result = finished.result
-            cpu = result.cpu.model_copy(update={"freq_applied_khz": freq_set})
-            finished = finished.model_copy(update={"result": result.model_copy(update={"cpu": cpu})})
+        context = context or LaunchContext()
+        if context.sweep is not None:
+            done = {"freq_set_khz": freq_set, "cooldown_s": round(waited.waited_s, 3)}
+            if cool_first:
+                done["cooldown_by"] = waited.rule
+            context = context.model_copy(update={"sweep": context.sweep.model_copy(update=done)})
+        # the trial's freq_khz is what was asked; the result records what each policy got
+        finished = self._run(trial, context.model_copy(update={"freq_applied_khz": freq_set}))
         return Launched(finished, waited, freq_set)
 
-    def _run(self, trial: Trial) -> FinishedTrial:
+    def _run(self, trial: Trial, context: LaunchContext) -> FinishedTrial:
         runner = self.runner or launch_trial.run_trial
         if not self.contain_errors:
-            return runner(trial, target=self.target, sample=self.sample)
+            return runner(trial, target=self.target, sample=self.sample, context=context)
         try:
-            return runner(trial, target=self.target, sample=self.sample)
+            return runner(trial, target=self.target, sample=self.sample, context=context)
         except Exception as exc:  # KeyboardInterrupt is not an Exception: it ends the session
             text = str(exc).strip()
             reason = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
-            return FinishedTrial(result=failed_result(trial, launch_trial.new_trial_id(), "error", reason, [], {}))
+            context = context.model_copy(update={"target": self.target.name})
+            result = failed_result(trial, launch_trial.new_trial_id(), "error", reason, [], {}, context)
+            return FinishedTrial(result=result)
 
     def keep(self, finished: FinishedTrial, then: Callable[[], None] | None = None) -> None:
         """Store ``finished`` (a store that fails now keeps it in a rescue file and raises ``NotStored``), then call

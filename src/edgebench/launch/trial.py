@@ -19,6 +19,7 @@ from edgebench.launch.agents import command_counter_tool, run_on_target
 from edgebench.measure.notes import thread_oversubscription
 from edgebench.measure.trial import measure
 from edgebench.records.finished import FinishedTrial
+from edgebench.records.launch import LaunchContext
 from edgebench.records.trial import Trial
 from edgebench.targets import Target, open_target
 from edgebench.targets.base import LocalCountersTarget
@@ -69,15 +70,21 @@ def check_device_present(trial: Trial, target: Target | None = None, field: str 
 
 
 def run_trial(
-    trial: Trial, *, target: Target | None = None, sysfs_root: str = "/", sample: bool = True
+    trial: Trial,
+    *,
+    target: Target | None = None,
+    sysfs_root: str = "/",
+    sample: bool = True,
+    context: LaunchContext | None = None,
 ) -> FinishedTrial:
-    """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return it finished;
+    """Run ``trial`` on ``target`` (default: this machine, its files under ``sysfs_root``) and return it finished,
+    recorded with ``context`` (its place in a sweep, its repeat, the clocks pinned for it) and the target's name;
     failures come back as a result with a status."""
     target = target or open_target(sysfs_root=sysfs_root)
     check_device_present(trial, target)  # before the target starts anything: a missing device is a usage error
     bundle = run_on_target(target, resolve_placement(trial, target), sample=sample)
-    result = measure(bundle, new_trial_id()).model_copy(update={"target": target.name})
-    return FinishedTrial.from_bundle(result, bundle)
+    context = (context or LaunchContext()).model_copy(update={"target": target.name})
+    return FinishedTrial.from_bundle(measure(bundle, new_trial_id(), context), bundle)
 
 
 def remeasure(finished: FinishedTrial) -> FinishedTrial:
@@ -92,7 +99,7 @@ def remeasure(finished: FinishedTrial) -> FinishedTrial:
         raise ValueError(f"trial {finished.trial_id} does not keep its run (stored by an older edgebench, or it "
                          "never reached a device): it cannot be measured again")  # fmt: skip
     old = finished.result
-    again = measure(bundle, old.trial_id).model_copy(
-        update={"target": old.target, "sweep": old.sweep, "started_at": old.started_at}
-    )
+    context = LaunchContext(target=old.target, sweep=old.sweep, repeat=old.repeat,
+                            freq_applied_khz=old.cpu.freq_applied_khz)  # fmt: skip
+    again = measure(bundle, old.trial_id, context).model_copy(update={"started_at": old.started_at})
     return finished.model_copy(update={"result": again})

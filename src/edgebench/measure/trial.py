@@ -43,6 +43,7 @@ from edgebench.records.events import (
     measured_phase,
     steps_of,
 )
+from edgebench.records.launch import LaunchContext
 from edgebench.records.result import (
     Cpu,
     CpuUtil,
@@ -72,12 +73,13 @@ def durations_ms(steps: Sequence[Step]) -> np.ndarray:
     return np.array([(s.end_ns - s.start_ns) / 1e6 for s in steps], dtype=np.float64)
 
 
-def measure(bundle: TrialBundle, trial_id: str) -> TrialResult:
-    """The result of a bundled trial: measured when it ran to its end, else failed with its status and reason."""
+def measure(bundle: TrialBundle, trial_id: str, context: LaunchContext | None = None) -> TrialResult:
+    """The result of a bundled trial: measured when it ran to its end, else failed with its status and reason;
+    ``context`` (where it ran, its place in a sweep, its repeat, the clocks pinned for it) is recorded with it."""
     trial, events, meta = bundle.trial, bundle.events, bundle.sampler_meta
     if bundle.failure is None:
         samples = parse_samples(bundle.samples_csv, meta) if meta and bundle.samples_csv is not None else None
-        result = build_result(trial, trial_id, events, samples, bundle.env, bundle.throttle_reference)
+        result = build_result(trial, trial_id, events, samples, bundle.env, bundle.throttle_reference, context)
         if bundle.spans_json is not None:
             summary = trace_summary(SpanTable.from_json(bundle.spans_json), events)
             result = result.model_copy(update={"trace_summary": summary})
@@ -87,17 +89,23 @@ def measure(bundle: TrialBundle, trial_id: str) -> TrialResult:
         error = first(events, Error)
         worker_peak = error.peak_memory_bytes if error else None
         status, reason, peak = budget_outcome(status, reason, trial.memory_budget_bytes, bundle.watch, worker_peak)
-    result = failed_result(trial, trial_id, status, reason, events, bundle.env)  # type: ignore[arg-type]
+    result = failed_result(trial, trial_id, status, reason, events, bundle.env, context)  # type: ignore[arg-type]
     if peak is not None:
         memory = result.memory.model_copy(update={"peak_bytes": peak, "peak_source": "vmhwm"})
         result = result.model_copy(update={"memory": memory})
     return result
 
 
-def _base(trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event]) -> dict[str, Any]:
+def _base(
+    trial: Trial, trial_id: str, env: dict[str, Any], events: list[Event], context: LaunchContext | None
+) -> dict[str, Any]:
     """What every result of ``trial`` holds, whether it ran to its end or not."""
     ready = first(events, Ready) or Ready()
+    context = context or LaunchContext()
     return {
+        "target": context.target,
+        "sweep": context.sweep,
+        "repeat": context.repeat,
         "trial_id": trial_id,
         "trial": trial,
         "quantization": ready.quantization,
@@ -146,6 +154,7 @@ def failed_result(
     reason: str,
     events: EventsLike,
     env: dict[str, Any],
+    context: LaunchContext | None = None,
 ) -> TrialResult:
     """A trial that did not run to its end; ``stopped_by`` says what ended the measured phase and after how many
     of its steps, so no summary claims steps that were never measured."""
@@ -157,7 +166,8 @@ def failed_result(
         reason=reason,
         stopped_by=stopped_by,
         latency=Latency(measured_steps=measured),
-        **_base(trial, trial_id, env, events),
+        cpu=Cpu(freq_applied_khz=context.freq_applied_khz if context else None),
+        **_base(trial, trial_id, env, events, context),
     )
 
 
@@ -185,6 +195,7 @@ def build_result(
     samples: Samples | None,
     env: dict[str, Any],
     throttle_reference: ThrottleReference | None = None,
+    context: LaunchContext | None = None,
 ) -> TrialResult:
     """The measurements of a trial that ran to its end, from its step events and its sensor samples.
 
@@ -199,7 +210,7 @@ def build_result(
     done = first(events, Done)
     assert done is not None, "a trial that ran to its end has a done event"
     step_ms = durations_ms(train)
-    fields = _base(trial, trial_id, env, events)
+    fields = _base(trial, trial_id, env, events, context)
     notes: list[str] = fields.pop("measurement_notes") or []
     # Steps shorter than the clock's resolution (a --command workload stamped on /proc/uptime's 10 ms) sum to 0:
     # the throughput is then unknown, not infinite.
@@ -222,7 +233,7 @@ def build_result(
         notes.append("the tool printed its mean step time but not how many steps it averages: one figure, no count")
     if trial.command is not None and batch is not None and batch != trial.batch_size:
         fields["trial"] = trial.model_copy(update={"batch_size": batch})  # the batch the workload printed it ran
-    cpu: dict[str, Any] = {}
+    cpu: dict[str, Any] = {"freq_applied_khz": context.freq_applied_khz if context else None}
     n_cores = _cores_of(trial, fields["device"])
     infer = steps_of(events, "infer")
     if infer:

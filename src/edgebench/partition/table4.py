@@ -11,8 +11,12 @@ saving is of measured device times.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from pydantic import ConfigDict, Field
 
+from edgebench.measure.repeats import configuration_interval
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.solver import Objective
 from edgebench.records.model import Record
@@ -35,6 +39,14 @@ class Table4Row(Record):
     #: ``measured`` or ``estimated`` (energy), ``measured`` (latency): what the device column rests on.
     basis: str
     source: str
+    #: The saving over the repeats of the trial's configuration (each a fresh worker process, disturbed ones left
+    #: out): their count, and the 95% t interval of the mean saving where there are two or more (then
+    #: ``saving_pct`` is that mean).  One repeat: no interval, a saving one process cannot vouch for.
+    repeats: int = 1
+    saving_low_pct: float | None = None
+    saving_high_pct: float | None = None
+    #: Where the repeats do not all pick one partition point: how many picked each (else None).
+    points_picked: dict[str, int] | None = None
 
 
 class Table4(Record):
@@ -58,27 +70,58 @@ def basis_of(analysis: PartitionAnalysis) -> str:
     return "measured" if source.startswith("measured") else "estimated"
 
 
-def row_of(device: str, trial_id: str, analysis: PartitionAnalysis) -> Table4Row:
+def _saving(analysis: PartitionAnalysis) -> float | None:
+    objective = analysis.objective
+    mobile, best = analysis.mobile_only.value(objective), analysis.best.value(objective)
+    return None if mobile is None or best is None or mobile <= 0 else (mobile - best) / mobile * 100
+
+
+def _point(analysis: PartitionAnalysis) -> str:
+    point = analysis.best
+    return {"mobile-only": "mobile only", "cloud-only": "cloud only"}.get(point.kind, point.layer)
+
+
+def row_of(
+    device: str, trial_id: str, analysis: PartitionAnalysis, repeats: Sequence[PartitionAnalysis] = ()
+) -> Table4Row:
+    """One device's row from its trial's analysis; ``repeats``: the analyses of each undisturbed repeat of the
+    trial's configuration (its own included), whose savings give the row's interval and whose picks must agree."""
     objective = analysis.objective
     mobile, cloud, best = (p.value(objective) for p in (analysis.mobile_only, analysis.cloud_only, analysis.best))
     if mobile is None or cloud is None or best is None:
         raise ValueError(f"{device}: trial {trial_id} has no {objective} figure at every point")
-    point = analysis.best
-    where = {"mobile-only": "mobile only", "cloud-only": "cloud only"}.get(point.kind, point.layer)
-    saving = (mobile - best) / mobile * 100 if mobile > 0 else None
+    saving, low, high = _saving(analysis), None, None
+    savings = [v for a in repeats if (v := _saving(a)) is not None]
+    interval = configuration_interval(savings) if len(savings) >= 2 else None
+    if interval is not None:
+        saving, low, high = interval.estimate, interval.low, interval.high
+    picked = Counter(_point(a) for a in repeats)
     source = analysis.mobile_source if objective == "latency" else (analysis.energy_source or "")
     return Table4Row(device=device, trial_id=trial_id, mobile_only=mobile, cloud_only=cloud, mobile_cloud=best,
-                     saving_pct=saving, partition_point=where, basis=basis_of(analysis), source=source)  # fmt: skip
+                     saving_pct=saving, partition_point=_point(analysis), basis=basis_of(analysis), source=source,
+                     repeats=max(1, len(savings)), saving_low_pct=low, saving_high_pct=high,
+                     points_picked=dict(picked) if len(picked) > 1 else None)  # fmt: skip
 
 
-def table4(analyses: list[tuple[str, str, PartitionAnalysis]], notes: list[str] | None = None) -> Table4:
-    """The table of ``(device label, trial id, analysis)``, one row each, in the order given."""
+def table4(
+    analyses: list[tuple[str, str, PartitionAnalysis]],
+    notes: list[str] | None = None,
+    repeats: dict[str, list[PartitionAnalysis]] | None = None,
+) -> Table4:
+    """The table of ``(device label, trial id, analysis)``, one row each, in the order given; ``repeats``: by
+    device, the analyses of each undisturbed repeat of its trial's configuration."""
     if not analyses:
         raise ValueError("no device to tabulate")
     first = analyses[0][2]
-    rows = [row_of(device, trial_id, a) for device, trial_id, a in analyses]
+    rows = [row_of(device, trial_id, a, (repeats or {}).get(device, ())) for device, trial_id, a in analyses]
     notes = list(notes or [])
     for row in rows:
+        if row.points_picked:
+            picks = ", ".join(f"{p} in {n}" for p, n in sorted(row.points_picked.items(), key=lambda x: -x[1]))
+            notes.append(f"{row.device}: no clear best partition point: its {row.repeats} repeats picked {picks}")
+        elif row.repeats == 1:
+            notes.append(f"{row.device}: one repeat: its saving and point come from one process, which run-to-run "
+                         "variance can move (--repeats 3 on the traced trial gives an interval)")  # fmt: skip
         if row.saving_pct is None:
             notes.append(
                 f"warning: {row.device}: its device {first.objective} is 0 (power never above its idle baseline: a "

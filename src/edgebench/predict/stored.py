@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from edgebench.errors import UsageError
+from edgebench.measure.trust import disturbances
 from edgebench.predict.observations import Observation, observation_of, with_plan
 from edgebench.records.result import TrialResult
 
@@ -115,6 +116,9 @@ def load_observations(store_path: Path | None, selection: Selection) -> tuple[li
         selected, others = one_device(selected, selection)
         skipped += others
         for result in selected:
+            if why := disturbances(result):  # a busy device's layer times would teach the models its load
+                skipped.append(f"trial {result.trial_id} left out: disturbed ({'; '.join(why)})")
+                continue
             try:
                 found.append(observation_of(StoredTrial.of(finished_of(store, result))))
             except ValueError as exc:

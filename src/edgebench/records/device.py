@@ -16,9 +16,10 @@ from pydantic import ConfigDict, Field, JsonValue, ValidationError
 from edgebench.records.model import Record
 
 #: What :func:`edgebench.host.environment.host_environment` records of a device, all together (some possibly null).
+#: ``sensor_source`` is not one: edgebench derives it from ``sysfs_root``, and a record that predates it keeps none.
 _HOST_FACTS = (
     "hostname", "cpu_model", "cpu_count", "cores_online", "cores_allowed", "governors", "freq_max_khz",
-    "mem_total_bytes", "machine", "kernel", "os", "python", "sysfs_root", "sensor_source",
+    "mem_total_bytes", "machine", "kernel", "os", "python", "sysfs_root",
 )  # fmt: skip
 
 

@@ -117,6 +117,23 @@ class SweepInfo(Record):
     cooldown_by: str | None = None
 
 
+class Repeat(Record):
+    """Which independent repeat of its configuration a trial is (``--repeats``): each repeat is a trial of the same
+    :class:`Trial` in a fresh worker process, so the spread between repeats is the run-to-run variance one process
+    cannot see (memory layout, clock, neighbours).  The repeats of a configuration within one sweep (or plan) are its
+    repeat group: they share the sweep and ``config_key``."""
+
+    #: The configuration's key (:func:`~edgebench.records.trial.configuration_key`), the same for each repeat.
+    config_key: str
+    #: 0 for the first repeat.
+    index: int
+    #: The repeats planned for the configuration when this one ran (``auto`` plans more as the spread asks).
+    planned: int
+    #: The seed of the random order the run interleaved its configurations' repeats in; None: run in the plan's
+    #: order (one configuration, or one repeat each).
+    order_seed: int | None = None
+
+
 class AccuracyPoint(Record):
     """One evaluation on held-out data: after ``step`` measured steps, ``elapsed_s`` after the first step began."""
 
@@ -416,6 +433,8 @@ class TrialResult(Record):
     #: imported trial holds what that tool measured and nothing else.
     imported_from: str | None = None
     sweep: SweepInfo | None = None
+    #: Which repeat of its configuration this trial is (None: a trial run once, outside ``--repeats``).
+    repeat: Repeat | None = None
     #: What distorts this measurement, each with its number (threads beyond the cores, a sampler taking much of a
     #: core); null when nothing did.
     measurement_notes: list[str] | None = None

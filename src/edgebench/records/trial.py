@@ -8,6 +8,8 @@ bundle or a stored result reads back on a machine without the model's module.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -65,7 +67,7 @@ class Trial(Record):
     #: Cores the worker (all its threads) may run on; ``None`` means every core this process may use.
     cores: tuple[int, ...] | None = None
     #: The hex mask ``cores`` was typed as (``0f``), kept for the MNN-based suite's folder names; it names the same
-    #: cores as ``cores``, so it is no part of what the trial measures (``trial_key`` leaves it out).
+    #: cores as ``cores``, so it is no part of what the trial measures (:func:`configuration_key` leaves it out).
     cores_mask: str | None = None
     input_shape: tuple[PositiveInt, ...] | None = None
     num_classes: PositiveInt | None = None
@@ -109,6 +111,11 @@ class Trial(Record):
     #: ``sh`` (a ``--command`` trial's device-side script loop), or ``auto``: native for a ``--command`` trial on
     #: a remote device where a build fits (else sh), the Python sampler for edgebench's own workloads.
     sampler: Literal["auto", "native", "sh"] = "auto"
+    #: How many independent repeats of this configuration run, each a trial in a fresh worker process (a fresh agent
+    #: on a remote target), their figures and decisions taken across them; ``auto``: as many as the configuration's
+    #: measured run-to-run spread needs (:func:`edgebench.measure.repeats.repeats_needed`).  How often a
+    #: configuration runs is no part of what one trial measures: :func:`configuration_key` leaves it out.
+    repeats: PositiveInt | Literal["auto"] = 1
 
     @model_validator(mode="before")
     @classmethod
@@ -236,6 +243,19 @@ class Trial(Record):
         """Fill in cores and threads for this host: all allowed cores, one thread per core, unless given."""
         cores = self.cores or allowed
         return self.model_copy(update={"cores": cores, "threads": self.threads or len(cores)})
+
+
+#: Fields that are no part of what a trial measures: ``cores_mask`` names the same cores as ``cores``, ``repeats``
+#: says how often the configuration runs.
+NOT_MEASURED = frozenset({"cores_mask", "repeats"})
+
+
+def configuration_key(trial: Trial) -> str:
+    """16 hex digits of SHA-256 over the fields that differ from their defaults, :data:`NOT_MEASURED` left out: the
+    configuration's key, the same for each of its repeats and stable as fields with defaults are added (a sweep's
+    planned keys, the store's ``config_key``)."""
+    fields = trial.model_dump(mode="json", exclude_defaults=True, exclude=set(NOT_MEASURED))
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def check_device(device: str) -> str:

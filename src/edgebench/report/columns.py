@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from edgebench.host.cpuset import format_mask
+from edgebench.measure.repeats import repeat_label
 from edgebench.records.result import TrialResult
 from edgebench.report.sweep_summary import _energy_per_sample_j
 from edgebench.units import MIB
@@ -32,6 +33,7 @@ SUMMARY_COLUMNS = (
     Column("threads", "threads", 0),
     Column("cores", "cores (mask)", None),
     Column("freq_mhz", "CPU MHz (applied)", 1),
+    Column("repeat", "repeat", None),
     Column("step_ms", "step ms", 3),
     Column("step_ci95_ms", "± 95% CI ms", 3),
     Column("throughput_sps", "samples/s", 2),
@@ -58,6 +60,7 @@ def summary_values(r: TrialResult) -> dict[str, str | float | int | None]:
         "threads": r.trial.threads,
         "cores": (r.trial.cores_mask or format_mask(r.trial.cores)) if r.trial.cores else None,
         "freq_mhz": r.applied_freq_khz / 1e3 if r.applied_freq_khz else None,
+        "repeat": repeat_label(r),
         "step_ms": s.mean if s else None,
         "step_ci95_ms": s.ci95 if s else None,
         "throughput_sps": r.latency.throughput_sps,

@@ -1,35 +1,40 @@
-"""Comparing two trials, two sweeps or two devices: each measurement side by side, the ratio, and significance.
+"""Comparing two trials, two configurations, two sweeps or two devices: each measurement side by side, the ratio,
+and a decision taken where the variance lives.
 
-Significance is decided as pyperf does, with a two-sample t-test on the individual values, here every measured
-step time (Welch's test: the two sides need not have the same variance); a difference is significant when
-p < 0.05.  Measurements that are one number per trial (memory, utilization, energy) get a ratio but no test.
+A decision rests on repeats, one value per fresh worker process (:mod:`edgebench.measure.repeats`: Welch's t on the
+logarithm of the repeats' median step times), never on the steps of one process: those are autocorrelated and share
+their process's offset, so a test over them called almost any two processes of one configuration different.  Two
+single trials get their ratios and the plain statement that one process per side cannot separate a difference from
+run-to-run variance, with no p-value.  A trial whose hygiene check failed (:func:`~edgebench.measure.trust.
+disturbances`) is left out of a decision with a note, or the decision is ``inconclusive: k of n trials disturbed``.
+Each side's warnings and every setting in which A and B differ are printed with the comparison.
 
 Groups (sweeps, devices) are matched configuration by configuration: trials with the same model, batch size,
 threads, core mask, frequency and precision are compared (devices: model, batch size, threads and precision, since
-core numbers mean different cores on different devices).  When a side holds several trials of one configuration,
-their step times are pooled (as pyperf pools the values of all its runs) and the other measurements averaged.
-The summary is the geometric mean of the step-time ratios over the matched configurations.
+core numbers mean different cores on different devices); the trials of one configuration on a side are its repeats.
+Two sweeps of one configuration each (two ``run --repeats``) are compared with each other whatever they differ in.
+The summary is the geometric mean of the ratios over the matched configurations.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import numpy as np
 
 from edgebench.errors import UsageError
 from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.markup import rich_text
-from edgebench.records.events import measured_phase, parse_events, steps_of
+from edgebench.measure.repeats import ALPHA, TEST, Difference, by_configuration, compare_results, step_median_ms
+from edgebench.measure.trust import disturbances
 from edgebench.records.result import TrialResult
+from edgebench.records.trial import NOT_MEASURED, Trial
+from edgebench.report.fit import keep_whole
 from edgebench.store import Store
 from edgebench.units import MIB
 
 Kind = Literal["trial", "sweep", "device"]
-ALPHA = 0.05
 MATCH_FIELDS = ("model", "batch_size", "threads", "mask", "freq_khz", "precision", "mode", "backend")
 DEVICE_MATCH_FIELDS = ("model", "batch_size", "threads", "precision", "mode", "backend")
 #: What makes two trials different work, not the same work measured twice: a pair differing in one is marked.
@@ -56,6 +61,27 @@ def unlike_warning(a: TrialResult, b: TrialResult) -> str | None:
     )
 
 
+def _shown(name: str, value: Any) -> str:
+    if name == "cores" and value:
+        return f"{format_cpu_list(value)} (mask {format_mask(value)})"
+    return "default" if value is None else str(value)
+
+
+def setting_differences(a: Iterable[Trial], b: Iterable[Trial], *, skip: Iterable[str] = ()) -> list[str]:
+    """Every Trial setting in which the trials of A and of B differ (``cores: 0 (mask 1) vs 1 (mask 2)``), each
+    side's values listed where a side holds several; ``skip``: fields already shown elsewhere."""
+    trials_a, trials_b = list(a), list(b)
+    out = []
+    for name in Trial.model_fields:
+        if name in NOT_MEASURED or name in skip:
+            continue
+        values_a = sorted({_shown(name, getattr(t, name)) for t in trials_a})
+        values_b = sorted({_shown(name, getattr(t, name)) for t in trials_b})
+        if values_a != values_b:
+            out.append(f"{name}: {', '.join(values_a)} vs {', '.join(values_b)}")
+    return out
+
+
 @dataclass(frozen=True)
 class Side:
     ref: str
@@ -65,6 +91,10 @@ class Side:
     @property
     def title(self) -> str:
         return f"{self.kind} {self.ref}"
+
+    @property
+    def configurations(self) -> int:
+        return len(by_configuration(self.results))
 
 
 def resolve(store: Store, ref: str) -> Side:
@@ -82,47 +112,24 @@ def resolve(store: Store, ref: str) -> Side:
     raise UsageError(ref, f"no sweep, trial id or hostname in {store.path} matches it")
 
 
-def step_times_ms(store: Store, trial_id: str, phase: str = "train") -> np.ndarray:
-    steps = steps_of(parse_events(store.series(trial_id, "events")), phase)
-    return np.asarray([(s.end_ns - s.start_ns) / 1e6 for s in steps], dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Ratio B/A of the means and, where per-step values exist, Welch's t-test on them."""
-
-    ratio: float | None
-    p_value: float | None = None
-
-    @property
-    def significant(self) -> bool | None:
-        return None if self.p_value is None else self.p_value < ALPHA
-
-    def text(self, lower_is_better: bool = True) -> str:
-        if self.ratio is None or self.p_value is None:
-            return "-"
-        if not self.significant:
-            return f"not significant (p={self.p_value:.2g})"
-        slower = self.ratio > 1 if lower_is_better else self.ratio < 1
-        factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
-        return f"{factor:.2f}x {'slower' if slower else 'faster'} (p={self.p_value:.2g})"
-
-
-def welch(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Two-sided p-value of Welch's t-test; ``None`` when either side has fewer than two values or no spread."""
-    from scipy import stats
-
-    if len(a) < 2 or len(b) < 2:
-        return None
-    if np.std(a) == 0 and np.std(b) == 0:
-        return 0.0 if a.mean() != b.mean() else 1.0
-    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-
-
 def ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or a == 0 or math.isnan(a) or math.isnan(b):
         return None
     return b / a
+
+
+def short(d: Difference | None) -> str:
+    """A decision in a table cell: ``1.16x slower (p=1.4e-07)``, ``no clear difference (p=0.74)``, ``one process
+    each``, ``inconclusive: 2 of 10 trials disturbed``; the long form goes under the table."""
+    if d is None or d.ratio is None:
+        return "-"
+    if d.answer.startswith("inconclusive"):
+        return d.answer.split(" (", 1)[0]
+    if d.p_value is None:
+        return "one process each" if "one process" in d.answer else d.answer
+    if d.direction is None:
+        return f"no clear difference (p={d.p_value:.2g})"
+    return f"{d.ratio if d.ratio >= 1 else 1 / d.ratio:.2f}x {d.direction} (p={d.p_value:.2g})"
 
 
 @dataclass(frozen=True)
@@ -130,17 +137,17 @@ class Measure:
     name: str
     get: Callable[[TrialResult], float | None]
     fmt: str = "{:.2f}"
-    #: the event phase whose step times back a t-test, if any
-    phase: str | None = None
     lower_is_better: bool = True
+    #: The step measure a decision is taken on (one per comparison).
+    decides: bool = False
 
 
 MEASURES = (
-    Measure("train step mean (ms)", lambda r: r.latency.step_ms.mean if r.latency.step_ms else None, phase="train"),
-    Measure("train step median (ms)", lambda r: r.latency.step_ms.median if r.latency.step_ms else None),
-    Measure("train step p95 (ms)", lambda r: r.latency.step_ms.p95 if r.latency.step_ms else None),
+    Measure("step median (ms)", step_median_ms, decides=True),
+    Measure("step mean (ms)", lambda r: r.latency.step_ms.mean if r.latency.step_ms else None),
+    Measure("step p95 (ms)", lambda r: r.latency.step_ms.p95 if r.latency.step_ms else None),
     Measure("throughput (samples/s)", lambda r: r.latency.throughput_sps, "{:.1f}", lower_is_better=False),
-    Measure("inference mean (ms)", lambda r: r.latency.infer_ms.mean if r.latency.infer_ms else None, phase="infer"),
+    Measure("inference mean (ms)", lambda r: r.latency.infer_ms.mean if r.latency.infer_ms else None),
     Measure("cpu util mean (%)", lambda r: r.cpu.util_pct.mean if r.cpu.util_pct else None, "{:.1f}"),
     Measure("worker cpu (%)", lambda r: r.cpu.process_pct, "{:.0f}"),
     Measure("peak memory (MiB)", lambda r: r.memory.peak_bytes / MIB if r.memory.peak_bytes else None, "{:.1f}"),
@@ -158,12 +165,14 @@ MEASURES = (
 
 @dataclass
 class Row:
-    """One measurement (trial comparison) or one configuration (group comparison)."""
+    """One measurement (trial comparison) or one configuration (group comparison): both sides as shown, the ratio
+    B/A and, on the row a decision is taken on, the decision."""
 
     label: str
     a: str
     b: str
-    verdict: Verdict
+    ratio: float | None
+    decision: Difference | None = None
     lower_is_better: bool = True
     extra: dict[str, float | None] = field(default_factory=dict)
 
@@ -173,25 +182,19 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def compare_trials(store: Store, a: TrialResult, b: TrialResult) -> list[Row]:
+def compare_trials(a: TrialResult, b: TrialResult) -> list[Row]:
+    """Two trials measurement by measurement; the step median's row carries the decision, which for one process
+    per side is that none can be taken (or ``inconclusive`` where a side is disturbed)."""
     rows = []
     for m in MEASURES:
         va, vb = m.get(a), m.get(b)
         if va is None and vb is None:
             continue
-        p = None
-        if m.phase is not None:
-            phase_a, phase_b = _phase(m.phase, a), _phase(m.phase, b)
-            p = welch(step_times_ms(store, a.trial_id, phase_a), step_times_ms(store, b.trial_id, phase_b))
+        decision = compare_results([a], [b], m.get, lower_is_better=m.lower_is_better) if m.decides else None
         shown_a = m.fmt.format(va) if va is not None else "-"
         shown_b = m.fmt.format(vb) if vb is not None else "-"
-        rows.append(Row(m.name, shown_a, shown_b, Verdict(ratio(va, vb), p), m.lower_is_better))
+        rows.append(Row(m.name, shown_a, shown_b, ratio(va, vb), decision, m.lower_is_better))
     return rows
-
-
-def _phase(phase: str, r: TrialResult) -> str:
-    """The events behind a step measure: an inference trial's measured steps are its ``infer`` passes."""
-    return measured_phase(r.trial.mode) if phase == "train" else phase
 
 
 def match_key(r: TrialResult, fields: tuple[str, ...]) -> tuple[Any, ...]:
@@ -227,9 +230,24 @@ class GroupComparison:
     only_b: int
     geometric_mean: float | None
     fields: tuple[str, ...]
+    #: Settings in which the paired configurations of A and B differ beyond the fields they are paired on.
+    differences: list[str] = field(default_factory=list)
+    #: The decisions' notes: trials left out as disturbed, per configuration.
+    notes: list[str] = field(default_factory=list)
 
 
-def compare_groups(store: Store, a: Side, b: Side, fields: tuple[str, ...]) -> GroupComparison:
+def _figure(results: list[TrialResult]) -> str:
+    """A side of one configuration: the mean of its repeats' medians, with how many repeats it rests on."""
+    ok = [v for r in results if r.ok and (v := step_median_ms(r)) is not None]
+    if not ok:
+        return "-"
+    return f"{sum(ok) / len(ok):.3g} ({len(ok)})"
+
+
+def compare_groups(a: Side, b: Side, fields: tuple[str, ...]) -> GroupComparison:
+    """Two groups configuration by configuration (a configuration's trials on a side are its repeats); two sides
+    of one configuration each are compared with each other whatever ``fields`` say."""
+
     def grouped(side: Side) -> dict[tuple[Any, ...], list[TrialResult]]:
         out: dict[tuple[Any, ...], list[TrialResult]] = {}
         for r in side.results:
@@ -237,83 +255,136 @@ def compare_groups(store: Store, a: Side, b: Side, fields: tuple[str, ...]) -> G
         return out
 
     ga, gb = grouped(a), grouped(b)
-    shared = [k for k in ga if k in gb]
-    rows, ratios = [], []
-    for key in shared:
-        steps_a = np.concatenate([step_times_ms(store, r.trial_id) for r in ga[key]])
-        steps_b = np.concatenate([step_times_ms(store, r.trial_id) for r in gb[key]])
-        mean_a = float(steps_a.mean()) if len(steps_a) else _mean([r.latency.step_ms.mean for r in ga[key]])
-        mean_b = float(steps_b.mean()) if len(steps_b) else _mean([r.latency.step_ms.mean for r in gb[key]])
-        verdict = Verdict(ratio(mean_a, mean_b), welch(steps_a, steps_b))
-        if verdict.ratio is not None:
-            ratios.append(verdict.ratio)
+    if a.configurations == 1 and b.configurations == 1 and list(ga) != list(gb):  # configuration vs configuration
+        (ka, ra), (kb, rb) = next(iter(ga.items())), next(iter(gb.items()))
+        same = [(f, x) for f, x, y in zip(fields, ka, kb, strict=True) if x == y]
+        shared = key_label(tuple(x for _, x in same), tuple(f for f, _ in same))
+        pairs = [(f"{shared} (A vs B)".strip(), ra, rb)]
+        only_a = only_b = 0
+    else:
+        shared = [k for k in ga if k in gb]
+        pairs = [(key_label(k, fields), ga[k], gb[k]) for k in shared]
+        only_a, only_b = len(ga) - len(shared), len(gb) - len(shared)
+    rows, ratios, notes = [], [], []
+    for label, ra, rb in pairs:
+        decision = compare_results(ra, rb)
+        if decision.ratio is not None:
+            ratios.append(decision.ratio)
+        notes += [f"{label}: {n}" for n in decision.notes]
+        if decision.answer.startswith("inconclusive"):
+            notes.append(f"{label}: {decision.answer}")
         extra = {}
         for name, getter in (
             ("throughput", lambda r: r.latency.throughput_sps),
             ("peak memory", lambda r: r.memory.peak_bytes),
             ("energy", lambda r: r.energy.energy_j),
         ):
-            extra[name] = ratio(_mean([getter(r) for r in ga[key]]), _mean([getter(r) for r in gb[key]]))
-        n_a, n_b = len(ga[key]), len(gb[key])
-        rows.append(
-            Row(
-                key_label(key, fields),
-                f"{mean_a:.2f}" + (f" ({n_a} trials)" if n_a > 1 else ""),
-                f"{mean_b:.2f}" + (f" ({n_b} trials)" if n_b > 1 else ""),
-                verdict,
-                extra=extra,
-            )
-        )
+            extra[name] = ratio(_mean([getter(r) for r in ra]), _mean([getter(r) for r in rb]))
+        rows.append(Row(label, _figure(ra), _figure(rb), decision.ratio, decision, extra=extra))
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
-    return GroupComparison(rows, len(ga) - len(shared), len(gb) - len(shared), geo, fields)
+    differences = setting_differences([r.trial for _, ra, _ in pairs for r in ra],
+                                      [r.trial for _, _, rb in pairs for r in rb])  # fmt: skip
+    return GroupComparison(rows, only_a, only_b, geo, fields, differences, notes)
+
+
+def warnings_of(side: Side) -> list[str]:
+    """Each of a side's trials that is disturbed or carries a hygiene warning, in one line each."""
+    lines = []
+    for r in side.results:
+        why = disturbances(r)
+        if why:
+            lines.append(f"trial {r.trial_id}: disturbed: {'; '.join(why)}")
+        elif r.hygiene is not None and r.hygiene.warning:
+            lines.append(f"trial {r.trial_id}: {r.hygiene.warning}")
+    return lines
+
+
+def decision_json(d: Difference | None) -> dict[str, object]:
+    if d is None:
+        return {}
+    return {"ratio_low": d.low, "ratio_high": d.high, "p_value": d.p_value, "test": d.test,
+            "significant": d.significant, "repeats_a": d.n_a, "repeats_b": d.n_b, "decision": d.answer,
+            "notes": d.notes}  # fmt: skip
 
 
 def row_json(r: Row) -> dict[str, object]:
-    """One row of ``compare --json``: its label, both sides, the ratio and the t-test."""
+    """One row of ``compare --json``: its label, both sides, the ratio and, where one is taken, the decision (its
+    test and p-value; none for one process per side)."""
     return {
         "label": r.label,
         "a": r.a,
         "b": r.b,
-        "ratio": r.verdict.ratio,
-        "p_value": r.verdict.p_value,
-        "significant": r.verdict.significant,
+        "ratio": r.ratio,
+        **decision_json(r.decision),
         **({"ratios": r.extra} if r.extra else {}),
     }
 
 
+def _print_context(a: Side, b: Side, differences: list[str], notes: list[str]) -> None:
+    """Under a comparison: the settings in which A and B differ, each side's warnings, the decisions' notes."""
+    if differences:
+        print("A and B differ in: " + "; ".join(differences))
+    for name, side in (("A", a), ("B", b)):
+        for line in warnings_of(side):
+            print(f"warning: {name}: {line}")
+    for note in notes:
+        print(f"note: {note}")
+
+
 def print_trial_comparison(a: Side, b: Side, rows: list[Row], warning: str | None) -> None:
-    """Two trials: each measurement of B next to A's, the ratio and the t-test; the unlike pair's warning under."""
+    """Two trials: each measurement of B next to A's and the ratio; then what one process per side can decide, the
+    settings they differ in, each side's warnings and the unlike pair's warning."""
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=rich_text(f"A = {a.title}   B = {b.title}"), title_justify="left")
-    for column in ("measurement", "A", "B", "B/A", "t-test on steps"):
-        table.add_column(column, justify="left" if column in ("measurement", "t-test on steps") else "right")
+    for column in ("measurement", "A", "B", "B/A"):
+        table.add_column(column, justify="left" if column == "measurement" else "right")
     for r in rows:
-        shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(r.lower_is_better))))
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, f"{r.ratio:.3f}" if r.ratio is not None else "-")))
     Console().print(table)
+    decision = next((r.decision for r in rows if r.decision is not None), None)
+    if decision is not None:
+        print(f"step time: {decision.answer}")
+    _print_context(a, b, setting_differences([a.results[0].trial], [b.results[0].trial]),
+                   decision.notes if decision else [])  # fmt: skip
+    for name, side in (("A", a), ("B", b)):
+        r = side.results[0]
+        if r.repeat is not None and r.sweep is not None:
+            print(f"note: {name} is repeat {r.repeat.index + 1} of {r.repeat.planned} of its configuration in sweep "
+                  f"{r.sweep.sweep_id}: compare the sweeps to decide from every repeat")  # fmt: skip
     if warning:
         print(f"warning: {warning}")
 
 
 def print_group_comparison(a: Side, b: Side, result: GroupComparison) -> None:
-    """Two groups: each paired configuration's step time, ratios and t-test, their geometric mean, what is unpaired."""
+    """Two groups: each paired configuration's median step time over its repeats, the ratio and the decision,
+    their geometric mean, what is unpaired, then the differing settings, warnings and notes."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table(title=rich_text(f"A = {a.title}   B = {b.title}   (step time, ms)"), title_justify="left")
-    for column in ("configuration", "A", "B", "B/A", "t-test", "samples/s B/A", "memory B/A", "energy B/A"):
-        table.add_column(column, justify="left" if column in ("configuration", "t-test") else "right")
+    title = rich_text(f"A = {a.title}   B = {b.title}\nmedian step time, ms: the mean over the (n) repeats")
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    measured = [name for name in ("throughput", "peak memory", "energy")
+                if any(r.extra.get(name) is not None for r in result.rows)]  # fmt: skip
+    titles = {"throughput": "samples/s B/A", "peak memory": "memory B/A", "energy": "energy B/A"}
+    for column in ("configuration", "A", "B", "B/A", "decision", *(titles[m] for m in measured)):
+        table.add_column(column, justify="left" if column in ("configuration", "decision") else "right")
     for r in result.rows:
-        extra = [f"{v:.3f}" if v is not None else "-" for v in r.extra.values()]
-        shown = f"{r.verdict.ratio:.3f}" if r.verdict.ratio is not None else "-"
-        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, r.verdict.text(), *extra)))
-    console.print(table)
+        extra = [f"{r.extra[m]:.3f}" if r.extra.get(m) is not None else "-" for m in measured]
+        d = r.decision
+        shown = f"{r.ratio:.3f}" if r.ratio is not None else "-"
+        if d is not None and d.low is not None and d.high is not None:
+            shown += f" [{d.low:.3f}, {d.high:.3f}]"
+        table.add_row(*map(rich_text, (r.label, r.a, r.b, shown, short(d), *extra)))
+    console.print(keep_whole(table, "A", "B"))
+    console.print(f"decision: {TEST}, alpha {ALPHA:g}; one repeat on a side decides nothing", soft_wrap=True)
     if result.geometric_mean is not None:
         console.print(f"geometric mean of step-time ratios B/A over {len(result.rows)} configurations: "
                       f"{result.geometric_mean:.3f}")  # fmt: skip
     if result.only_a or result.only_b:
         console.print(rich_text(f"not compared: {result.only_a} configurations only in A, {result.only_b} only in B "
                                 f"(paired on {', '.join(result.fields)})"))  # fmt: skip
+    _print_context(a, b, result.differences, result.notes)

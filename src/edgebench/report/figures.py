@@ -596,11 +596,14 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
         xs, ys = _points_in_order(pts)
         traces.append(Trace(labels[name], xs, ys, kind="line" if varying[name] > 1 else "markers"))
     best = best_per_model(list(results), "latency-first")
-    best_pts = [(r, x_value(r, x), y_value(r, y)) for r in best.values()]
+    best_pts = [(p.result, x_value(p.result, x), y_value(p.result, y)) for p in best.values() if p.clear]
     best_pts = [(r, px, py) for r, px, py in best_pts if px is not None and py is not None]
     if best_pts:
         traces.append(Trace("best per model", [p[1] for p in best_pts], [p[2] for p in best_pts], kind="markers"))
-    notes = ("best per model: lowest time per sample (latency-first), the sweep's own rule",)
+    notes = (
+        "best per model: lowest time per sample (latency-first), the sweep's own rule, marked only where it is "
+        "clear across repeats (--repeats)",
+    )
     return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes)
 
 

@@ -2,9 +2,16 @@
 accuracy change, the best of each column marked.
 
 DNNTune found that no framework wins on every metric; the table shows whether that holds for today's runtimes here.
-Every measured cell is a stored trial (its id is in the cell).  A combination that cannot run (a backend that is
-not registered or not installed, ``--mode train`` on an inference-only runtime, ``int8`` training) is a cell with
-the reason, decided before anything runs; a trial that ran and failed is a cell with its status and reason.
+Every measured cell is one or more stored trials, the repeats of its configuration (``--repeats``), each a fresh
+worker process; its latency is the mean of its repeats' median step times.  A column's best is starred only where it
+is clearly best across repeats (:func:`~edgebench.measure.repeats.best_of`: its interval overlaps no other cell's):
+with one repeat per cell, or overlapping intervals, no star, and a line under the table says so.  A disturbed repeat
+(:func:`~edgebench.measure.trust.disturbances`) never counts.  Accuracy figures (top-1 agreement, accuracy change)
+come from fixed held-out data and do not vary from process to process: their best is the plain best.
+
+A combination that cannot run (a backend that is not registered or not installed, ``--mode train`` on an
+inference-only runtime, ``int8`` training) is a cell with the reason, decided before anything runs; a trial that ran
+and failed is a cell with its status and reason.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from pydantic import ValidationError
 
 from edgebench.errors import located
 from edgebench.markup import rich_text
+from edgebench.measure.repeats import best_of
+from edgebench.measure.trust import left_out_note, split_disturbed
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import Trial
 from edgebench.units import format_size
@@ -30,35 +39,61 @@ class DeviceProbe(Protocol):
 
 @dataclass
 class Cell:
-    """One model x backend x precision: a trial to run, or why there is none; then its result."""
+    """One model x backend x precision: a trial to run, or why there is none; then its repeats' results."""
 
     model: str
     backend: str
     precision: str
     trial: Trial | None = None
     reason: str | None = None
-    result: TrialResult | None = None
+    #: The configuration's repeats (one trial each), in index order.
+    results: list[TrialResult] = field(default_factory=list)
     #: Columns in which this cell is its model's best.
     best: set[str] = field(default_factory=set)
+
+    @property
+    def result(self) -> TrialResult | None:
+        """The cell's representative trial: its first successful repeat (else its first)."""
+        return next((r for r in self.results if r.ok), self.results[0] if self.results else None)
 
     @property
     def measured(self) -> bool:
         return self.result is not None and self.result.ok
 
+    @property
+    def usable(self) -> list[TrialResult]:
+        """The repeats a best pick may rest on: successful and undisturbed."""
+        return split_disturbed([r for r in self.results if r.ok])[0]
+
+    def values(self, column: str) -> list[float]:
+        """One value per usable repeat of ``column``."""
+        return [v for r in self.usable if (v := FIGURES[column](r)) is not None]
+
     def figures(self) -> dict[str, float | None]:
-        """The table's columns; lower is better for all but ``top1_agreement``."""
-        r = self.result
-        if r is None or not r.ok:
-            return dict.fromkeys(COLUMNS)
-        q = r.quantization
-        return {
-            "latency_ms": r.latency.step_ms.mean if r.latency.step_ms else None,
-            "energy_j": r.energy.per_step_j,
-            "peak_memory_bytes": r.memory.peak_bytes,
-            # fp32 is the reference the int8 cells are compared with, so it has no figure of its own here.
-            "top1_agreement": q.top1_agreement if q else None,
-            "accuracy_change": q.accuracy_change if q else None,
-        }
+        """The table's columns, each the mean over the cell's successful repeats; lower is better for all but
+        ``top1_agreement`` and ``accuracy_change``."""
+        ok = [r for r in self.results if r.ok]
+        out: dict[str, float | None] = {}
+        for column, get in FIGURES.items():
+            values = [v for r in ok if (v := get(r)) is not None]
+            out[column] = sum(values) / len(values) if values else None
+        return out
+
+
+def _latency(r: TrialResult) -> float | None:
+    s = r.latency.step_ms
+    return None if s is None else (s.median if s.median is not None else s.mean)
+
+
+#: Each column's figure of one repeat.  fp32 is the reference the int8 cells are compared with, so it has no
+#: accuracy figure of its own.
+FIGURES: dict[str, Callable[[TrialResult], float | None]] = {
+    "latency_ms": _latency,
+    "energy_j": lambda r: r.energy.per_step_j,
+    "peak_memory_bytes": lambda r: r.memory.peak_bytes,
+    "top1_agreement": lambda r: r.quantization.top1_agreement if r.quantization else None,
+    "accuracy_change": lambda r: r.quantization.accuracy_change if r.quantization else None,
+}
 
 
 #: Column -> whether higher is better.
@@ -69,6 +104,10 @@ COLUMNS = {
     "top1_agreement": True,
     "accuracy_change": True,
 }
+#: Columns whose figures come from fixed data (no run-to-run variance): their best is the plain best.
+FIXED = ("top1_agreement", "accuracy_change")
+WORDS = {"latency_ms": "latency", "energy_j": "energy", "peak_memory_bytes": "peak memory",
+         "top1_agreement": "top-1 agreement", "accuracy_change": "accuracy change"}  # fmt: skip
 
 
 def plan_cells(
@@ -101,28 +140,44 @@ def plan_cells(
     return cells
 
 
-def take_results(cells: list[Cell], result_of: Callable[[Trial], TrialResult | None]) -> None:
-    """Give every cell that has a trial its result (a failed one its status as the reason) and mark each model's
-    best per column."""
+def take_results(cells: list[Cell], results_of: Callable[[Trial], list[TrialResult]]) -> list[str]:
+    """Give every cell that has a trial its repeats' results (a cell none of whose repeats ran to its end gets the
+    status as its reason), mark each model's clear best per column, and return why a column has none."""
     for cell in cells:
         if cell.trial is not None:
-            cell.result = result_of(cell.trial)
-            if cell.result is not None and not cell.result.ok:
-                cell.reason = f"{cell.result.status}: {cell.result.reason}"
-    mark_best(cells)
+            cell.results = results_of(cell.trial)
+            if cell.results and not cell.measured:
+                first = cell.results[0]
+                cell.reason = f"{first.status}: {first.reason}"
+    return mark_best(cells)
 
 
-def mark_best(cells: list[Cell]) -> None:
+def mark_best(cells: list[Cell]) -> list[str]:
+    """Star each model's clearly best cell per column (across repeats, disturbed ones left out); return a line for
+    each column of a model where no best is clear, and for cells left out as disturbed."""
+    notes = []
     for model in dict.fromkeys(c.model for c in cells):
         measured = [c for c in cells if c.model == model and c.measured]
+        for c in measured:
+            if note := left_out_note(split_disturbed([r for r in c.results if r.ok])[1], len(c.results)):
+                notes.append(f"{model} {c.backend} {c.precision}: {note}")
         for column, higher in COLUMNS.items():
-            values = [(c.figures()[column], c) for c in measured if c.figures()[column] is not None]
-            if len(values) < 2:
+            candidates = {f"{c.backend} {c.precision}": c.values(column) for c in measured if c.values(column)}
+            if len(candidates) < 2:
                 continue
-            best = max(v for v, _ in values) if higher else min(v for v, _ in values)
-            for value, cell in values:
-                if value == best:
-                    cell.best.add(column)
+            if column in FIXED:
+                means = {k: sum(v) / len(v) for k, v in candidates.items()}
+                best = (max if higher else min)(means.values())
+                chosen = {k for k, v in means.items() if v == best}
+            else:
+                found = best_of(candidates, lower_is_better=not higher, what=WORDS[column])
+                chosen = {found.label} if found.clear else set()
+                if not found.clear:
+                    notes.append(f"{model} {WORDS[column]}: {found.answer}")
+            for c in measured:
+                if f"{c.backend} {c.precision}" in chosen:
+                    c.best.add(column)
+    return notes
 
 
 def energy_reason(cells: list[Cell]) -> str | None:
@@ -142,9 +197,12 @@ def as_json(cells: list[Cell]) -> list[dict[str, Any]]:
             "backend": c.backend,
             "precision": c.precision,
             "trial_id": c.result.trial_id if c.result else None,
+            "trial_ids": [r.trial_id for r in c.results],
+            "repeats": len(c.results),
             "status": c.result.status if c.result else "not run",
             "reason": c.reason,
             **c.figures(),
+            "mean_step_ms": _mean([r.latency.step_ms.mean for r in c.results if r.ok and r.latency.step_ms]),
             "best": sorted(c.best),
             "quantization": c.result.quantization.model_dump() if c.result and c.result.quantization else None,
         }
@@ -152,19 +210,23 @@ def as_json(cells: list[Cell]) -> list[dict[str, Any]]:
     ]
 
 
-def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
-    """The table (best of each model's column in bold, with a star), then the warnings, the energy note and how
-    each int8 model was quantized."""
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def print_table(cells: list[Cell], mode: str, batch_size: int, notes: list[str] = ()) -> None:  # type: ignore[assignment]
+    """The table (the clear best of each model's column in bold, with a star), then why a column has no star, the
+    warnings, the energy note and how each int8 model was quantized."""
     from rich.console import Console
     from rich.table import Table
 
     what = "inference (forward pass)" if mode == "infer" else "training step"
     table = Table(
-        title=f"Frameworks on this device: {what}, batch {batch_size} (best of each model's column in bold *)",
+        title=f"Frameworks on this device: {what}, batch {batch_size} (clear best of each model's column in bold *)",
         title_justify="left",
     )
-    for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("latency ms", "right"),
-                            ("median ms", "right"),
+    for column, justify in (("model", "left"), ("backend", "left"), ("precision", "left"), ("median ms", "right"),
+                            ("mean ms", "right"), ("repeats", "right"),
                             ("energy J", "right"), ("peak memory", "right"), ("top-1 agree", "right"),
                             ("accuracy change", "right"), ("trial / reason", "left")):  # fmt: skip
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
@@ -175,7 +237,7 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
     for c in cells:
         f = c.figures()
         latency = "" if f["latency_ms"] is None else f"{f['latency_ms']:.2f}"
-        median = c.result.latency.step_ms.median if c.measured and c.result and c.result.latency.step_ms else None
+        mean = _mean([r.latency.step_ms.mean for r in c.results if r.ok and r.latency.step_ms])
         energy = "" if f["energy_j"] is None else f"{f['energy_j']:.4f}"
         memory = "" if f["peak_memory_bytes"] is None else format_size(f["peak_memory_bytes"])
         agree = "" if f["top1_agreement"] is None else f"{100 * f['top1_agreement']:.1f}%"
@@ -188,7 +250,8 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             rich_text(c.backend),
             rich_text(c.precision),
             mark(c, "latency_ms", latency),
-            "" if median is None else f"{median:.2f}",
+            "" if mean is None else f"{mean:.2f}",
+            str(len(c.results)) if c.results else "",
             mark(c, "energy_j", energy) if energy else ("-" if c.measured else ""),
             mark(c, "peak_memory_bytes", memory),
             mark(c, "top1_agreement", agree),
@@ -196,9 +259,11 @@ def print_table(cells: list[Cell], mode: str, batch_size: int) -> None:
             rich_text(where),
         )
     Console(width=200).print(table)
+    for note in notes:
+        print(f"no star: {note}" if "left out" not in note else f"note: {note}")
     from edgebench.report.warnings import hygiene_warnings
 
-    for line in hygiene_warnings(c.result for c in cells if c.result is not None):
+    for line in hygiene_warnings(r for c in cells for r in c.results):
         print(line)
     reason = energy_reason(cells)
     if reason:

@@ -15,6 +15,7 @@ from typing import Any
 
 from edgebench.errors import UsageError
 from edgebench.markup import html_text, script_json
+from edgebench.measure.repeats import grouped
 from edgebench.report import figures as f
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.content import ReportContent, Table
@@ -104,7 +105,7 @@ def _cell(value: Any, digits: int | None) -> str:
 def summary_table(content: ReportContent) -> str:
     head = "".join(f'<th data-field="{c.field}" title="sort">{html_text(c.title)}</th>' for c in SUMMARY_COLUMNS)
     rows = []
-    for r in content.results:
+    for r in grouped(content.results):  # a configuration's repeats together
         values = summary_values(r)
         cells = "".join(_cell(values[c.field], c.digits).replace("<td", f'<td data-field="{c.field}"', 1)
                         for c in SUMMARY_COLUMNS)  # fmt: skip

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from rich import box
 from rich.table import Table
 
 from edgebench.host.cpuset import format_mask
 from edgebench.markup import rich_text
+from edgebench.measure.repeats import best_of, by_configuration, grouped, repeat_label, step_median_ms
+from edgebench.measure.trust import split_disturbed
 from edgebench.records.result import TrialResult
+from edgebench.records.trial import configuration_key
 from edgebench.report.fit import keep_whole
 from edgebench.units import MIB
 
@@ -26,7 +32,7 @@ def sweep_table(results: list[TrialResult], title: str) -> Table:
     mode) is a column only where trials differ in it: a value every trial shares is said once, in the title
     (``every trial mobilenet_v2 mnn infer``), the defaults (torch, training) not at all.  The status comes before
     the figures, so that a table too wide for its terminal loses a figure, not the status."""
-    rows = [_row(r) for r in results]
+    rows = [_row(r) for r in grouped(results)]  # a configuration's repeats together, whatever order they ran in
     keep, shared = [], []
     for i, name in enumerate(_COLUMNS):
         values = {row[i] for row in rows}
@@ -44,8 +50,8 @@ def sweep_table(results: list[TrialResult], title: str) -> Table:
     return keep_whole(table)
 
 
-_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "status", "step ms", "±ci95", "samples/s",
-            "MiB", "J/sample")  # fmt: skip
+_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "rep", "status", "step ms", "±ci95",
+            "samples/s", "MiB", "J/sample")  # fmt: skip
 #: Columns shown even when empty: they say what every row is.
 _ALWAYS = ("bs", "thr", "mask", "prec", "status", "step ms")
 #: Columns shown only where trials differ in them; a shared value goes in the title unless it is this default.
@@ -64,6 +70,7 @@ def _row(r: TrialResult) -> list[str]:
         format_mask(r.trial.cores) if r.trial.cores else "-",
         freq_cell(r),
         r.trial.precision,
+        repeat_label(r) or "-",
         rich_text(r.status) if r.ok else f"[red]{rich_text(r.status)}[/red]",  # Rich markup: the one styled cell
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
@@ -82,19 +89,63 @@ def freq_cell(r: TrialResult) -> str:
     return f"{applied / 1e3:g}{asked}"
 
 
-def best_per_model(results: list[TrialResult], objective: str) -> dict[str, TrialResult]:
-    """Per model, the ok trial with the lowest time per sample (latency-first) or energy per sample (energy-first).
+@dataclass(frozen=True)
+class BestPick:
+    """A model's best configuration for the sweep's objective, decided across repeats: ``result`` is a repeat of the
+    configuration with the lowest mean score, ``clear`` whether its interval overlaps no other's, ``line`` what the
+    sweep prints."""
 
-    Per sample, not per step, so that batch sizes compare fairly.  Energy-first needs energy: without a power
-    sensor no trial qualifies and the result is empty.
-    """
-    best: dict[str, tuple[float, TrialResult]] = {}
+    model: str
+    result: TrialResult
+    clear: bool
+    line: str
+
+
+def _score(objective: str) -> Callable[[TrialResult], float | None]:
+    """A repeat's score: its time per sample (median step time over the batch; latency-first) or energy per sample."""
+    if objective == "energy-first":
+        return _energy_per_sample_j
+    return lambda r: None if r.latency.step_ms is None else (step_median_ms(r) or 0.0) / r.trial.batch_size
+
+
+def best_per_model(
+    results: list[TrialResult], objective: str, label: Callable[[TrialResult], str] | None = None
+) -> dict[str, BestPick]:
+    """Per model, the configuration with the lowest time per sample (latency-first) or energy per sample
+    (energy-first), per sample so that batch sizes compare fairly, decided across each configuration's repeats
+    (:func:`~edgebench.measure.repeats.best_of`): clear only where its interval overlaps no other's; one repeat
+    each names the lowest and says it cannot tell.  Disturbed repeats are left out; energy-first needs energy, so
+    without a power sensor no configuration qualifies and the result is empty.  ``label`` names a configuration
+    in the lines (the sweep's trial label with the frequency applied; by default its key)."""
+    label = label or (lambda r: configuration_key(r.trial))
+    score = _score(objective)
+    picks: dict[str, BestPick] = {}
+    what = "energy per sample" if objective == "energy-first" else "time per sample"
+    for model, rs in by_model(results).items():
+        usable, disturbed = split_disturbed([r for r in rs if r.ok and score(r) is not None])
+        configurations = by_configuration(usable)
+        if not configurations:
+            continue
+        labels = {key: label(group[0]) for key, group in configurations.items()}
+        found = best_of({labels[k]: [v for r in g if (v := score(r)) is not None] for k, g in configurations.items()},
+                        what=what)  # fmt: skip
+        key = next(k for k, label in labels.items() if label == found.label)
+        pick = configurations[key][0]
+        left = f"; {len(disturbed)} disturbed trials left out" if disturbed else ""
+        where = f"{found.label}  [{pick.trial_id}]"
+        if found.clear:
+            line = f"best for {model} ({objective}): {where} (clear across repeats){left}"
+        elif found.answer.startswith("no clear best"):
+            line = f"no clear best for {model} ({objective}): {found.answer.removeprefix('no clear best: ')}{left}"
+        else:
+            line = (f"lowest {what} for {model} ({objective}): {where}; one repeat each cannot tell it clearly best "
+                    f"(--repeats 3 or more){left}")  # fmt: skip
+        picks[model] = BestPick(model, pick, found.clear, line)
+    return picks
+
+
+def by_model(results: list[TrialResult]) -> dict[str, list[TrialResult]]:
+    out: dict[str, list[TrialResult]] = {}
     for r in results:
-        if not r.ok or r.latency.step_ms is None:
-            continue
-        score = _energy_per_sample_j(r) if objective == "energy-first" else r.latency.step_ms.mean / r.trial.batch_size
-        if score is None:
-            continue
-        if r.trial.model not in best or score < best[r.trial.model][0]:
-            best[r.trial.model] = (score, r)
-    return {model: r for model, (_, r) in best.items()}
+        out.setdefault(r.trial.model, []).append(r)
+    return out

@@ -3,7 +3,9 @@
 The columns keep the result's schema-3 names, which the MNN suite's users know (:func:`flat_record` derives them
 from the grouped record through the one mapping the store's migration uses).  Nested fields become dotted columns
 (``step_time_ms.mean``, ``env.hostname``); per-core lists become one column per core (``cpu_util_pct.per_core.0``);
-other lists are joined with commas (``cores`` = ``0,1``).  Empty cells mean "not measured".
+other lists are joined with commas (``cores`` = ``0,1``).  Empty cells mean "not measured".  A configuration's
+repeats (``--repeats``) are rows one after another, with their ``repeat.config_key``, ``repeat.index`` and
+``repeat.planned``.
 """
 
 from __future__ import annotations

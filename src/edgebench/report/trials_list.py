@@ -12,13 +12,14 @@ from rich import box
 from rich.table import Table
 
 from edgebench.markup import rich_text
+from edgebench.measure.repeats import grouped
 from edgebench.records.result import TrialResult
 from edgebench.report.columns import SUMMARY_COLUMNS, summary_values
 from edgebench.report.fit import keep_whole
 
 #: Shown in the terminal (the HTML report has every summary column), with the terminal's shorter headers.
 _SHOWN = {"trial_id": "trial", "model": "model", "backend": "backend", "mode": "mode", "precision": "prec",
-          "target": "target", "batch_size": "bs", "threads": "thr", "cores": "mask", "freq_mhz": "MHz",
+          "target": "target", "batch_size": "bs", "threads": "thr", "cores": "mask", "freq_mhz": "MHz", "repeat": "rep",
           "step_ms": "step ms", "throughput_sps": "samp/s", "peak_memory_mib": "MiB",
           "energy_per_sample_j": "mJ/sample", "status": "status"}  # fmt: skip
 _DIGITS = {"step_ms": 1, "peak_memory_mib": 0, "freq_mhz": 1}
@@ -38,7 +39,9 @@ def _text(value: object, field: str, digits: int | None) -> str:
 
 
 def trials_table(results: list[TrialResult], *, when: bool = True) -> Table:
-    """``when=False`` (a terminal under 100 columns): no start time, which the id holds to the second anyway."""
+    """``when=False`` (a terminal under 100 columns): no start time, which the id holds to the second anyway.  A
+    configuration's repeats are listed together (``rep`` 1/5, 2/5...), whatever order they ran in."""
+    results = grouped(results)
     rows = [summary_values(r) for r in results]
     columns = [c for c in SUMMARY_COLUMNS if c.field in _SHOWN]
     columns = [c for c in columns if c.field in _ALWAYS or any(row[c.field] is not None for row in rows)]

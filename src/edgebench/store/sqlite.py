@@ -24,6 +24,7 @@ from edgebench.host.lifetime import process_running
 from edgebench.parsing import json_text
 from edgebench.records.result import TrialResult
 from edgebench.records.result_schema import load_result
+from edgebench.records.trial import configuration_key
 
 # Each entry upgrades the schema from version i to i + 1; never edit one that has shipped, append a new one.
 MIGRATIONS: tuple[str, ...] = (
@@ -89,8 +90,31 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (sweep_id, trial_key)
     );
     """,
+    # Repeats: each trial's configuration key (the same for every repeat of a configuration) and its repeat index,
+    # so a store groups a configuration's repeats without reading every record.  Rows stored before get their key
+    # from their record when the store is upgraded (:func:`_backfill_config_keys`); their repeat index stays NULL.
+    """
+    ALTER TABLE trials ADD COLUMN config_key TEXT;
+    ALTER TABLE trials ADD COLUMN repeat_index INTEGER;
+    CREATE INDEX trials_config ON trials (config_key);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _backfill_config_keys(db: sqlite3.Connection) -> None:
+    """Schema 5: the configuration key of every trial stored before, from its record."""
+    rows = db.execute("SELECT trial_id, result_json FROM trials WHERE config_key IS NULL").fetchall()
+    for trial_id, text in rows:
+        try:
+            key = configuration_key(load_result(json.loads(text)).trial)
+        except (ValueError, TypeError):  # a record this edgebench cannot read keeps no key; it still loads as before
+            continue
+        db.execute("UPDATE trials SET config_key = ? WHERE trial_id = ?", (key, trial_id))
+
+
+#: What a migration computes in Python after its SQL, by the schema version it reaches.
+BACKFILLS = {5: _backfill_config_keys}
 
 
 def discard_if_empty(path: Path) -> None:
@@ -221,20 +245,27 @@ class Store:
         if version < SCHEMA_VERSION and self.read_only:
             self._migrate_in_memory(version)  # a command that only reads leaves the file as it found it
             return
+        self._upgrade(version)
+
+    def _upgrade(self, version: int) -> None:
+        """Run every migration after ``version``, each with its backfill in one transaction."""
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target}; COMMIT;")
+            self._db.executescript(f"BEGIN; {script}; PRAGMA user_version = {target};")
+            if target in BACKFILLS:  # in the same transaction as its schema change
+                BACKFILLS[target](self._db)
+            self._db.execute("COMMIT")
 
     def _migrate_in_memory(self, version: int) -> None:
-        """An older store read as the current schema without writing it: the tables later migrations add are made
-        as temporary (in-memory) tables of this connection, empty, so a reading command sees every table and the
-        file stays what it was (``trials`` upgraded a schema-3 store in place, unasked).  A command that writes
-        upgrades it."""
-        for script in MIGRATIONS[version:]:
-            if "CREATE TABLE" not in script or any(w in script for w in ("ALTER", "DROP", "UPDATE", "INSERT")):
-                raise StoreUnusable(self.path, f"is schema {version}: a command that writes to it (e.g. `edgebench "
-                                               "import`) upgrades it first")  # fmt: skip
-            statements = [st for st in script.split(";") if st.strip() and "CREATE INDEX" not in st]
-            self._db.executescript(";".join(st.replace("CREATE TABLE", "CREATE TEMP TABLE") for st in statements))
+        """An older store read as the current schema without writing it: its pages are copied into an in-memory
+        database of this connection and upgraded there (columns added, keys backfilled), so a reading command sees
+        the current schema and the file stays what it was (``trials`` upgraded a schema-3 store in place, unasked).
+        A command that writes upgrades the file itself."""
+        memory = sqlite3.connect(":memory:")
+        self._db.backup(memory)
+        self._db.close()
+        self._db = memory
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._upgrade(version)
 
     def verify(self) -> None:
         """Check every page of the store (``PRAGMA quick_check``) before a trial is spent on it.
@@ -310,7 +341,7 @@ class Store:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO trials (trial_id, status, model, batch_size, threads, cores, hostname,"
-                " result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " result_json, config_key, repeat_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     result.trial_id,
                     result.status,
@@ -320,6 +351,8 @@ class Store:
                     ",".join(map(str, result.trial.cores or [])),
                     result.device.hostname,
                     result.model_dump_json(),
+                    configuration_key(result.trial),
+                    result.repeat.index if result.repeat is not None else None,
                 ),
             )
             for name, text in (series or {}).items():
@@ -384,6 +417,11 @@ class Store:
                 " DO UPDATE SET planned = excluded.planned, config_json = excluded.config_json",
                 (sweep_id, planned, config_json),
             )
+
+    def grow_sweep(self, sweep_id: str, more: int) -> None:
+        """``repeats: auto`` planned ``more`` trials of a sweep than it had."""
+        with self._tx() as db:
+            db.execute("UPDATE sweeps SET planned = planned + ? WHERE sweep_id = ?", (more, sweep_id))
 
     def sweep_exists(self, sweep_id: str) -> bool:
         return self._db.execute("SELECT 1 FROM sweeps WHERE sweep_id = ?", (sweep_id,)).fetchone() is not None

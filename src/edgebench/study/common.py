@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from edgebench.measure.repeats import by_configuration
 from edgebench.records.result import TrialResult
 
 
@@ -88,3 +89,24 @@ def is_lstm(model: str) -> bool:
 def most_common(notes: Sequence[str | None]) -> str | None:
     found = [n for n in notes if n]
     return max(set(found), key=found.count) if found else None
+
+
+def median_step_ms(r: TrialResult) -> float | None:
+    """A repeat's step time: the median of its measured steps (training steps, or an inference trial's passes; the
+    mean where only the mean was kept)."""
+    s = r.latency.step_ms or r.latency.infer_ms
+    if s is None:
+        return None
+    return s.median if s.median is not None else s.mean
+
+
+def values(
+    results: Sequence[TrialResult], value: Callable[[TrialResult], float | None] = median_step_ms
+) -> list[float]:
+    """One value per repeat (per trial: each a fresh worker process), where it has one."""
+    return [v for r in results if (v := value(r)) is not None]
+
+
+def configurations(results: Sequence[TrialResult]) -> list[list[TrialResult]]:
+    """The results by configuration: each list the repeats of one configuration."""
+    return list(by_configuration(results).values())

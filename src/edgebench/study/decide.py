@@ -93,6 +93,19 @@ def verdict(
     return Verdict(observation=observation, outcome=outcome, reason=reason, evidence=list(parts), notes=list(notes))
 
 
+#: Why a comparison of two configurations with one repeat each decides nothing.
+ONE_REPEAT = (
+    "one repeat per configuration: a ratio of two processes cannot be told from run-to-run variance (each process "
+    "has its own offset); run the study with --repeats 2 or more"
+)
+
+
+def too_few_repeats(observation: Observation, notes: Sequence[str] = ()) -> Verdict:
+    """Inconclusive: the configurations it compares ran once each (:data:`ONE_REPEAT`)."""
+    return Verdict(observation=observation, outcome="inconclusive", reason=f"inconclusive: {ONE_REPEAT}",
+                   notes=list(notes))  # fmt: skip
+
+
 def cannot(observation: Observation, reason: str, notes: Sequence[str] = ()) -> Verdict:
     return Verdict(observation=observation, outcome="cannot be checked here", reason=reason, notes=list(notes))
 

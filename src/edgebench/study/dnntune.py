@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from edgebench.records.result import Stats, TrialResult
+from edgebench.records.result import TrialResult
 from edgebench.study import stats
-from edgebench.study.common import gross_energy_per_step_j, measured_energy
-from edgebench.study.decide import cannot, evidence, lacks, verdict
+from edgebench.study.common import configurations, gross_energy_per_step_j, measured_energy, values
+from edgebench.study.decide import cannot, evidence, lacks, too_few_repeats, verdict
 from edgebench.study.plan import StudyPlan
 from edgebench.study.records import Observation, Verdict, observation_of
 
@@ -99,27 +99,20 @@ MUCH_FASTER = 1.5
 BENEFIT = 0.95
 
 
-def _steps(r: TrialResult) -> Stats | None:
-    return r.latency.step_ms or r.latency.infer_ms
-
-
 def _mean_ms(rs: Sequence[TrialResult]) -> stats.Interval | None:
-    """Mean step time over every measured step of ``rs`` (one trial's steps or several), with its t interval."""
-    s = [_steps(r) for r in rs]
-    s = [x for x in s if x is not None and x.n >= 2]
-    if not s:
+    """A configuration's step time over its repeats (each trial's median, each a fresh worker process), with its t
+    interval; None with one repeat, which says nothing of the next process."""
+    found = stats.mean_interval(values(rs))
+    if found is None:
         return None
-    n = sum(x.n for x in s)
-    mean = sum(x.mean * x.n for x in s) / n
-    ss = sum((x.n - 1) * (x.std or 0.0) ** 2 + x.n * (x.mean - mean) ** 2 for x in s)
-    half = stats._t(n - 1) * (ss / (n - 1)) ** 0.5 / n**0.5
-    return stats.Interval(mean, mean - half, mean + half, n, "mean over every measured step, t interval")
+    return stats.Interval(found.estimate, found.low, found.high, found.n,
+                          f"mean of {found.n} repeats' median step times, t interval")  # fmt: skip
 
 
 def d1(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D1"]
     infer = [r for r in results if r.trial.mode == "infer" and r.trial.device == "cpu" and r.trial.batch_size == 1]
-    parts = []
+    parts, once = [], []
     for model in (*SMALL, *LARGE):
         rs = [r for r in infer if r.trial.model == model and r.trial.precision == "fp32"]
         found = _mean_ms(rs)
@@ -127,109 +120,115 @@ def d1(results: Sequence[TrialResult]) -> Verdict:
             small = model in SMALL
             parts.append(evidence(f"{model} ({'small' if small else 'large'}): CPU inference time, batch 1 (ms)",
                                   found, REAL_TIME_MS, "below" if small else "above", rs))  # fmt: skip
+        elif rs:
+            once.append(model)
     if not any(p.quantity.split(" ")[0] in SMALL for p in parts) or not any(
         p.quantity.split(" ")[0] in LARGE for p in parts
     ):
+        if once:
+            return too_few_repeats(ob, [f"one repeat of {', '.join(once)}"])
         return cannot(ob, "needs batch-1 CPU inference trials of a small (mnist_mlp, rnn_ptb_small) and a large "
                       "model (resnet50, deepspeech...)")  # fmt: skip
     return verdict(ob, parts)
 
 
 def _ratio(a: Sequence[TrialResult], b: Sequence[TrialResult]) -> stats.Interval | None:
-    x, y = _mean_ms(a), _mean_ms(b)
-    sa = [_steps(r) for r in a]
-    sb = [_steps(r) for r in b]
-    if x is None or y is None:
-        return None
-    sd_a = max((s.std or 0.0) for s in sa if s is not None)
-    sd_b = max((s.std or 0.0) for s in sb if s is not None)
-    return stats.welch_ratio(x.estimate, sd_a, x.n, y.estimate, sd_b, y.n)
+    """a's step time over b's, from their repeats (Welch on the log scale); None with one repeat on a side."""
+    return stats.ratio_interval(values(a), values(b))
+
+
+def _same(r: TrialResult) -> tuple[str, int, str]:
+    return (r.trial.model, r.trial.batch_size, r.trial.mode)
 
 
 def d2(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D2"]
-    gpu = [r for r in results if r.trial.device != "cpu"]
+    gpu = [g for g in configurations(results) if g[0].trial.device != "cpu"]
     if not gpu:
         return lacks(ob, "cuda", "no trial ran on a GPU")
-    parts = []
-    for r in gpu:
-        cpu = [c for c in results if c.trial.device == "cpu" and (c.trial.model, c.trial.batch_size, c.trial.mode)
-               == (r.trial.model, r.trial.batch_size, r.trial.mode)]  # fmt: skip
-        found = _ratio(cpu, [r]) if cpu else None
+    parts, paired = [], False
+    for g in gpu:
+        cpu = [c for c in results if c.trial.device == "cpu" and _same(c) == _same(g[0])]
+        paired = paired or bool(cpu)
+        found = _ratio(cpu, g) if cpu else None
         if found is not None:
-            parts.append(evidence(f"{r.trial.model}: CPU / GPU step time", found, 1.0, "above", [r, *cpu]))
+            parts.append(evidence(f"{g[0].trial.model}: CPU / GPU step time", found, 1.0, "above", [*g, *cpu]))
     if not parts:
-        return cannot(ob, "needs the same configuration on the CPU and the GPU")
+        return too_few_repeats(ob) if paired else cannot(ob, "needs the same configuration on the CPU and the GPU")
     return verdict(ob, parts, how="any")
 
 
 def d3(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D3"]
-    gpu = [r for r in results if r.trial.device != "cpu"]
+    gpu = [g for g in configurations(results) if g[0].trial.device != "cpu"]
     if not gpu:
         return lacks(ob, "cuda", "no trial ran on a GPU")
-    if not any(measured_energy(r) for r in gpu):
+    if not any(measured_energy(r) for g in gpu for r in g):
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
-    parts = []
-    for r in gpu:
-        cpu = [c for c in results if c.trial.device == "cpu" and measured_energy(c) and (c.trial.model,
-               c.trial.batch_size, c.trial.mode) == (r.trial.model, r.trial.batch_size, r.trial.mode)]  # fmt: skip
-        found = _energy_ratio(cpu[-1], r) if cpu and measured_energy(r) else None
+    parts, paired = [], False
+    for g in gpu:
+        cpu = [c for c in results if c.trial.device == "cpu" and measured_energy(c) and _same(c) == _same(g[0])]
+        sensed = [r for r in g if measured_energy(r)]
+        paired = paired or bool(cpu and sensed)
+        found = _energy_ratio(cpu, sensed) if cpu and sensed else None
         if found is not None:
-            parts.append(evidence(f"{r.trial.model}: CPU / GPU energy per step (gross)", found, 1.0, "above",
-                                  [r, cpu[-1]]))  # fmt: skip
+            parts.append(evidence(f"{g[0].trial.model}: CPU / GPU energy per step (gross)", found, 1.0, "above",
+                                  [*sensed, *cpu]))  # fmt: skip
     if not parts:
+        if paired:
+            return too_few_repeats(ob)
         return cannot(ob, "needs the same configuration on the CPU and the GPU, both with measured energy")
     return verdict(ob, parts, how="any")
 
 
-def _energy_ratio(a: TrialResult, b: TrialResult) -> stats.Interval | None:
-    """a's energy per step over b's: each step's energy is its time times the trial's mean measured power, so the
-    steps' spread (cv) carries over (the same approximation as the energy fits)."""
-    ea, eb = gross_energy_per_step_j(a), gross_energy_per_step_j(b)
-    sa, sb = _steps(a), _steps(b)
-    if ea is None or eb is None or sa is None or sb is None:
-        return None
-    return stats.welch_ratio(ea, ea * (sa.cv or 0.0), sa.n, eb, eb * (sb.cv or 0.0), sb.n)
+def _energy_ratio(a: Sequence[TrialResult], b: Sequence[TrialResult]) -> stats.Interval | None:
+    """a's whole-system energy per step over b's, from their repeats (each trial's gross measured energy per step)."""
+    return stats.ratio_interval(values(a, gross_energy_per_step_j), values(b, gross_energy_per_step_j),
+                                "gross energy per step")  # fmt: skip
 
 
 def d4(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D4"]
-    groups: dict[tuple[str, int, str], list[TrialResult]] = {}
-    for r in results:
-        groups.setdefault((r.trial.model, r.trial.batch_size, r.trial.mode), []).append(r)
-    parts = []
-    for rs in groups.values():
-        sized = sorted(rs, key=lambda r: len(r.trial.cores) if r.trial.cores is not None else 1 << 16)
+    groups: dict[tuple[str, int, str], list[list[TrialResult]]] = {}
+    for g in configurations(results):
+        groups.setdefault(_same(g[0]), []).append(g)
+    parts, paired = [], False
+    for gs in groups.values():
+        sized = sorted(gs, key=lambda g: len(g[0].trial.cores) if g[0].trial.cores is not None else 1 << 16)
         big, every = sized[0], sized[-1]
-        if big.trial.cores is None or big.trial.cores == every.trial.cores:
+        if big[0].trial.cores is None or big[0].trial.cores == every[0].trial.cores:
             continue
-        found = _ratio([every], [big])
+        paired = True
+        found = _ratio(every, big)
         if found is not None:
-            parts.append(evidence(f"{big.trial.model} b{big.trial.batch_size}: step time on every core / on the big "
-                                  f"cluster (cpu{','.join(map(str, big.trial.cores))})", found, BENEFIT, "above",
-                                  [every, big]))  # fmt: skip
+            t = big[0].trial
+            parts.append(evidence(f"{t.model} b{t.batch_size}: step time on every core / on the big cluster "
+                                  f"(cpu{','.join(map(str, t.cores or ()))})", found, BENEFIT, "above",
+                                  [*every, *big]))  # fmt: skip
     if not parts:
-        return lacks(ob, "clusters", "no trial on the big cluster beside one on every core")
+        return too_few_repeats(ob) if paired else lacks(ob, "clusters", "no trial on the big cluster beside one on "
+                                                                        "every core")  # fmt: skip
     return verdict(ob, parts, how="any")
 
 
 def d5(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["D5"]
-    q = [r for r in results if r.trial.precision == "int8"]
+    q = [g for g in configurations(results) if g[0].trial.precision == "int8"]
     if not q:
         return lacks(ob, "int8", "no int8 trial ran")
-    parts = []
-    for r in q:
-        same = (r.trial.model, r.trial.batch_size, r.trial.mode, r.trial.backend)
+    parts, paired = [], False
+    for g in q:
+        t = g[0].trial
+        same = (t.model, t.batch_size, t.mode, t.backend)
         fp = [c for c in results if c.trial.precision == "fp32" and same == (c.trial.model, c.trial.batch_size,
               c.trial.mode, c.trial.backend)]  # fmt: skip
-        found = _ratio(fp, [r]) if fp else None
+        paired = paired or bool(fp)
+        found = _ratio(fp, g) if fp else None
         if found is not None:
-            name = f"{r.trial.model} b{r.trial.batch_size} {r.trial.backend}"
-            parts.append(evidence(f"{name}: fp32 / int8 step time", found, MUCH_FASTER, "above", [r, *fp]))
+            name = f"{t.model} b{t.batch_size} {t.backend}"
+            parts.append(evidence(f"{name}: fp32 / int8 step time", found, MUCH_FASTER, "above", [*g, *fp]))
     if not parts:
-        return cannot(ob, "needs an fp32 trial beside each int8 one")
+        return too_few_repeats(ob) if paired else cannot(ob, "needs an fp32 trial beside each int8 one")
     return verdict(ob, parts, how="any")
 
 
@@ -305,7 +304,8 @@ def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     """Batch-1 CPU inference of small and large models; LeNet int8 beside fp32 on torch (``quick``) or on every
     runtime installed (DNNTune's Table 5 compares frameworks); LeNet training on the big cluster beside every core
-    where the device has two clusters; a layer-traced MobileNetV2 for the partition findings."""
+    where the device has two clusters; a layer-traced MobileNetV2 for the partition findings.  Each configuration
+    runs two (``quick``) or three repeats, each a fresh worker process, but the traced one."""
     from edgebench.study.plan import Cell, trim
 
     notes: list[str] = []
@@ -328,6 +328,9 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     else:
         notes.append("torch reaches no CUDA GPU here: GPU against CPU (D2, D3) is left out")
     cells.append(Cell({"model": "mobilenet_v2", "mode": "infer", "batch_size": 1, "trace": "layers"}, 15.0))
+    repeats = 2 if quick else 3  # the means (D1) and ratios (D2-D5) are taken over repeats
+    traced = cells.pop()  # the partition's layer trace: one trial (its analysis reads the spans of one process)
+    cells = [Cell({**c.values, "repeats": repeats}, c.cost_s * repeats) for c in cells] + [traced]
     kept = trim(cells, budget_s, notes)
     common = {"steps": steps, "warmup": 2, "infer_steps": 0}
     trials = []

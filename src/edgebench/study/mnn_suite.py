@@ -12,11 +12,11 @@ from typing import Any
 
 from edgebench.records.result import TrialResult
 from edgebench.study import stats
-from edgebench.study.common import gross_energy_per_step_j, having
-from edgebench.study.decide import cannot, evidence, lacks, verdict
+from edgebench.study.common import configurations, gross_energy_per_step_j, having, values
+from edgebench.study.decide import cannot, evidence, lacks, too_few_repeats, verdict
 from edgebench.study.plan import StudyPlan
 from edgebench.study.records import Verdict, observation_of
-from edgebench.study.tx2 import energy_fits, step_time_fits
+from edgebench.study.tx2 import ENERGY_METHOD, STEPS_METHOD, energy_fits, step_time_fits
 
 STUDY = "mnn-suite"
 TITLE = "On-device training with MNN: the suite's implied findings"
@@ -74,43 +74,39 @@ BY_ID = {o.id: o for o in OBSERVATIONS}
 MATTERS_RATIO = 1.1
 
 
-def _ratio(slow: TrialResult, fast: TrialResult) -> stats.Interval | None:
-    a, b = slow.latency.step_ms, fast.latency.step_ms
-    if a is None or b is None:
-        return None
-    return stats.welch_ratio(a.mean, a.std or 0.0, a.n, b.mean, b.std or 0.0, b.n)
-
-
 def m1(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["M1"]
-    one = [r for r in results if r.trial.cores is not None and len(r.trial.cores) == 1]
-    many = [r for r in results if r.trial.cores is None or len(r.trial.cores) > 1]
-    pairs = [(a, b) for a in one for b in many if (a.trial.model, a.trial.batch_size) == (b.trial.model,
-             b.trial.batch_size)]  # fmt: skip
+    groups = configurations(results)
+    one = [g for g in groups if g[0].trial.cores is not None and len(g[0].trial.cores) == 1]
+    many = [g for g in groups if g[0].trial.cores is None or len(g[0].trial.cores) > 1]
+    pairs = [(a, b) for a in one for b in many if (a[0].trial.model, a[0].trial.batch_size) == (b[0].trial.model,
+             b[0].trial.batch_size) and b[0].trial.freq_khz is None]  # fmt: skip
     if not pairs:
         return lacks(ob, "cores", "no trial on one core beside one on all cores")
     parts = []
     for a, b in pairs:
-        found = _ratio(a, b)
+        found = stats.ratio_interval(values(a), values(b))
         if found is not None:
-            parts.append(evidence(f"{a.trial.model} b{a.trial.batch_size}: step time on one core / on all cores",
-                                  found, MATTERS_RATIO, "above", [a, b]))  # fmt: skip
+            t = a[0].trial
+            parts.append(evidence(f"{t.model} b{t.batch_size}: step time on one core / on all cores", found,
+                                  MATTERS_RATIO, "above", [*a, *b]))  # fmt: skip
     if not parts:
-        return cannot(ob, "needs two measured steps in each trial")
+        return too_few_repeats(ob)
     return verdict(ob, parts, how="any")
 
 
 def m2(results: Sequence[TrialResult]) -> Verdict:
     ob = BY_ID["M2"]
-    pinned = [r for r in results if r.trial.freq_khz]
-    if len({r.trial.freq_khz for r in pinned}) < 2:
+    pinned = [g for g in configurations(results) if g[0].trial.freq_khz]
+    if len({g[0].trial.freq_khz for g in pinned}) < 2:
         return lacks(ob, "cpufreq", "no two trials at different pinned clocks")
-    slow, fast = min(pinned, key=lambda r: r.trial.freq_khz or 0), max(pinned, key=lambda r: r.trial.freq_khz or 0)
-    found = _ratio(slow, fast)
+    slow = min(pinned, key=lambda g: g[0].trial.freq_khz or 0)
+    fast = max(pinned, key=lambda g: g[0].trial.freq_khz or 0)
+    found = stats.ratio_interval(values(slow), values(fast))
     if found is None:
-        return cannot(ob, "needs two measured steps in each trial")
-    return verdict(ob, [evidence(f"step time at {slow.trial.freq_khz} kHz / at {fast.trial.freq_khz} kHz", found,
-                                 MATTERS_RATIO, "above", [slow, fast])])  # fmt: skip
+        return too_few_repeats(ob)
+    return verdict(ob, [evidence(f"step time at {slow[0].trial.freq_khz} kHz / at {fast[0].trial.freq_khz} kHz",
+                                 found, MATTERS_RATIO, "above", [*slow, *fast])])  # fmt: skip
 
 
 def m3(results: Sequence[TrialResult]) -> Verdict:
@@ -134,7 +130,7 @@ def m4(results: Sequence[TrialResult]) -> Verdict:
         return cannot(ob, "needs trials over two batch sizes of one model")
     parts = []
     for model, (fit, rs) in fits.items():
-        i = fit.interval("log-log OLS over every measured step, t interval")
+        i = fit.interval(STEPS_METHOD)
         parts.append(evidence(f"{model}: exponent of step time against batch size", i, 1.0, "below", rs))
     return verdict(ob, parts)
 
@@ -146,7 +142,7 @@ def m5(results: Sequence[TrialResult]) -> Verdict:
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
     parts = []
     for model, (fit, rs) in energy_fits(rows).items():  # energy per sample = per step / batch: exponent less 1
-        e = stats.Fit(fit.slope - 1, fit.se, fit.df, fit.n).interval("log-log OLS over every measured step, t interval")
+        e = stats.Fit(fit.slope - 1, fit.se, fit.df, fit.n).interval(ENERGY_METHOD)
         parts.append(evidence(f"{model}: exponent of energy per sample against batch size", e, 0.0, "below", rs))
     if not parts:
         return cannot(ob, "needs measured energy at three trials over two batch sizes of one model")
@@ -167,11 +163,13 @@ BATCHES = (1, 2, 4, 8, 16, 32)
 
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
     """LeNet over the suite's batch sizes on all cores; at batch 16 on one core; at the lowest and highest clock
-    where the device has a frequency table (pinning needs root)."""
+    where the device has a frequency table (pinning needs root); each configuration two (``quick``) or three times,
+    each a fresh worker process."""
     from edgebench.study.plan import Cell, trim
 
     notes: list[str] = []
     steps, warmup = (10, 2) if quick else (20, 5)
+    repeats = 2 if quick else 3  # the ratios (M1, M2) are taken between repeats of two configurations
     sizes = (4, 16, 64) if quick else BATCHES
     cells = [Cell({"model": "lenet", "batch_size": b}, 5.0) for b in sizes]
     if len(facts.allowed) > 1:
@@ -183,8 +181,9 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
             cells.append(Cell({"model": "lenet", "batch_size": 16, "freq_khz": khz}, 5.0))
     else:
         notes.append("no cpufreq frequency table: the frequency comparison (M2) is left out")
+    cells = [Cell(c.values, c.cost_s * repeats) for c in cells]
     kept = trim(cells, budget_s, notes)
-    common = {"steps": steps, "warmup": warmup, "infer_steps": 0}
+    common = {"steps": steps, "warmup": warmup, "infer_steps": 0, "repeats": repeats}
     return StudyPlan([c.trial_values(common) for c in kept], notes, sum(c.cost_s for c in kept))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from edgebench.markup import rich_text
+from edgebench.measure.trust import inconclusive, left_out_note, split_disturbed
 from edgebench.records.result import TrialResult
 from edgebench.report.content import ReportContent, Section, Table
 from edgebench.study.decide import replayed
@@ -63,9 +64,39 @@ def make_report(
         device=device,
         trials=len(results),
         trials_ok=sum(1 for r in results if r.ok),
-        verdicts=[replayed(v, results) for v in study.check(results, store=db)],
+        verdicts=[replayed(v, results) for v in undisturbed_verdicts(study, results, db)],
         notes=list(notes),
     )
+
+
+DECIDED = ("holds", "does not hold")
+
+
+def undisturbed_verdicts(study: Study, results: Sequence[TrialResult], db: Any = None) -> list[Verdict]:
+    """Every observation judged without its disturbed trials (:func:`~edgebench.measure.trust.disturbances`).
+
+    A verdict the undisturbed trials still decide (holds, does not hold) stands, with a note naming the trials left
+    out; one they no longer decide, where the disturbed trials would have taken part, becomes ``inconclusive: k of n
+    trials disturbed (why)``: a busy device never turns into a verdict, nor into a silent "cannot be checked"."""
+    ok = [r for r in results if r.ok]
+    usable, disturbed = split_disturbed(ok)
+    verdicts = study.check(usable, store=db)
+    if not disturbed:
+        return verdicts
+    out = []
+    for kept, would in zip(verdicts, study.check(ok, store=db), strict=True):
+        used = {i for e in would.evidence for i in e.trial_ids}
+        mine = [r for r in disturbed if r.trial_id in used]
+        if not mine:
+            out.append(kept)
+        elif kept.outcome in DECIDED:
+            note = left_out_note(mine, len(used))
+            out.append(kept.model_copy(update={"notes": [*kept.notes, note]}))
+        else:
+            said = f"with the disturbed trials it would have read: {would.reason}"
+            out.append(Verdict(observation=kept.observation, outcome="inconclusive",
+                               reason=inconclusive(mine, len(used)), notes=[*kept.notes, said]))  # fmt: skip
+    return out
 
 
 def html_content(study: Study, report: StudyReport, results: list[TrialResult], db: Any) -> ReportContent:

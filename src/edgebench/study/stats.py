@@ -1,8 +1,14 @@
-"""The interval estimates a verdict rests on, each with the name of the method that gave it.
+"""The interval estimates a verdict rests on, each with the name of the method that gave it, all from
+``scipy.stats`` (Student t intervals, ``ttest_rel`` and ``ttest_ind`` with Welch's correction, ``linregress``,
+``pearsonr``'s Fisher interval): no hand-written quantile or standard error.
 
 Every function returns an :class:`Interval` (estimate, 95% bounds, n, method) or None where the data cannot give
 one (too few points, no spread in x); none returns a bare number a verdict could be drawn from.  Data that do not
 vary at all (a copied sensor tree) give a zero-width interval, which is what they support.
+
+The units are independent measurements: trials (each a fresh worker process, so repeats of a configuration are
+independent draws of it), or series; never the steps of one process, which share that process's offset and are
+autocorrelated (:mod:`edgebench.measure.repeats`).
 """
 
 from __future__ import annotations
@@ -13,41 +19,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edgebench.measure.repeats import Interval
+
+__all__ = ["LEVEL", "Fit", "Interval", "correlation", "fisher_mean", "linear_fit", "loglog_exponent",
+           "mean_interval", "paired_difference", "ratio_interval", "slope", "slope_difference",
+           "welch_difference"]  # fmt: skip
+
 LEVEL = 0.95
 
 
-@dataclass(frozen=True)
-class Interval:
-    estimate: float
-    low: float
-    high: float
-    n: int
-    method: str
+def _finite(values: Sequence[float | None]) -> np.ndarray:
+    return np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
 
 
-def _t(df: float, level: float = LEVEL) -> float:
-    from scipy.special import stdtrit
+def _t_interval(estimate: float, se: float, df: float, n: int, method: str, level: float) -> Interval:
+    from scipy import stats
 
-    return float(stdtrit(df, 0.5 + level / 2))
+    if se == 0:
+        return Interval(estimate, estimate, estimate, n, f"{method} (no spread: exact)")
+    low, high = stats.t.interval(level, df, loc=estimate, scale=se)
+    return Interval(estimate, float(low), float(high), n, method)
 
 
 def mean_interval(values: Sequence[float], level: float = LEVEL) -> Interval | None:
     """The mean with its Student t interval (n-1 degrees of freedom); needs two values."""
-    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    from scipy import stats
+
+    x = _finite(values)
     if len(x) < 2:
         return None
-    mean = float(x.mean())
-    half = _t(len(x) - 1, level) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return Interval(mean, mean - half, mean + half, len(x), "mean, Student t interval")
+    return _t_interval(float(x.mean()), float(stats.sem(x)), len(x) - 1, len(x), "mean, Student t interval", level)
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -> Interval | None:
-    """Mean of ``a[i] - b[i]`` with its t interval (a paired t test's interval)."""
-    diffs = [x - y for x, y in zip(a, b, strict=True)]
-    found = mean_interval(diffs, level)
-    if found is None:
+    """Mean of ``a[i] - b[i]`` with the paired t test's interval (``scipy.stats.ttest_rel``)."""
+    from scipy import stats
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(x) < 2:
         return None
-    return Interval(found.estimate, found.low, found.high, found.n, "paired difference, Student t interval")
+    d = float((x - y).mean())
+    if np.all(x - y == d):
+        return Interval(d, d, d, len(x), "paired difference (no spread: exact)")
+    ci = stats.ttest_rel(x, y).confidence_interval(level)
+    return Interval(d, float(ci.low), float(ci.high), len(x), "paired difference, Student t interval")
 
 
 def fisher_mean(correlations: Sequence[float], level: float = LEVEL) -> Interval | None:
@@ -67,20 +82,16 @@ def fisher_mean(correlations: Sequence[float], level: float = LEVEL) -> Interval
 
 
 def correlation(x: Sequence[float], y: Sequence[float], level: float = LEVEL) -> Interval | None:
-    """Pearson's r with the Fisher z interval (n-3); None with fewer than four pairs or no spread."""
+    """Pearson's r with its Fisher z interval (``scipy.stats.pearsonr``); None with fewer than four pairs or no
+    spread."""
+    from scipy import stats
+
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if len(a) < 4 or a.std() == 0 or b.std() == 0:
         return None
-    r = float(np.corrcoef(a, b)[0, 1])
-    z, se = math.atanh(max(-0.999999, min(0.999999, r))), 1 / math.sqrt(len(a) - 3)
-    q = _normal(level)
-    return Interval(r, math.tanh(z - q * se), math.tanh(z + q * se), len(a), "Pearson r, Fisher z interval")
-
-
-def _normal(level: float) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(0.5 + level / 2))
+    found = stats.pearsonr(a, b)
+    ci = found.confidence_interval(level)
+    return Interval(float(found.statistic), float(ci.low), float(ci.high), len(a), "Pearson r, Fisher z interval")
 
 
 @dataclass(frozen=True)
@@ -91,21 +102,23 @@ class Fit:
     n: int
 
     def interval(self, method: str, level: float = LEVEL) -> Interval:
-        half = _t(self.df, level) * self.se if self.df > 0 else math.inf
-        return Interval(self.slope, self.slope - half, self.slope + half, self.n, method)
+        if self.df <= 0:
+            return Interval(self.slope, -math.inf, math.inf, self.n, method)
+        return _t_interval(self.slope, self.se, self.df, self.n, method, level)
 
 
 def linear_fit(x: Sequence[float], y: Sequence[float]) -> Fit | None:
-    """Ordinary least squares of y on x: the slope and its standard error; needs three points and two x values."""
+    """Ordinary least squares of y on x (``scipy.stats.linregress``): the slope and its standard error; needs three
+    points and two x values."""
+    from scipy import stats
+
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if len(a) < 3 or len(set(a.tolist())) < 2:
         return None
-    sxx = float(((a - a.mean()) ** 2).sum())
-    slope = float(((a - a.mean()) * (b - b.mean())).sum() / sxx)
-    resid = b - b.mean() - slope * (a - a.mean())
-    df = len(a) - 2
-    se = math.sqrt(float((resid**2).sum()) / df / sxx)
-    return Fit(slope, se, df, len(a))
+    if np.all(b == b[0]):  # y never moved (a copied sensor tree): a flat line, exactly (linregress gives no stderr)
+        return Fit(0.0, 0.0, len(a) - 2, len(a))
+    found = stats.linregress(a, b)
+    return Fit(float(found.slope), float(found.stderr), len(a) - 2, len(a))
 
 
 def slope(x: Sequence[float], y: Sequence[float], method: str = "OLS slope, t interval") -> Interval | None:
@@ -123,67 +136,43 @@ def loglog_exponent(x: Sequence[float], y: Sequence[float]) -> Interval | None:
 
 def slope_difference(a: Fit, b: Fit, method: str, level: float = LEVEL) -> Interval:
     """a's slope less b's, the standard errors combined (independent fits), at the smaller of their dfs."""
-    se = math.sqrt(a.se**2 + b.se**2)
     df = min(a.df, b.df)
-    half = _t(df, level) * se if df > 0 else math.inf
-    d = a.slope - b.slope
-    return Interval(d, d - half, d + half, a.n + b.n, method)
+    n = a.n + b.n
+    if df <= 0:
+        return Interval(a.slope - b.slope, -math.inf, math.inf, n, method)
+    return _t_interval(a.slope - b.slope, math.sqrt(a.se**2 + b.se**2), df, n, method, level)
 
 
 def welch_difference(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -> Interval | None:
-    """mean(a) - mean(b) with Welch's interval (Welch-Satterthwaite df); two values on each side."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
+    """mean(a) - mean(b) with Welch's interval (``scipy.stats.ttest_ind``, ``equal_var=False``); two values on each
+    side."""
+    from scipy import stats
+
+    x, y = _finite(a), _finite(b)
     if len(x) < 2 or len(y) < 2:
         return None
-    va, vb = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
     d = float(x.mean() - y.mean())
-    se = math.sqrt(va + vb)
-    if se == 0:
+    if x.std() == 0 and y.std() == 0:
         return Interval(d, d, d, len(x) + len(y), "Welch difference of means (no spread: exact)")
-    df = (va + vb) ** 2 / (va**2 / (len(x) - 1) + vb**2 / (len(y) - 1))
-    half = _t(df, level) * se
-    return Interval(d, d - half, d + half, len(x) + len(y), "Welch difference of means, t interval")
+    ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(level)
+    return Interval(d, float(ci.low), float(ci.high), len(x) + len(y), "Welch difference of means, t interval")
 
 
-def welch_ratio(
-    mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, level: float = LEVEL
-) -> Interval | None:
-    """mean_a / mean_b from two sets of repeated measurements (steps), Welch on the log scale (delta method).
+def ratio_interval(a: Sequence[float], b: Sequence[float], what: str = "median step times", level: float = LEVEL
+                   ) -> Interval | None:  # fmt: skip
+    """The ratio of a's repeats to b's (geometric means of one value per repeat) with Welch's interval on the log
+    scale (``scipy.stats.ttest_ind``, ``equal_var=False``): the repeat-level decision every comparison takes
+    (:func:`edgebench.measure.repeats.compare_repeats`), so a difference within the run-to-run spread is
+    inconclusive.  Needs two repeats on each side (one process says nothing of the next)."""
+    from scipy import stats
 
-    Used for step times: the ratio of two configurations' mean step time with an interval from their steps'
-    spread, so a 10% difference within the noise of the steps is inconclusive rather than a finding.
-    """
-    if min(n_a, n_b) < 2 or mean_a <= 0 or mean_b <= 0:
+    x = np.log(_finite([v for v in a if v is not None and v > 0]))
+    y = np.log(_finite([v for v in b if v is not None and v > 0]))
+    if len(x) < 2 or len(y) < 2:
         return None
-    va, vb = (sd_a / mean_a) ** 2 / n_a, (sd_b / mean_b) ** 2 / n_b
-    log_ratio = math.log(mean_a / mean_b)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        r = math.exp(log_ratio)
-        return Interval(r, r, r, n_a + n_b, "ratio of mean step times (no spread: exact)")
-    df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
-    half = _t(df, level) * se
-    return Interval(
-        math.exp(log_ratio), math.exp(log_ratio - half), math.exp(log_ratio + half), n_a + n_b,
-        "ratio of mean step times, Welch t interval on the log scale",
-    )  # fmt: skip
-
-
-def grouped_fit(x: Sequence[float], n: Sequence[int], mean: Sequence[float], var: Sequence[float]) -> Fit | None:
-    """OLS of y on x over every repeated measurement, from each group's count, mean and variance of y.
-
-    The same slope and standard error as fitting every step as its own point (the within-group spread enters the
-    residuals), without the steps themselves: a stored trial keeps its step times' mean, spread and count.
-    """
-    xs, ns = np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    ms, vs = np.asarray(mean, dtype=np.float64), np.asarray(var, dtype=np.float64)
-    total = float(ns.sum())
-    if len(xs) < 2 or len(set(xs.tolist())) < 2 or total < 3:
-        return None
-    xbar, ybar = float((ns * xs).sum() / total), float((ns * ms).sum() / total)
-    sxx = float((ns * (xs - xbar) ** 2).sum())
-    slope = float((ns * (xs - xbar) * (ms - ybar)).sum() / sxx)
-    sse = float(((ns - 1) * vs).sum() + (ns * (ms - ybar - slope * (xs - xbar)) ** 2).sum())
-    df = int(total) - 2
-    return Fit(slope, math.sqrt(sse / df / sxx), df, int(total))
+    r = math.exp(float(x.mean() - y.mean()))
+    method = f"ratio of repeats' {what} ({len(x)} vs {len(y)}), Welch t interval on the log scale"
+    if x.std() == 0 and y.std() == 0:
+        return Interval(r, r, r, len(x) + len(y), f"{method} (no spread: exact)")
+    ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(level)
+    return Interval(r, math.exp(ci.low), math.exp(ci.high), len(x) + len(y), method)

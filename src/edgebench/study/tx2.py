@@ -26,6 +26,7 @@ from edgebench.study.common import (
     having,
     is_lstm,
     measured_energy,
+    median_step_ms,
     most_common,
 )
 from edgebench.study.decide import cannot, evidence, lacks, verdict
@@ -384,14 +385,12 @@ def o7(results: Sequence[TrialResult]) -> Verdict:
 
 
 def energy_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
-    """Per model, log energy per step on log batch size over every measured step: a step's energy is its time times
-    the trial's mean measured power (gross), so its log has the step time's variance (cv^2) about log(mean E)."""
+    """Per model, the OLS slope of log whole-system energy per step on log batch size, one point per trial (each a
+    repeat in its own worker process, so the run-to-run spread is in the residuals)."""
     fits = {}
-    for model, rs in sorted(by_model([r for r in results if r.latency.step_ms]).items()):
-        s = [r.latency.step_ms for r in rs]
-        fit = stats.grouped_fit([math.log(r.trial.batch_size) for r in rs], [x.n for x in s],  # type: ignore[union-attr]
-                                [math.log(gross_energy_per_step_j(r)) for r in rs],  # type: ignore[arg-type]
-                                [(x.cv or 0.0) ** 2 for x in s])  # type: ignore[union-attr]  # fmt: skip
+    for model, rs in sorted(by_model(having(results, gross_energy_per_step_j)).items()):
+        fit = stats.linear_fit([math.log(r.trial.batch_size) for r in rs],
+                               [math.log(gross_energy_per_step_j(r)) for r in rs])  # type: ignore[arg-type]  # fmt: skip
         if fit is not None:
             fits[model] = (fit, rs)
     return fits
@@ -404,8 +403,7 @@ def o8(results: Sequence[TrialResult]) -> Verdict:
         return lacks(ob, "power", "energy is never decided from the utilization estimate")
     parts = []
     for model, (fit, rs) in energy_fits(rows).items():
-        e = fit.interval("log-log OLS over every measured step (each step's time x its trial's mean measured power, "
-                         "the delta method), t interval")  # fmt: skip
+        e = fit.interval(ENERGY_METHOD)
         q = f"{model}: exponent of whole-system energy per step against batch size"
         parts += [evidence(q, e, 0.0, "above", rs), evidence(q, e, 1.0, "below", rs)]
     if not parts:
@@ -447,17 +445,13 @@ def _fixed_mib(r: TrialResult) -> float:
 
 
 def step_time_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fit, list[TrialResult]]]:
-    """Per model, the OLS slope of log step time on log batch size over every measured step (each trial's steps
-    enter through their mean and coefficient of variation: log t has variance cv^2 by the delta method)."""
+    """Per model, the OLS slope of log step time (each trial's median) on log batch size, one point per trial: a
+    trial is one worker process, a repeat of its configuration, so the process-to-process spread lands in the
+    residuals where a fit over every step would have hidden it (the steps of one process share its offset)."""
     fits = {}
-    for model, rs in sorted(by_model([r for r in results if r.latency.step_ms and r.latency.step_ms.n]).items()):
-        s = [r.latency.step_ms for r in rs]
-        fit = stats.grouped_fit(
-            [math.log(r.trial.batch_size) for r in rs],
-            [x.n for x in s],  # type: ignore[union-attr]
-            [math.log(x.mean) for x in s],
-            [(x.cv or 0.0) ** 2 for x in s],
-        )  # type: ignore[union-attr]
+    for model, rs in sorted(by_model([r for r in results if median_step_ms(r)]).items()):
+        fit = stats.linear_fit([math.log(r.trial.batch_size) for r in rs],
+                               [math.log(median_step_ms(r)) for r in rs])  # type: ignore[arg-type]  # fmt: skip
         if fit is not None:
             fits[model] = (fit, rs)
     return fits
@@ -468,7 +462,8 @@ def _throughput_fits(results: Sequence[TrialResult]) -> dict[str, tuple[stats.Fi
     return {m: (stats.Fit(1 - f.slope, f.se, f.df, f.n), rs) for m, (f, rs) in step_time_fits(results).items()}
 
 
-STEPS_METHOD = "log-log OLS over every measured step (log step time by the delta method), t interval"
+STEPS_METHOD = "log-log OLS over trials (each trial's median step time: one point per worker process), t interval"
+ENERGY_METHOD = "log-log OLS over trials (each trial's gross energy per step from its measured power), t interval"
 
 
 def o10(results: Sequence[TrialResult]) -> Verdict:
@@ -533,24 +528,28 @@ def check(results: Sequence[TrialResult], store: Any = None) -> list[Verdict]:
 PAPER_MODELS = ("densenet40", "resnet50", "squeezenet_1_1", "vgg16", "xception", "googlenet", "char_cnn", "dcgan",
                 "dqn", "alexnet")  # fmt: skip
 PAPER_BATCHES = (4, 8, 16, 32, 64)
-#: ``--quick``: two small models, four batch sizes each (three are the least a fit with an interval takes), from
-#: small to large (throughput against batch, O10), the largest with steps that outlast two 10 ms sampling intervals
-#: on a small CPU (LeNet at 256 takes ~30 ms on two cores, DQN at 64 ~25 ms), so utilization's periodicity (O2) is
-#: measurable too.
-QUICK_MODELS = {"lenet": (16, 64, 256, 512), "dqn": (8, 32, 64, 128)}
+#: ``--quick``: two small models, three batch sizes each (two repeats of each: six points a fit), from small to large
+#: (throughput against batch, O10), the largest with steps that outlast two 10 ms sampling intervals on a small CPU
+#: (LeNet at 256 takes ~30 ms on two cores, DQN at 64 ~25 ms), so utilization's periodicity (O2) is measurable too.
+QUICK_MODELS = {"lenet": (16, 128, 512), "dqn": (8, 32, 128)}
 #: With a GPU sensor, the LSTM beside them (Observation 5 compares domains).
 QUICK_LSTM = {"char_cnn": (1, 2)}
 ACCURACY_MIN_BUDGET_S = 600.0
 
 
+#: Repeats of each configuration (each a fresh worker process): the fits' points, so the process-to-process spread is
+#: in their intervals.  ``--quick``: two, the fewest that show it.
+REPEATS, QUICK_REPEATS = 3, 2
+
+
 def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
-    """The paper's matrix on this device: its models that fit, batch sizes 4-64, two repeats; ``quick``: small
-    models, one repeat, ten steps."""
+    """The paper's matrix on this device: its models that fit, batch sizes 4-64, three repeats each; ``quick``:
+    small models, two repeats, ten steps."""
     from edgebench.agents.python.feasibility import preset_for
     from edgebench.study.plan import Cell, cost_s, fits_memory, model_counts, trim
 
     notes: list[str] = []
-    steps, warmup, repeats = (10, 2, 1) if quick else (20, 3, 2)
+    steps, warmup, repeats = (10, 2, QUICK_REPEATS) if quick else (20, 3, REPEATS)
     models = dict(QUICK_MODELS) if quick else {m: PAPER_BATCHES for m in PAPER_MODELS}
     if quick and facts.gpu_sensors:
         models.update(QUICK_LSTM)
@@ -563,10 +562,9 @@ def plan(facts: Any, *, quick: bool, budget_s: float | None) -> StudyPlan:
             notes.append(f"{model} left out: its training state alone would take more than half the memory available")
             continue
         preset = None if quick else preset_for(model, "cifar10")
-        for seed in range(repeats):
-            for b in sizes:
-                values = {"model": model, "batch_size": b, "seed": seed, "preset": preset}
-                cells.append(Cell(values, cost_s(facts, flops, b, steps + warmup)))
+        for b in sizes:  # each configuration's repeats run in fresh worker processes, interleaved with the others
+            values = {"model": model, "batch_size": b, "preset": preset, "repeats": repeats}
+            cells.append(Cell(values, repeats * cost_s(facts, flops, b, steps + warmup)))
     accuracy = not quick and (budget_s is None or budget_s >= ACCURACY_MIN_BUDGET_S)
     limit = 120.0 if budget_s is None else min(120.0, budget_s / 5)
     kept = trim(cells, budget_s, notes, fit_points=3, reserved_s=limit if accuracy else 0.0)

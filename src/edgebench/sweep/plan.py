@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,18 +31,27 @@ from edgebench.host.cpuset import format_cpu_list, format_mask
 from edgebench.host.frequency import frequencies_for
 from edgebench.host.sysfs import SysFS
 from edgebench.measure.notes import thread_oversubscription
-from edgebench.records.trial import Trial
+from edgebench.records.trial import Trial, configuration_key
 
 
 @dataclass(frozen=True)
 class PlannedTrial:
+    """One trial to run: its key in the sweep, its place in the plan, the Trial, and which repeat of the Trial's
+    configuration it is (0: the first, whose key is the configuration's own)."""
+
     key: str
     position: int
     trial: Trial
+    repeat: int = 0
 
     @property
     def label(self) -> str:
-        return trial_label(self.trial)
+        label = trial_label(self.trial)
+        return label if self.trial.repeats == 1 else f"{label} #{self.repeat + 1}"
+
+    @property
+    def config_key(self) -> str:
+        return configuration_key(self.trial)
 
 
 @dataclass(frozen=True)
@@ -56,10 +64,39 @@ class Plan:
         return any(p.trial.freq_khz is not None for p in self.trials)
 
 
+#: ``repeats: auto`` first runs this many repeats of each configuration, then as many more as their spread needs.
+AUTO_PILOT = 3
+
+
+def repeat_key(config_key: str, index: int) -> str:
+    """A repeat's key in its sweep: the configuration's key for the first (so a sweep stored before repeats existed
+    resumes as the first repeat of each), ``<key>-r<index>`` for the others."""
+    return config_key if index == 0 else f"{config_key}-r{index}"
+
+
+def planned_repeats(trial: Trial) -> int:
+    """How many repeats of ``trial``'s configuration the plan holds before any runs (``auto``: the pilot's)."""
+    return AUTO_PILOT if trial.repeats == "auto" else trial.repeats
+
+
+def with_repeats(trials: list[Trial]) -> tuple[PlannedTrial, ...]:
+    """Each configuration once (a trial planned twice, ``0x3`` and ``0-1``, runs once), then each of its repeats as
+    a planned trial of its own key, the repeats of a configuration together; the runner decides the order."""
+    unique: dict[str, Trial] = {}
+    for trial in trials:
+        unique.setdefault(configuration_key(trial), trial)
+    planned = []
+    for key, trial in unique.items():
+        for index in range(planned_repeats(trial)):
+            planned.append(PlannedTrial(repeat_key(key, index), len(planned), trial, index))
+    return tuple(planned)
+
+
 def trial_key(trial: Trial) -> str:
-    """16 hex digits of SHA-256 over the fields that differ from their defaults (stable as fields are added)."""
-    fields = trial.model_dump(mode="json", exclude_defaults=True, exclude={"cores_mask"})
-    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+    """The configuration's key (:func:`~edgebench.records.trial.configuration_key`): 16 hex digits of SHA-256 over
+    the fields that differ from their defaults, stable as fields are added; a repeat's planned key adds its index
+    (:func:`repeat_key`)."""
+    return configuration_key(trial)
 
 
 def trial_label(trial: Trial, applied_khz: int | None = None) -> str:
@@ -221,7 +258,7 @@ def plan(
             if key not in seen:
                 seen.add(key)
                 trials.append(trial)
-    planned = tuple(PlannedTrial(trial_key(t), i, t) for i, t in enumerate(trials))
+    planned = with_repeats(trials)
     sweep_id = config.name or default_sweep_id(source, [p.key for p in planned])
     return Plan(sweep_id, planned)
 

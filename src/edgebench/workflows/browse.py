@@ -11,6 +11,7 @@ from edgebench.errors import UsageError
 from edgebench.workflows.common import read_store
 
 if TYPE_CHECKING:
+    from edgebench.measure.repeats import ConfigurationSummary
     from edgebench.records.result import TrialResult
 
 
@@ -65,3 +66,17 @@ def stored_trial(trial: str, *, remeasure: bool = False, store: Path | None = No
             return measure_again(finished_of(db, result)).result
         except ValueError as exc:
             raise UsageError("--remeasure", str(exc)) from None
+
+
+def repeat_group(result: TrialResult, *, store: Path | None = None) -> ConfigurationSummary | None:
+    """The configuration ``result`` is a repeat of, over every repeat its sweep stored (each key's latest result):
+    its interval and spreads beside this repeat's own; None for a trial run outside ``--repeats``."""
+    from edgebench.measure.repeats import group_key, summarize_configuration
+
+    if result.repeat is None or result.sweep is None:
+        return None
+    with read_store(store) as db:
+        stored = db.query(sweep_id=result.sweep.sweep_id)
+    latest = {r.sweep.trial_key: r for r in stored if r.sweep is not None}
+    mine = group_key(result)
+    return summarize_configuration([r for r in latest.values() if r.repeat is not None and group_key(r) == mine])

@@ -1,6 +1,7 @@
 """Comparing two things stored: two trials measurement by measurement, or two sweeps, devices or hosts
-configuration by configuration (paired on the fields that define the work), each with the ratio B/A and Welch's
-t-test on the step times."""
+configuration by configuration (paired on the fields that define the work), each with the ratio B/A and a decision
+taken at the repeat level (:mod:`edgebench.measure.repeats`), with the settings A and B differ in and each side's
+warnings."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ class Comparison:
     warning: str | None
     groups: GroupComparison | None
 
+    @property
+    def differences(self) -> list[str]:
+        """Every setting in which A and B differ (``cores: 0 (mask 1) vs 1 (mask 2)``)."""
+        from edgebench.report.compare import setting_differences
+
+        if self.groups is not None:
+            return self.groups.differences
+        return setting_differences([self.a.results[0].trial], [self.b.results[0].trial])
+
 
 def compare_stored(
     a: str, b: str, *, match: str | Sequence[str] | None = None, store: Path | None = None
@@ -48,9 +58,9 @@ def compare_stored(
                 raise UsageError(side.ref, f"{side.title} has no successful trial to compare")
         if side_a.kind == side_b.kind == "trial":
             ra, rb = side_a.results[0], side_b.results[0]
-            return Comparison(side_a, side_b, compare_trials(db, ra, rb), unlike(ra, rb), unlike_warning(ra, rb), None)
+            return Comparison(side_a, side_b, compare_trials(ra, rb), unlike(ra, rb), unlike_warning(ra, rb), None)
         fields = match_fields(match, device=side_a.kind == side_b.kind == "device")
-        groups = compare_groups(db, side_a, side_b, fields)
+        groups = compare_groups(side_a, side_b, fields)
     return Comparison(side_a, side_b, groups.rows, [], None, groups)
 
 

@@ -65,8 +65,10 @@ def export_trials(request: ExportRequest) -> Exported:
     from edgebench.workflows.common import read_store
 
     _check_export(request)
+    from edgebench.measure.repeats import grouped
+
     with read_store(request.store, NO_STORE_YET) as db:
-        results = _select(db, list(request.sweeps), request.host)
+        results = grouped(_select(db, list(request.sweeps), request.host))  # a configuration's repeats together
         if request.format == "mnn-suite":
             from edgebench.formats.mnn_suite.export import write_mnn_suite
 

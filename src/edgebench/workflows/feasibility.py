@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from edgebench.errors import UsageError
 from edgebench.units import format_size, parse_size_bytes
 from edgebench.workflows.common import Notify, quiet
 from edgebench.workflows.plans import PlanOptions, PlanRun
@@ -90,6 +91,9 @@ def run_feasibility(request: FeasibilityRequest, *, notify: Notify = quiet) -> F
         **request.options.trial_values(target),
     }
     base = build(make_trial, values, {"memory_budget_bytes": "--memory-budget", **PLACEMENT_FLAGS})
+    if base.repeats != 1:  # its batch sizes run smallest first, each skipped after one that did not fit
+        raise UsageError("--repeats", "feasibility asks whether a batch fits the memory budget, which one trial of "
+                         "it answers; leave --repeats out")  # fmt: skip
     resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
     budget_bytes = base.memory_budget_bytes or 0
     _warn_if_device_is_smaller(budget_bytes, target.sysfs(), notify)

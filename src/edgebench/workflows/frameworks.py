@@ -1,5 +1,6 @@
-"""DNNTune's table 5 on the user's device: every model on every backend at every precision, each cell a stored
-trial (latency, energy, peak memory, agreement with fp32) or the one-line reason it cannot run here."""
+"""DNNTune's table 5 on the user's device: every model on every backend at every precision, each cell stored trials
+(its repeats: latency, energy, peak memory, agreement with fp32) or the one-line reason it cannot run here; a
+column's best starred only where it is clear across repeats."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ class FrameworksTable:
     mode: str
     batch_size: int
     run: PlanRun
+    #: Why a model's column has no star (no clear best across repeats, one repeat each), and disturbed repeats.
+    notes: list[str] = field(default_factory=list)
 
 
 def names(text: str) -> list[str]:
@@ -71,7 +74,6 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     from edgebench.config.trial import make_trial
     from edgebench.launch.trial import resolve_placement
     from edgebench.report.frameworks import plan_cells, take_results
-    from edgebench.sweep.plan import trial_key
     from edgebench.units import parse_shape
     from edgebench.workflows.plans import PLACEMENT_FLAGS, keyed, run_plan
 
@@ -111,9 +113,10 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     planned = keyed([c.trial for c in cells if c.trial])
     run = run_plan("frameworks", planned, request.options, target, config=config, on_result=progress,
                    begin=unrunnable, notify=notify)  # fmt: skip
+    notes = []
     if not run.interrupted:
-        take_results(cells, lambda trial: run.results.get(trial_key(trial)))
-    return FrameworksTable(cells, mode, base.batch_size, run)
+        notes = take_results(cells, lambda trial: run.repeats_of(trial))
+    return FrameworksTable(cells, mode, base.batch_size, run, notes)
 
 
 def _check_backends(backends: list[str]) -> list[str]:

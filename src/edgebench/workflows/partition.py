@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edgebench.errors import UsageError
+from edgebench.measure.trust import disturbances
 from edgebench.units import MAX_QUANTITY
 from edgebench.workflows.common import Notify, quiet
 
@@ -118,22 +119,25 @@ def table4(request: PartitionRequest) -> Table4:
         raise UsageError(
             "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {request.model}"
         )
-    analyses = []
+    analyses, repeats = [], {}
     notes = []
     for label, trial_id in newest.items():
         mobile = _layer_costs(request.store, trial_id, "--table4")
         analyses.append((label, trial_id, _analysis(request, checked, mobile, cloud, sweep=None)))
+        repeats[label] = [_analysis(request, checked, _layer_costs(request.store, rid, "--table4"), cloud, sweep=None)
+                          for rid in _repeat_ids(request.store, mobile[0])]  # fmt: skip
         if mobile[0].device.replayed:
             from edgebench.measure.trust import replayed_reason
 
             notes.append(f"{label}: {replayed_reason(mobile[0])}: its row is the tree's readings over this host's "
                          "steps, a device of its own, never this host's")  # fmt: skip
     notes += [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
-              if label not in newest]  # fmt: skip
+              if label not in newest and not label.startswith("trial ")]  # fmt: skip
+    notes += [line for line in skipped if line.startswith("trial ")]
     if len(newest) == 1:
         notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
                      "ones) add rows")  # fmt: skip
-    table = tabulate(analyses, notes)
+    table = tabulate(analyses, notes, repeats)
     if request.plot is not None:
         from edgebench.report.partition_plot import save_table4_plot
 
@@ -212,7 +216,52 @@ def _measured(r: PartitionRequest, checked: _Checked, notify: Notify) -> Partiti
             raise UsageError(
                 "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {mobile[0].trial.model}"
             )
-    return _analysis(r, checked, mobile, cloud, sweep=checked.sweep)
+    analysis = _analysis(r, checked, mobile, cloud, sweep=checked.sweep)
+    return _across_repeats(r, checked, mobile[0], cloud, analysis)
+
+
+def _across_repeats(
+    r: PartitionRequest, checked: _Checked, result: TrialResult, cloud: Traced | None, analysis: PartitionAnalysis
+) -> PartitionAnalysis:
+    """The choice checked against the trial's configuration's other repeats (each a fresh worker process): a split
+    every undisturbed repeat picks is clear, else the analysis says there is no clear best; a disturbed trial's
+    choice is marked as deciding nothing."""
+    from collections import Counter
+
+    notes = []
+    if why := disturbances(result):
+        notes.append(f"warning: trial {result.trial_id} is disturbed ({'; '.join(why)}): its split decides "
+                     "nothing; run it again on a quiet device")  # fmt: skip
+    ids = _repeat_ids(r.store, result)
+    if len(ids) >= 2:
+        picks = Counter()
+        for rid in ids:
+            found = _analysis(r, checked, _layer_costs(r.store, rid, "--trial"), cloud, sweep=None).best
+            picks[found.layer if found.kind not in ("mobile-only", "cloud-only") else found.kind] += 1
+        if len(picks) > 1:
+            shown = ", ".join(f"{p} in {n}" for p, n in picks.most_common())
+            notes.append(f"no clear best split: the configuration's {len(ids)} repeats picked {shown}")
+        else:
+            notes.append(f"each of the configuration's {len(ids)} undisturbed repeats picks this split")
+    elif result.repeat is None:
+        notes.append("one trial: a split one process picked, which run-to-run variance can move (run the traced "
+                     "trial with --repeats 3 to see whether its repeats agree)")  # fmt: skip
+    return analysis.model_copy(update={"notes": [*analysis.notes, *notes]}) if notes else analysis
+
+
+def _repeat_ids(store: Path | None, result: TrialResult) -> list[str]:
+    """The ids of the undisturbed, successful repeats of ``result``'s configuration in its sweep (itself included
+    where undisturbed); none for a trial run outside ``--repeats``."""
+    from edgebench.measure.repeats import group_key
+    from edgebench.store import Store
+
+    if result.repeat is None or result.sweep is None:
+        return []
+    with Store(store) as db:
+        stored = db.query(sweep_id=result.sweep.sweep_id)
+    mine = group_key(result)
+    return [t.trial_id for t in stored if t.ok and t.repeat is not None and group_key(t) == mine
+            and not disturbances(t) and t.trace_summary is not None]  # fmt: skip
 
 
 def _device_label(result: TrialResult) -> str:
@@ -256,6 +305,9 @@ def _newest_of_each_device(r: PartitionRequest, wanted: str) -> tuple[dict[str, 
                 if _trial_key(t) != wanted:
                     continue
                 label = _device_label(t)
+                if label not in newest and (why := disturbances(t)):
+                    skipped.append(f"trial {t.trial_id} ({label}) left out: disturbed ({'; '.join(why)})")
+                    continue
                 has_energy = t.energy.source is not None or (
                     t.estimated_energy is not None and t.estimated_energy.avg_power_w is not None
                 )
@@ -447,7 +499,7 @@ def _newest_trial(
             estimated = r.estimated_energy.source if r.estimated_energy else None
             if estimate is not None and not measured and estimated != wanted:
                 continue  # measured energy serves any request; an estimate only with the same coefficients
-            if _trial_key(r) != model:
+            if _trial_key(r) != model or disturbances(r):  # a disturbed trial never picks the split
                 continue
             return r.trial_id
     return None

@@ -22,8 +22,8 @@ from typing import Any
 from edgebench.config.settings import BY_FIELD, read_flag
 from edgebench.errors import UsageError
 from edgebench.records.result import TrialResult
-from edgebench.records.trial import Trial
-from edgebench.sweep.plan import Plan, PlannedTrial, default_sweep_id, trial_key
+from edgebench.records.trial import Trial, configuration_key
+from edgebench.sweep.plan import Plan, PlannedTrial, default_sweep_id, with_repeats
 from edgebench.targets import Target
 from edgebench.workflows.common import Notify, placed, quiet
 
@@ -31,7 +31,7 @@ from edgebench.workflows.common import Notify, placed, quiet
 Skip = Callable[[PlannedTrial, Mapping[str, TrialResult]], str | None]
 
 #: The Trial fields a plan's placement options set, and the flag each is given by (an error names that flag).
-PLACEMENT_FLAGS = {field: BY_FIELD[field].flag for field in ("cores", "freq_khz", "threads", "timeout_s")}
+PLACEMENT_FLAGS = {field: BY_FIELD[field].flag for field in ("cores", "freq_khz", "threads", "timeout_s", "repeats")}
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class PlanOptions:
     resume: bool = False
     store: Path | None = None
     no_store: bool = False
+    #: How often each planned trial runs, each repeat a fresh worker process (text as ``--repeats``: 5, auto);
+    #: None: the plan's own (1, or what a study plans).
+    repeats: str | None = None
 
     def open_target(self, sysfs_root: str = "/") -> Target:
         from edgebench.targets import open_target
@@ -62,7 +65,7 @@ class PlanOptions:
         """The Trial values these options give; a core role (big, little, all) is resolved on ``target``."""
         given = {}
         for field, text in (("cores", self.cores), ("freq_khz", self.frequency), ("threads", self.threads),
-                            ("timeout_s", self.timeout)):  # fmt: skip
+                            ("timeout_s", self.timeout), ("repeats", self.repeats)):  # fmt: skip
             if text is not None:
                 given[field] = read_flag(BY_FIELD[field], text)
         return placed(given, target)
@@ -80,14 +83,16 @@ class PlanRun:
     #: The store the trials are kept in (None with ``no_store``: they went to a temporary one, removed after).
     store: Path | None
 
+    def repeats_of(self, trial: Trial) -> list[TrialResult]:
+        """Every repeat of ``trial``'s configuration in this run (each key's latest result), in index order."""
+        key = configuration_key(trial)
+        found = [r for r in self.results.values() if configuration_key(r.trial) == key]
+        return sorted(found, key=lambda r: r.repeat.index if r.repeat is not None else 0)
+
 
 def keyed(trials: list[Trial]) -> list[PlannedTrial]:
-    """The plan's trials, each with its stable key (a trial planned twice runs once)."""
-    planned: dict[str, PlannedTrial] = {}
-    for trial in trials:
-        key = trial_key(trial)
-        planned.setdefault(key, PlannedTrial(key, len(planned), trial))
-    return list(planned.values())
+    """The plan's trials, each repeat with its stable key (a trial planned twice runs once, ``repeats`` times)."""
+    return list(with_repeats(trials))
 
 
 def run_plan(

@@ -86,7 +86,7 @@ def plan_study(request: StudyRequest) -> PlannedStudy:
     target = request.options.open_target(sysfs_root(request.sysfs_root))
     facts = probe(target)
     planned = study.plan(facts, quick=request.quick, budget_s=budget_s)
-    trials = keyed(_trials(planned, request.backend))
+    trials = keyed(_trials(planned, request.backend, request.options.repeats))
     return PlannedStudy(request, study, facts, planned, trials, budget_s, target)
 
 
@@ -123,17 +123,23 @@ def run_study(planned: PlannedStudy, *, notify: Notify = quiet) -> StudyOutcome:
     return StudyOutcome(report, run)
 
 
-def _trials(planned: StudyPlan, backend: str | None) -> list[Trial]:
+def _trials(planned: StudyPlan, backend: str | None, repeats: str | None = None) -> list[Trial]:
     """The plan's Trials; with ``backend``, a planned trial that backend cannot run (int8 on a backend without
-    it, a layer trace) is left out with a note, and the study goes on with the rest."""
+    it, a layer trace) is left out with a note, and the study goes on with the rest; ``repeats`` (``--repeats``)
+    runs each configuration the study repeats that many times instead of the plan's own count."""
     from edgebench.config.flags import build
+    from edgebench.config.settings import BY_FIELD, read_flag
     from edgebench.config.trial import make_trial
     from edgebench.errors import UsageError
 
     trials = []
+    count = {"repeats": read_flag(BY_FIELD["repeats"], repeats)} if repeats is not None else {}
     for values in planned.trials:
+        given = {**values, **({"backend": backend} if backend else {})}
+        if count and given.get("repeats", 1) != 1:
+            given.update(count)
         try:
-            trials.append(build(make_trial, {**values, **({"backend": backend} if backend else {})}, {}))
+            trials.append(build(make_trial, given, {}))
         except UsageError as exc:
             if backend is None or exc.field == "--backend":
                 raise

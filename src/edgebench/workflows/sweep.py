@@ -77,6 +77,13 @@ class SweepLeg:
     loaded: LoadedConfig
     plan: Plan
 
+    @property
+    def order_seed(self) -> int | None:
+        """The seed of the random order the plan's repeats run in (None: the plan's own order)."""
+        from edgebench.sweep.runner import order_seed
+
+        return order_seed(self.plan)
+
 
 @dataclass(frozen=True)
 class PlannedSweep:

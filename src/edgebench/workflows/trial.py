@@ -7,10 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgebench.records.result import TrialResult
 from edgebench.workflows.common import Notify, placed, quiet
+
+if TYPE_CHECKING:
+    from edgebench.measure.repeats import ConfigurationSummary
+    from edgebench.records.trial import Trial
+    from edgebench.targets import Target
 
 
 @dataclass(frozen=True)
@@ -33,11 +38,20 @@ class TrialRequest:
 @dataclass(frozen=True)
 class TrialRun:
     """A trial run: its result, where it is stored (None with ``no_store``), and whether layer spans were recorded
-    that ``no_store`` did not keep (``edgebench layers`` and ``trace`` read them from the store)."""
+    that ``no_store`` did not keep (``edgebench layers`` and ``trace`` read them from the store).
+
+    With ``repeats`` (the setting, N > 1 or ``auto``) the configuration ran as a plan of its repeats, each a trial in
+    a fresh worker process: ``repeats`` holds them all in index order, ``result`` is the last to finish and
+    ``sweep_id`` names the run in the store (``edgebench compare`` takes it)."""
 
     result: TrialResult
     store: Path | None
     spans_not_kept: bool
+    repeats: list[TrialResult] = field(default_factory=list)
+    sweep_id: str | None = None
+    interrupted: bool = False
+    #: The configuration over its repeats (its interval, the spread between and within them); None for one trial.
+    summary: ConfigurationSummary | None = None
 
 
 def run_trial(
@@ -72,6 +86,8 @@ def run_trial(
     oversubscribed = thread_oversubscription(placement.threads, len(placement.cores))
     if oversubscribed:  # allowed, and recorded in the result: a measurement of oversubscription
         notify(f"edgebench: warning: --threads: {oversubscribed}")
+    if trial.repeats != 1:
+        return _run_repeats(trial, request, target, notify, on_result)
     db = open_store(request.store, no_store=request.no_store)  # an unusable or damaged store fails before the trial
     launcher = Launcher(
         target,
@@ -89,3 +105,23 @@ def run_trial(
             close_or_discard(db)
     spans_dropped = request.no_store and outcome.spans_json is not None
     return TrialRun(outcome.result, None if db is None else db.path, spans_dropped)
+
+
+def _run_repeats(
+    trial: Trial, request: TrialRequest, target: Target, notify: Notify, on_result: Callable[[TrialResult], None]
+) -> TrialRun:
+    """The configuration's repeats as one plan (stored as the sweep ``run-<hash>-<time>``), each a trial in a fresh
+    worker process, ``auto`` adding repeats as their spread asks."""
+    from edgebench.measure.repeats import summarize_configuration
+    from edgebench.workflows.plans import PlanOptions, keyed, run_plan
+
+    options = PlanOptions(target=request.target, root=request.root, store=request.store, no_store=request.no_store)
+    done = run_plan("run", keyed([trial]), options, target, config={"trial": trial.model_dump(mode="json")},
+                    on_result=lambda planned, result: on_result(result), notify=notify)  # fmt: skip
+    repeats = sorted(done.results.values(), key=lambda r: r.repeat.index if r.repeat else 0)
+    if not repeats:
+        raise KeyboardInterrupt
+    last = max(repeats, key=lambda r: r.trial_id)
+    spans_dropped = request.no_store and trial.trace != "none"
+    summary = summarize_configuration(repeats)
+    return TrialRun(last, done.store, spans_dropped, repeats, done.sweep_id, done.interrupted, summary)

@@ -120,3 +120,19 @@ def test_timeout_is_recorded(cli):
     assert proc.returncode == 1
     r = json_out(proc)
     assert r["status"] == "timeout" and "3 s" in r["reason"]
+
+
+def test_repeats_each_in_a_fresh_process_stored_as_one_configuration(cli):
+    """`run --repeats 3`: three trials of one configuration, each its own worker process, stored as
+    one run; the JSON carries each repeat and the configuration's interval over them; `trials` lists them together."""
+    out = cli.json("run", "--backend", "fake", "--steps", "5", "--warmup", "1", "--idle", "0", "--repeats", "3",
+                   "--json", env={"EDGEBENCH_FAKE_PROCESS_CV_PCT": "10"})  # fmt: skip
+    repeats = out["repeats"]
+    assert [r["repeat"]["index"] for r in repeats] == [0, 1, 2] and {r["repeat"]["planned"] for r in repeats} == {3}
+    assert len({r["repeat"]["config_key"] for r in repeats}) == 1 and len({r["trial_id"] for r in repeats}) == 3
+    assert {r["sweep"]["sweep_id"] for r in repeats} == {out["sweep_id"]} and out["sweep_id"].startswith("run-")
+    configuration = out["configuration"]
+    assert configuration["usable_repeats"] == 3 and configuration["interval_method"] == "t interval over 3 repeats"
+    assert configuration["ci95_low_ms"] < configuration["median_step_ms"] < configuration["ci95_high_ms"]
+    listed = cli("trials", "--sweep", out["sweep_id"])
+    assert listed.returncode == 0 and all(f"{k}/3" in listed.stdout for k in (1, 2, 3))

@@ -20,15 +20,20 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json_out(proc)  # --json: nothing but the object on stdout
     verdicts = by_id(report)
-    assert list(verdicts) == TX2_IDS and report["trials_ok"] == report["trials"] == 8
+    # three batch sizes of two models, each configuration twice (each repeat a fresh worker process)
+    assert list(verdicts) == TX2_IDS and report["trials_ok"] == report["trials"] == 12
     for v in verdicts.values():
         assert v["outcome"] in DECIDED | {"cannot be checked here"} and v["reason"]
         for e in v["evidence"]:
             assert e["kind"] == "measured" and e["ci_low"] <= e["estimate"] <= e["ci_high"] and e["trial_ids"]
-    # what a CPU-only machine can check is decided from its trials
+    # what a CPU-only machine can check is decided from its trials, unless other processes disturbed them (a shared
+    # machine): then the verdict is inconclusive and says how many trials were disturbed, never decided from them
     for oid in ("O9", "O10", "O11"):
-        assert verdicts[oid]["outcome"] in DECIDED, verdicts[oid]
-    assert verdicts["O9"]["outcome"] == "holds"  # saved activations grow with the batch, parameters do not
+        v = verdicts[oid]
+        assert v["outcome"] in DECIDED, v
+        assert v["outcome"] != "inconclusive" or "trials disturbed" in v["reason"] or v["evidence"], v
+    # saved activations grow with the batch, parameters do not (or the trials were disturbed, and it says so)
+    assert verdicts["O9"]["outcome"] == "holds" or "trials disturbed" in verdicts["O9"]["reason"]
     # periodicity and per-core differences, unless other processes kept every core busy throughout (then said so)
     for oid in ("O2", "O4"):
         v = verdicts[oid]
@@ -43,7 +48,7 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
     # the same study again resumes its stored trials (none rerun) and prints the table
     again = cli("study", "tx2", "--quick", "--resume")
     assert again.returncode == 0, again.stderr
-    assert "O12" in again.stdout and "holds" in again.stdout and "trials already stored" in again.stderr
+    assert "O12" in again.stdout and "O10" in again.stdout and "trials already stored" in again.stderr
 
 
 def test_study_tx2_on_the_jetson_fixture_decides_no_gpu_rail_or_power_observation(cli, sysfs_tree, monkeypatch):

@@ -323,7 +323,13 @@ EXPECTED: dict[str, Expect] = {
     "edgebench study tx2 --quick": Expect(shows=("O12", "cannot be checked here")),
     "edgebench fleet status": Expect(shows=("pixel-a", "pixel-b", "orin")),
     "edgebench snapshot --target adb:// -o pixel-tree": Expect(shows=("copied",)),
-    "edgebench compare 20261122-0352 20261122-0401": Expect(shows=(r"(slower|faster|not significant) \(p=",)),
+    "edgebench compare 20261122-0352 20261122-0401": Expect(shows=("one process per side cannot separate",)),
+    "edgebench run --model lenet --backend fake --steps 20 --repeats 3": Expect(
+        shows=("3 repeats, each a fresh worker process", r"t interval over 3 repeats")
+    ),
+    "edgebench compare on-cpu0 on-cpu1": Expect(
+        shows=("Welch's t on log repeat medians", r"A and B differ in: .*cores")
+    ),
     "edgebench compare meizu-cores meizu-cores-tuned": Expect(shows=("geometric mean",)),
     "edgebench compare phone-a phone-b --match model,batch_size": Expect(shows=("geometric mean",)),
 }
@@ -390,6 +396,14 @@ LANES: dict[str, list[str]] = {
         "edgebench run --model vgg16 --batch-size 32 --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 2GiB -m resnet50 -m alexnet --batch-sizes 1,8,32 --json",
+    ],
+    "repeats": [
+        "edgebench run --model lenet --backend fake --steps 20 --repeats 3",
+        "edgebench sweep --set models=[lenet] --set backend=fake --set steps=20 --set cores=[0x1] --set repeats=3"
+        " --set name=on-cpu0",
+        "edgebench sweep --set models=[lenet] --set backend=fake --set steps=20 --set cores=[0x2] --set repeats=3"
+        " --set name=on-cpu1",
+        "edgebench compare on-cpu0 on-cpu1",
     ],
     "accuracy": [
         "edgebench run --model lenet --data mnist --until-accuracy 0.95",

@@ -9,8 +9,8 @@ import typer
 from edgebench.cli import app
 from edgebench.cli.plans import PlanFlags, plan_command
 
-SHARED = ["threads", "cores", "frequency", "timeout", "cooldown", "resume", "target_spec", "root", "as_json", "store",
-          "no_store"]  # fmt: skip
+SHARED = ["threads", "cores", "frequency", "timeout", "repeats", "cooldown", "resume", "target_spec", "root", "as_json",
+          "store", "no_store"]  # fmt: skip
 PLACEMENT = SHARED[:4]
 
 
@@ -48,7 +48,7 @@ def test_a_plan_command_gets_the_shared_values_as_one_record():
         return 0
 
     values = dict(threads="2", cores="big", frequency="1.7GHz", timeout="5m", cooldown="idle", resume=True,
-                  target_spec="adb://X", root=True, as_json=True, store=None, no_store=False)  # fmt: skip
+                  target_spec="adb://X", root=True, as_json=True, store=None, no_store=False, repeats="3")  # fmt: skip
     assert command(steps=3, **values) == 0
     flags = seen["flags"]
     assert seen["steps"] == 3 and flags.as_json
@@ -64,4 +64,5 @@ def test_a_plan_command_gets_the_shared_values_as_one_record():
         True,
         True,
     )
+    assert flags.options.repeats == "3"
     assert command.__doc__ == "A plan command."

@@ -56,6 +56,7 @@ SAMPLES = {
     "command": ("./bench --steps 20", "./train.sh", {"step_pattern": "step"}),
     "step_pattern": ("^step .* done", "tflite-benchmark-model", {"command": "./bench"}),
     "push": (str(PUSHED), f"{PUSHED}:models/m.bin", {"command": "./bench", "step_pattern": "step"}),
+    "repeats": ("3", "auto", {}),
 }
 #: Fields whose only valid value here is their default (one backend so far).
 ONLY_DEFAULT = {"backend"}
@@ -71,7 +72,7 @@ def test_every_trial_field_is_declared_once_with_a_sample():
         assert len(names) == len(set(names))
 
 
-class Captured(Exception):
+class Captured(BaseException):  # not an Exception: a plan (--repeats) contains those as error results
     """Raised by the stand-in for run_trial: the Trial the command built, before anything runs."""
 
     def __init__(self, trial):
@@ -124,9 +125,14 @@ def test_each_setting_is_a_run_flag_a_sweep_constant_and_a_sweep_axis(field, run
         assert setting.trial_default not in from_flags
     assert len(set(from_flags)) == len(values)
 
-    (constant,) = sweep_trials(*overrides, f"{setting.key}={yaml_value(first)}")
+    constant, *repeats = sweep_trials(*overrides, f"{setting.key}={yaml_value(first)}")
     assert getattr(constant, field) == from_flags[0]
+    assert all(t == constant for t in repeats) and len(repeats) == (from_flags[0] - 1 if field == "repeats" else 0)
 
+    if field == "repeats":  # how often each configuration runs: one value for the sweep, never an axis
+        with pytest.raises(UsageError, match="not a list"):
+            sweep_trials(f"{setting.key}=[{', '.join(values)}]")
+        return
     axis = sweep_trials(*overrides, f"{setting.key}=[{', '.join(map(yaml_value, values))}]")
     assert [getattr(t, field) for t in axis] == from_flags
 

@@ -160,8 +160,8 @@ def test_a_trial_records_the_frequency_asked_and_the_one_each_policy_got(phone):
     from edgebench.report.summary import freq_set_text
     from edgebench.targets.local import LocalTarget
 
-    def runner(trial, *, target, sample=True):
-        return FinishedTrial(result=failed_result(trial, "t1", "error", "not run", [], {}))
+    def runner(trial, *, target, sample=True, context=None):  # the context is recorded as measuring records it
+        return FinishedTrial(result=failed_result(trial, "t1", "error", "not run", [], {}, context))
 
     trial = Trial(cores=(0,), freq_khz=1_700_000)
     with Launcher(LocalTarget(phone), pins_frequency=True, is_root=lambda: True, runner=runner) as launcher:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from edgebench.measure.hygiene import hygiene
-from edgebench.measure.trust import REPLAYED, disturbances
+from edgebench.measure.trust import REPLAYED, disturbances, replayed_reason
 from edgebench.records.device import DeviceEnvironment
 from edgebench.records.events import Scheduling
 from edgebench.report.warnings import hygiene_warning
@@ -32,10 +32,13 @@ def test_a_busy_short_trial_and_a_window_nothing_can_judge_are_disturbances_and_
     assert disturbances(r.model_copy(update={"hygiene": quiet})) == ()
 
 
-def test_a_replayed_trial_is_disturbed_and_every_table_says_so():
+def test_a_replayed_trial_says_so_in_every_table_and_its_measured_steps_still_count():
+    """A replayed trial's sensors are another device's constant files (the decisions needing them say so: study's
+    ``replayed``, a device's identity in predict and partition); its steps were measured here like any other."""
     tree = DeviceEnvironment(hostname="laptop", sysfs_root="/t/fixtures/sysfs/jetson_tx2", sensor_source="replayed")
     r = result("20260101-000001-aaaa0001", [10.0, 10.1]).model_copy(update={"device": tree})
-    (reason,) = disturbances(r)
+    assert disturbances(r) == ()
+    reason = replayed_reason(r)
     assert reason.startswith(REPLAYED) and "jetson_tx2" in reason and "laptop" in reason
     assert hygiene_warning(r) == f"trial {r.trial_id}: {reason}"
     # an older record (no sensor_source) read through a tree is replayed too; one with neither is not known

@@ -246,3 +246,24 @@ def test_tied_minimum_cuts_keep_the_fewest_units_on_the_device():
     assert _device_side({(s, 0): 0.1 + 0.2, (0, t): 0.3}, s, t) == {s}
     assert _device_side({(s, 0): 0.3, (0, t): 0.1 + 0.2}, s, t) == {s}
     assert _device_side({(s, 0): 2.0, (0, t): 1.0}, s, t) == {s, 0}  # no tie: the cheaper cut after unit 0
+
+
+def test_table4_takes_the_saving_over_repeats_and_says_when_they_pick_different_points():
+    """Seen: a 53.8% saving printed from one trial.  Each repeat of the traced configuration is analysed: the row's
+    saving is their mean with its interval, and repeats that pick different points make no clear best."""
+    from edgebench.partition.table4 import table4
+
+    def analysis(device_ms):
+        return analyze(chain([(device_ms, 1.0, 0.01)] * 4, [100_000, 50_000, 1_000, 20_000]), LINK, "latency")
+
+    same = [analysis(ms) for ms in (10.0, 10.4, 9.8)]
+    t = table4([("board", "t1", same[0])], repeats={"board": same})
+    (row,) = t.rows
+    assert row.repeats == 3 and row.saving_low_pct < row.saving_pct < row.saving_high_pct
+    assert row.points_picked is None and not any("no clear best" in n for n in t.notes)
+    moved = [analysis(10.0), analysis(0.2)]  # a device fast enough in one repeat runs everything itself
+    row = table4([("board", "t1", moved[0])], repeats={"board": moved}).rows[0]
+    assert row.points_picked == {"u1": 1, "mobile only": 1}
+    one = table4([("board", "t1", same[0])])
+    assert one.rows[0].repeats == 1 and one.rows[0].saving_low_pct is None
+    assert any("one repeat: its saving and point come from one process" in n for n in one.notes)

@@ -23,7 +23,7 @@ from edgebench.predict.stored import Selection, load_observations
 from edgebench.predict.suggest import choose, suggest, sweep_yaml
 from edgebench.predict.validate import leave_one_batch_size_out, leave_one_model_out
 from edgebench.records.bundle import TrialBundle
-from edgebench.records.events import Done, Ready, Step
+from edgebench.records.events import Done, Ready, Scheduling, Step
 from edgebench.records.finished import FinishedTrial
 from edgebench.records.spans import BACKWARD, FORWARD, span_table
 from edgebench.records.trial import Trial
@@ -92,9 +92,11 @@ def synthetic_trial(model: str, batch: int, index: int, steps: int = 3, env: dic
     spans = span_table("layers", names, types, parents, rows, costs=costs,
                        notes={"unattributed_costs": {"forward_flops": 0.0, "backward_flops": 0.0,
                                                      "forward_bytes": 0.0, "backward_bytes": opt_bytes}})  # fmt: skip
+    window_s = (t - 10**12) / 1e9  # a quiet device: its one thread never waited for a CPU
+    quiet = Scheduling(on_cpu_s=window_s, run_queue_wait_s=0.0, involuntary_switches=0, threads=1, window_s=window_s)
     bundle = TrialBundle(
         trial=Trial(model=model, batch_size=batch, steps=steps, threads=1, cores=(0,), trace="layers"),
-        events=[Ready(pid=7), *step_events, Done(stopped_by="fixed")],
+        events=[Ready(pid=7), *step_events, Done(stopped_by="fixed", train_sched=quiet)],
         spans_json=spans.to_json(),
         env=env or {"hostname": "synthetic"},
     )
@@ -533,3 +535,19 @@ def test_a_prediction_from_enough_trials_has_its_interval(synthetic_store):
     assert p.interval_note is None and p.low_ms < p.point.step_ms < p.high_ms
     doc = prediction_json(p)
     assert doc["interval"] == {"level": 0.9, "low_ms": p.low_ms, "high_ms": p.high_ms} and doc["device"] == "synthetic"
+
+
+def test_a_disturbed_trial_is_never_learned_from(tmp_path):
+    """A trial whose hygiene check failed (a busy device) is left out of the training set, with the reason."""
+    from edgebench.records.result import Hygiene
+
+    base = synthetic_trial("net_a", 8, 301)
+    busy = base.result.model_copy(update={"trial_id": "busy1", "hygiene": Hygiene(other_cpu_pct=64.0)})
+    path = tmp_path / "busy.sqlite"
+    with Store(path) as store:
+        save_finished(store, base.model_copy(update={"result": busy}))
+        save_finished(store, synthetic_trial("net_a", 2, 302))
+    observations, notes = load_observations(path, Selection())
+    assert [o.trial_id for o in observations] != ["busy1"] and "busy1" not in {o.trial_id for o in observations}
+    said = "trial busy1 left out: disturbed (device busy: other processes used 64%"
+    assert any(n.startswith(said) for n in notes), notes

@@ -44,3 +44,32 @@ def test_a_trial_of_an_unknown_sweep_is_refused_whole(tmp_path):
         with pytest.raises(sqlite3.IntegrityError):
             store.save(result("20260101-000000-0001", [10.0], sweep=("never-added", "k", 0)))
         assert store.trials() == []  # the trial row went back with the failed link
+
+
+def test_a_store_from_before_repeats_gets_each_trials_configuration_key(tmp_path):
+    """Schema 5 adds each trial's configuration key and repeat index; rows stored before get their key from their
+    record (a repeat of the same configuration shares it), and still load as before."""
+    from edgebench.records.result import Repeat
+    from edgebench.records.trial import configuration_key
+
+    path = tmp_path / "v4.sqlite"
+    db = sqlite3.connect(path)
+    for version, script in enumerate(MIGRATIONS[:4], start=1):
+        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {version}; COMMIT;")
+    old = [result(f"2025010{i}-000000-aaaa", [10.0, 11.0], batch_size=b) for i, b in enumerate((8, 8, 16))]
+    for r in old:
+        db.execute("INSERT INTO trials (trial_id, status, model, batch_size, result_json) VALUES (?, 'ok', 'lenet', "
+                   "?, ?)", (r.trial_id, r.trial.batch_size, r.model_dump_json()))  # fmt: skip
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 5
+        assert [t.trial_id for t in store.trials()] == [r.trial_id for r in old]
+        repeat = result("20260101-000000-bbbb", [9.0, 9.5]).model_copy(
+            update={"repeat": Repeat(config_key=configuration_key(old[0].trial), index=1, planned=2)}
+        )
+        store.save(repeat)
+    rows = sqlite3.connect(path).execute("SELECT config_key, repeat_index FROM trials ORDER BY trial_id").fetchall()
+    keys = [k for k, _ in rows]
+    assert keys[0] == keys[1] == keys[3] == configuration_key(old[0].trial) != keys[2]
+    assert [i for _, i in rows] == [None, None, None, 1]

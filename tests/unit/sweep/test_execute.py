@@ -17,7 +17,7 @@ from edgebench.store import Store
 from edgebench.sweep.execute import run_sweep
 from edgebench.sweep.plan import plan
 from edgebench.targets.local import LocalTarget
-from tests.factories import events, result
+from tests.factories import events, result, with_context
 
 POLICY = "sys/devices/system/cpu/cpufreq/policy0"
 
@@ -32,7 +32,7 @@ class FakeRunner:
         self.fail_on = fail_on or {}
         self.on_call = on_call
 
-    def __call__(self, trial, *, target, sample=True):
+    def __call__(self, trial, *, target, sample=True, context=None):
         n = len(self.calls)
         self.calls.append(trial)
         if self.on_call:
@@ -45,7 +45,7 @@ class FakeRunner:
                    cores=list(trial.cores or (0, 1)), freq_khz=trial.freq_khz)  # fmt: skip
         if action == "crash":
             r = r.model_copy(update={"status": "crashed", "reason": "RuntimeError: boom", "latency": Latency()})
-        return FinishedTrial(result=r, events=events(steps))
+        return FinishedTrial(result=with_context(r, context), events=events(steps))
 
 
 def make_plan(*overrides, tree=None, allowed=(0, 1)):
@@ -197,3 +197,62 @@ def test_cooldown_between_trials_is_recorded(tmp_path):
         ("alexnet", 1, 30.0, "fixed 30 s"),
         ("alexnet", 2, 0.0, "none"),
     ]
+
+
+def test_repeats_run_interleaved_in_a_seeded_order_each_recorded_with_its_place(tmp_path):
+    """Two configurations of three repeats: six trials of their own keys, in a random order whose seed (from the
+    sweep id) every repeat records; a resumed sweep keeps the order."""
+    from edgebench.sweep.runner import order_seed, run_order
+
+    p, _, _ = make_plan("models=[lenet, alexnet]", "batch_sizes=[1]", "repeats=3")
+    keys = [t.key for t in p.trials]
+    assert len(keys) == 6 and keys[1] == keys[0] + "-r1" and [t.repeat for t in p.trials[:3]] == [0, 1, 2]
+    seed = order_seed(p)
+    assert seed is not None and run_order(p, list(p.trials)) != list(p.trials)  # interleaved, not grouped
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        outcome = sweep(p, store, FakeRunner({2: KeyboardInterrupt()}))
+        assert outcome.interrupted and len(outcome.results) == 2
+        runner = FakeRunner()
+        sweep(p, store, runner, resume=True)
+        stored = store.query(sweep_id=p.sweep_id)
+    ran = [r.sweep.trial_key for r in stored]
+    assert ran == [t.key for t in run_order(p, list(p.trials)) if t.key in set(ran)] and len(ran) == 6
+    assert {(r.trial.model, r.repeat.index) for r in stored} == {(m, i) for m in ("lenet", "alexnet") for i in range(3)}
+    assert {(r.repeat.order_seed, r.repeat.planned) for r in stored} == {(seed, 3)}
+    assert len({r.repeat.config_key for r in stored}) == 2
+
+
+def test_one_configuration_or_one_repeat_each_runs_in_plan_order():
+    from edgebench.sweep.runner import order_seed
+
+    assert order_seed(make_plan("batch_sizes=[1]", "repeats=3")[0]) is None
+    assert order_seed(make_plan("batch_sizes=[1, 2]")[0]) is None
+
+
+class Spread(FakeRunner):
+    """Each call's steps scaled by its own factor: processes that differ as much as ``factors`` do."""
+
+    def __init__(self, factors):
+        super().__init__()
+        self.factors = itertools.cycle(factors)
+
+    def __call__(self, trial, *, target, sample=True, context=None):
+        f = next(self.factors)
+        finished = super().__call__(trial, target=target, sample=sample, context=context)
+        steps = [f * (10.0 + d) for d in (0.0, 0.2, 0.1)]
+        r = result(finished.result.trial_id, steps, model=trial.model, batch_size=trial.batch_size)
+        return FinishedTrial(result=with_context(r, context), events=events(steps))
+
+
+@pytest.mark.parametrize(("factors", "repeats"), [([1.0], 3), ([1.0, 1.03, 0.97, 1.0], 4), ([0.8, 1.2], 20)])
+def test_auto_repeats_add_rounds_until_the_spread_is_resolved_or_the_cap(tmp_path, factors, repeats):
+    p, _, _ = make_plan("batch_sizes=[1]", "repeats=auto")
+    assert len(p.trials) == 3  # the pilot
+    runner = Spread(factors)
+    with Store(tmp_path / "s.sqlite") as store:
+        outcome = sweep(p, store, runner)
+        stored = store.query(sweep_id=p.sweep_id)
+    assert len(runner.calls) == len(stored) == repeats and not outcome.interrupted
+    assert sorted(r.repeat.index for r in stored) == list(range(repeats))
+    assert len({r.sweep.trial_key for r in stored}) == repeats

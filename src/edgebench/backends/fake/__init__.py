@@ -9,7 +9,13 @@ The steps are set through the environment of the process that runs the worker (s
 
 - ``EDGEBENCH_FAKE_STEP_MS`` (default 5): how long each training or inference step takes;
 - ``EDGEBENCH_FAKE_FAIL_AT`` (default none): the step (counting from 0, warm-up steps included) that raises,
-  which stores the trial as ``crashed`` with the step in its reason.
+  which stores the trial as ``crashed`` with the step in its reason;
+- ``EDGEBENCH_FAKE_PROCESS_CV_PCT`` (default 0): each worker process's own offset, a log-normal factor of this
+  spread (percent), as real processes differ;
+- ``EDGEBENCH_FAKE_STEP_CV_PCT`` (default 0) and ``EDGEBENCH_FAKE_AR1`` (default 0): the steps' spread about the
+  process's level (percent) and its lag-one autocorrelation, an AR(1) series as real steps are;
+- ``EDGEBENCH_FAKE_SEED`` (default none): seeds the offset and the steps (every process then draws the same);
+  unset, each process draws its own.
 """
 
 from __future__ import annotations

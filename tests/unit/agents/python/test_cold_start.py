@@ -52,7 +52,7 @@ def _instrumented_session(monkeypatch, calls: list[str]):
             return _Categorizer(calls)
 
     def open_session(trial):
-        return Session((1, 28, 28), 10, 0.2, None)
+        return Session((1, 28, 28), 10, fake_session.StepModel(step_ms=0.2), None)
 
     monkeypatch.setattr(fake_session, "open_session", open_session)
 

@@ -69,4 +69,4 @@ def test_trials_list_names_mode_and_precision():
     header = next(line for line in text.splitlines() if "trial" in line and "model" in line)
     assert "mode" in header and "prec" in header and "infer" in text and "int8" in text
     same = _rendered(trials_table([train]))
-    assert "(all torch, train, fp32, local)" in same  # shared by every listed trial: named once in the title
+    assert "(all torch, train, fp32, local," in same  # shared by every listed trial: named once in the title
