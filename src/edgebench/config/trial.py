@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from edgebench.backends.base import Capabilities, device_kind, refusal
-from edgebench.records.trial import Trial
+from edgebench.records.trial import QUANTIZED, Trial
 from edgebench.registry import BACKENDS, DATASETS, MODELS
 
 
@@ -126,8 +126,10 @@ def check_trial(trial: Trial) -> Trial:
     backend = update.get("backend", trial.backend)
     if backend_ok:
         check("precision", lambda p: _refuse(backend, "at precision", p, lambda c: c.precisions) or p)
-    if backend_ok and trial.model_file is not None and trial.precision == "int8":
+    if backend_ok and trial.model_file is not None and trial.precision in QUANTIZED:
         check("precision", lambda p: _no_int8_file(backend))
+    elif backend_ok and trial.model_file is not None:
+        check("precision", lambda p: _file_precision(backend, p))
     if trial.preset is not None and model_ok and not command:
         check("preset", lambda p: _preset(model, p))
     if trial.data is not None:
@@ -199,6 +201,17 @@ def _no_int8_file(backend: str) -> str:
         f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
         "quantize your model file yourself and pass the int8 file at --precision fp32"
     )
+
+
+def _file_precision(backend: str, precision: str) -> str:
+    """A model file at a precision its backend cannot give it: one line naming the one it can."""
+    offered = BACKENDS.load(backend).capabilities.file_precisions
+    if offered is not None and precision not in offered:
+        raise ValueError(
+            f"the {backend} backend runs a model file at the precision it was converted at (an fp16 or int8 file "
+            f"runs as it is): use --precision {offered[0]}"
+        )
+    return precision
 
 
 def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:

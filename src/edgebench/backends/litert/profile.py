@@ -1,0 +1,259 @@
+"""``--trace layers`` on LiteRT: the compiled model's profiler events (:mod:`.capi`), read into the span table the
+torch tracing writes, so ``edgebench layers``, the trace and the partition analyzer read LiteRT trials as torch's.
+
+Each run of the model is a root span (from registering its buffers to syncing them).  Inside it, each operator is
+a span under the module it computed (:mod:`.layers`), and module spans are the contiguous stretches of their
+operators, so spans nest as a call stack.  Two limits of what LiteRT reports, carried into the table's notes:
+
+* Times are whole microseconds, so a small model's operators read 0-25 us and their shares are coarse.
+* XNNPACK reports each operator's *duration* only (its events have no start time).  Operators run one after
+  another on the calling thread (threads split the work inside an operator), so they are laid end to end from
+  the start of the run's ``Invoke``, in run order; the run's own overhead (buffer registration and sync) is the
+  root's time.
+
+Only the runs inside the measured steps are kept.  FLOPs are not counted (LiteRT reports none): ``costs`` is null.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from edgebench.backends.litert.capi import DEFAULT, DELEGATE_PROFILED_OPERATOR_INVOKE, OPERATOR_INVOKE, ProfiledEvent
+from edgebench.backends.litert.layers import align, op_module
+from edgebench.backends.litert.model_file import TfliteOp
+from edgebench.records.spans import FORWARD, SpanTable, span_table
+
+if TYPE_CHECKING:
+    from edgebench.backends.litert.session import LiteRtSession
+
+#: The compiled model's own stages of a run (``LiteRT::Run[buffer registration]``, ``... [Buffer sync]``).
+_RUN_STAGE = "LiteRT::Run["
+
+
+@dataclass
+class _Run:
+    start_us: int
+    end_us: int
+    invoke_us: int | None = None
+    ops: list[ProfiledEvent] = field(default_factory=list)
+
+
+def split_runs(events: Sequence[ProfiledEvent]) -> list[_Run]:
+    """The events grouped by run: a run opens at its buffer registration (or its ``Invoke`` where none came first)
+    and holds the operator events up to the next."""
+    runs: list[_Run] = []
+    for e in events:
+        if e.kind == DEFAULT and e.start_us > 0:
+            end = e.start_us + e.elapsed_us
+            opens = e.tag.startswith(_RUN_STAGE + "buffer registration") or (
+                e.tag == "Invoke" and (not runs or runs[-1].invoke_us is not None)
+            )
+            if opens:
+                runs.append(_Run(e.start_us, end))
+            elif runs:
+                runs[-1].end_us = max(runs[-1].end_us, end)
+            if e.tag == "Invoke" and runs:
+                runs[-1].invoke_us = e.start_us
+        elif e.kind in (OPERATOR_INVOKE, DELEGATE_PROFILED_OPERATOR_INVOKE) and runs:
+            runs[-1].ops.append(e)
+    return runs
+
+
+class Labels:
+    """The span table's labels: the root, the modules as they are reached, and one label per operator."""
+
+    def __init__(self, root: str) -> None:
+        self.names, self.types, self.parents = [root], [root], [-1]
+        self._index: dict[str, int] = {"": 0}
+
+    def label(self, key: str, name: str, kind: str, parent: int) -> int:
+        if key not in self._index:
+            self._index[key] = len(self.names)
+            self.names.append(name)
+            self.types.append(kind)
+            self.parents.append(parent)
+        return self._index[key]
+
+    def chain(self, modules: Sequence[tuple[str, str]]) -> list[int]:
+        """Labels of the module chain ``(qualified, class)``, outermost first (the root excluded)."""
+        out, parent = [], 0
+        for qual, kind in modules:
+            parent = self.label(qual, qual, kind, parent)
+            out.append(parent)
+        return out
+
+
+@dataclass(frozen=True)
+class OpPlace:
+    """Where an operator's spans go: its module chain and its own label's name and type."""
+
+    modules: tuple[tuple[str, str], ...]
+    name: str
+    kind: str
+
+
+def operator_keys(run_ops: Sequence[ProfiledEvent]) -> list[tuple[int, int]]:
+    """Each operator event's key in its run: ``(OPERATOR_INVOKE, node index)`` for a TFLite op the interpreter ran,
+    ``(DELEGATE_PROFILED_OPERATOR_INVOKE, n)`` for the run's n-th XNNPACK operator (XNNPACK numbers its operators
+    within each delegated partition, so its own index repeats where the graph has several)."""
+    keys, n = [], 0
+    for e in run_ops:
+        if e.kind == DELEGATE_PROFILED_OPERATOR_INVOKE:
+            keys.append((e.kind, n))
+            n += 1
+        else:
+            keys.append((e.kind, e.index))
+    return keys
+
+
+def place_operators(
+    run_ops: Sequence[ProfiledEvent], ops: Sequence[TfliteOp], modules: dict[str, str] | None
+) -> tuple[dict[tuple[int, int], OpPlace], dict[str, int]]:
+    """Each operator event of one run placed under its module (by :func:`operator_keys`), and counts for the notes.
+
+    A TFLite op the interpreter ran itself is its node; XNNPACK's operators are matched in order to the TFLite ops
+    the interpreter did not run (:func:`~edgebench.backends.litert.layers.align`); one XNNPACK inserted goes under
+    the module of the next matched operator."""
+    keys = operator_keys(run_ops)
+    builtin = {e.index for e in run_ops if e.kind == OPERATOR_INVOKE}
+    delegated_ops = [op for op in ops if op.index not in builtin]
+    xnn = [(key, e.tag) for key, e in zip(keys, run_ops, strict=True) if e.kind == DELEGATE_PROFILED_OPERATOR_INVOKE]
+    matched = align([tag for _, tag in xnn], delegated_ops)
+    places: dict[tuple[int, int], OpPlace] = {}
+    following: tuple[tuple[str, str], ...] = ()
+    for ((kind, n), tag), j in reversed(list(zip(xnn, matched, strict=True))):
+        chain = following if j is None else tuple(op_module(delegated_ops[j], modules))
+        following = chain
+        qual = chain[-1][0] if chain else ""
+        label = f"{tag} #{n}"
+        places[(kind, n)] = OpPlace(chain, f"{qual}/{label}" if qual else label, tag if j is not None else
+                                    f"{tag} (inserted)")  # fmt: skip
+    for e in run_ops:
+        if e.kind == OPERATOR_INVOKE:
+            op = ops[e.index]
+            chain = tuple(op_module(op, modules))
+            qual = chain[-1][0] if chain else ""
+            label = f"{op.name} [{op.index}]"
+            places[(e.kind, e.index)] = OpPlace(chain, f"{qual}/{label}" if qual else label, op.name)
+    counts = {
+        "xnnpack_operators": len(xnn),
+        "xnnpack_operators_matched": sum(j is not None for j in matched),
+        "xnnpack_operators_inserted": sum(j is None for j in matched),
+        "tflite_ops_run_by_the_interpreter": len(builtin),
+        "tflite_ops_without_an_operator": len(delegated_ops) - sum(j is not None for j in matched),
+        "operators_without_a_module": sum(not p.modules for p in places.values()),
+    }
+    return places, counts
+
+
+def events_table(
+    events: Sequence[ProfiledEvent],
+    window_ns: tuple[int, int],
+    ops: Sequence[TfliteOp],
+    modules: dict[str, str] | None,
+    root: str,
+    tid: int,
+) -> SpanTable:
+    """The layer span table of the runs inside ``window_ns`` (monotonic clock, as the profiler's)."""
+    labels = Labels(root)
+    rows: list[tuple[int, int, int, int, int]] = []
+    places: dict[tuple[int, int], OpPlace] = {}
+    counts: dict[str, int] = {}
+    for run in split_runs(events):
+        start, end = run.start_us * 1000, run.end_us * 1000
+        if not window_ns[0] <= (start + end) // 2 <= window_ns[1]:
+            continue
+        # A node index past the file's ops is a delegate's kernel node: its operators are timed one by one.
+        run_ops = [e for e in run.ops if e.kind != OPERATOR_INVOKE or e.index < len(ops)]
+        if not places:
+            places, counts = place_operators(run_ops, ops, modules)
+        rows.append((0, FORWARD, start, end, tid))
+        # Open module spans as [label, row index]: a module's row is written where it opens (before its operators,
+        # so that a parent sorts first where both last the same whole microseconds) and its end grows.
+        open_spans: list[list[int]] = []
+        cursor = (run.invoke_us or run.start_us) * 1000
+        for event, key in zip(run_ops, operator_keys(run_ops), strict=True):
+            place = places.get(key) or OpPlace((), event.tag, event.tag)
+            op_start = max(event.start_us * 1000, cursor)  # XNNPACK gives no start: laid after the last one
+            op_end = min(op_start + event.elapsed_us * 1000, end)
+            cursor = op_end
+            chain = labels.chain(place.modules)
+            keep = 0
+            while keep < min(len(open_spans), len(chain)) and open_spans[keep][0] == chain[keep]:
+                keep += 1
+            open_spans = open_spans[:keep]  # the rest closed: their rows already end at their last operator
+            for module in chain[keep:]:
+                open_spans.append([module, len(rows)])
+                rows.append((module, FORWARD, op_start, op_end, tid))
+            for _, row in open_spans:
+                rows[row] = (*rows[row][:3], op_end, tid)
+            own = labels.label(f"op:{key[0]}:{key[1]}", place.name, place.kind, chain[-1] if chain else 0)
+            rows.append((own, FORWARD, op_start, op_end, tid))
+    return span_table(
+        "layers",
+        labels.names,
+        labels.types,
+        labels.parents,
+        rows,
+        thread_names={tid: "worker main"},
+        notes={
+            "source": "LiteRT's op profiler (compiled model with enable_profiling, through libLiteRt.so's C API)",
+            "labels": "XNNPACK operators (module/operator #index) under the module of the TFLite op each computes, "
+            "matched in run order; an operator XNNPACK inserted (activation quantization) sits under the module "
+            "of the next one",
+            "op_start": "XNNPACK reports each operator's duration only: its spans are laid end to end from the "
+            "run's Invoke, in run order; the run's buffer registration and sync are the root's own time",
+            "resolution": "whole microseconds per operator",
+            **counts,
+            "costs": "not counted: LiteRT reports no FLOPs",
+        },
+    )
+
+
+class ProfileRecorder:
+    """The worker's :class:`~edgebench.backends.base.TraceRecording` for a LiteRT session on the profiled path."""
+
+    def __init__(self, session: LiteRtSession, tid: int | None = None) -> None:
+        self.session = session
+        self.tid = tid if tid is not None else threading.get_native_id()
+        self.window: list[int] = []
+
+    def counting(self, step: Callable[[], Any]) -> Callable[[], Any]:
+        return step  # no FLOP count: LiteRT reports none
+
+    def ensure_costs(self, step: Callable[[], Any]) -> None:
+        pass
+
+    def start(self) -> None:
+        self.session.profiled.start_profiling()
+        self.window = [time.perf_counter_ns()]
+
+    def stop(self) -> None:
+        self.window.append(time.perf_counter_ns())
+        self.session.profiled.stop_profiling()
+
+    def remove(self) -> None:
+        pass
+
+    def table(self) -> SpanTable:
+        session = self.session
+        return events_table(
+            session.profiled.events(),
+            (self.window[0], self.window[-1]),
+            session.ops,
+            session.modules,
+            session.root_class,
+            self.tid,
+        )
+
+    def save(self, path: str) -> int:
+        table = self.table()
+        tmp = Path(path).with_suffix(".tmp")
+        tmp.write_text(table.to_json())
+        tmp.replace(path)
+        return len(table)
