@@ -136,6 +136,8 @@ def check_trial(trial: Trial) -> Trial:
         check("data", lambda d: _data(d, model if model_ok and not command else None))
     if backend_ok:
         check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
+    if command and trial.trace != "none" and trial.step_pattern is not None:
+        check("trace", lambda k: _command_trace(trial.step_pattern or "", k))
     if errors:
         raise ValidationError.from_exception_data(
             "Trial",
@@ -201,6 +203,19 @@ def _no_int8_file(backend: str) -> str:
         f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
         "quantize your model file yourself and pass the int8 file at --precision fp32"
     )
+
+
+def _command_trace(pattern: str, kind: str) -> str:
+    """A command's spans come from the tool's own per-op table, which only some shipped patterns read."""
+    from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
+
+    if step_pattern(pattern).spans is None:
+        readers = ", ".join(p.name for p in NAMED_PATTERNS.values() if p.spans)
+        raise ValueError(
+            f"a --command trial traces {kind} only through a step pattern that reads the tool's per-op table "
+            f"({readers}: benchmark_model --enable_op_profiling=true); drop --trace"
+        )
+    return kind
 
 
 def _file_precision(backend: str, precision: str) -> str:

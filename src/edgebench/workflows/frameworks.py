@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from edgebench.sweep.plan import PlannedTrial
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
-DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn")
+DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn", "litert")
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
 
 def _check_backends(backends: list[str]) -> list[str]:
     """Refuse a list of which no backend is known (nothing to run); beside a known backend, an unknown one is a cell
-    of the table saying why it was not run, as DNNTune's framework list has tflite."""
+    of the table saying why it was not run, as DNNTune's framework list has MACE."""
     from edgebench.errors import UsageError
     from edgebench.registry import BACKENDS
 

@@ -35,32 +35,45 @@ if TYPE_CHECKING:
 _RUN_STAGE = "LiteRT::Run["
 
 
+@dataclass(frozen=True)
+class OpTime:
+    """One operator's time in one run: ``start_ns`` 0 where the source gives none (XNNPACK's operators)."""
+
+    kind: int
+    index: int
+    tag: str
+    start_ns: int
+    elapsed_ns: int
+
+
 @dataclass
-class _Run:
-    start_us: int
-    end_us: int
-    invoke_us: int | None = None
-    ops: list[ProfiledEvent] = field(default_factory=list)
+class Run:
+    """One run of the model: its stretch on the monotonic clock, where its ``Invoke`` began, its operators."""
+
+    start_ns: int
+    end_ns: int
+    invoke_ns: int | None = None
+    ops: list[OpTime] = field(default_factory=list)
 
 
-def split_runs(events: Sequence[ProfiledEvent]) -> list[_Run]:
-    """The events grouped by run: a run opens at its buffer registration (or its ``Invoke`` where none came first)
-    and holds the operator events up to the next."""
-    runs: list[_Run] = []
+def split_runs(events: Sequence[ProfiledEvent]) -> list[Run]:
+    """The profiler's events grouped by run: a run opens at its buffer registration (or its ``Invoke`` where none
+    came first) and holds the operator events up to the next."""
+    runs: list[Run] = []
     for e in events:
         if e.kind == DEFAULT and e.start_us > 0:
-            end = e.start_us + e.elapsed_us
+            start, end = e.start_us * 1000, (e.start_us + e.elapsed_us) * 1000
             opens = e.tag.startswith(_RUN_STAGE + "buffer registration") or (
-                e.tag == "Invoke" and (not runs or runs[-1].invoke_us is not None)
+                e.tag == "Invoke" and (not runs or runs[-1].invoke_ns is not None)
             )
             if opens:
-                runs.append(_Run(e.start_us, end))
+                runs.append(Run(start, end))
             elif runs:
-                runs[-1].end_us = max(runs[-1].end_us, end)
+                runs[-1].end_ns = max(runs[-1].end_ns, end)
             if e.tag == "Invoke" and runs:
-                runs[-1].invoke_us = e.start_us
+                runs[-1].invoke_ns = start
         elif e.kind in (OPERATOR_INVOKE, DELEGATE_PROFILED_OPERATOR_INVOKE) and runs:
-            runs[-1].ops.append(e)
+            runs[-1].ops.append(OpTime(e.kind, e.index, e.tag, e.start_us * 1000, e.elapsed_us * 1000))
     return runs
 
 
@@ -97,7 +110,7 @@ class OpPlace:
     kind: str
 
 
-def operator_keys(run_ops: Sequence[ProfiledEvent]) -> list[tuple[int, int]]:
+def operator_keys(run_ops: Sequence[OpTime]) -> list[tuple[int, int]]:
     """Each operator event's key in its run: ``(OPERATOR_INVOKE, node index)`` for a TFLite op the interpreter ran,
     ``(DELEGATE_PROFILED_OPERATOR_INVOKE, n)`` for the run's n-th XNNPACK operator (XNNPACK numbers its operators
     within each delegated partition, so its own index repeats where the graph has several)."""
@@ -112,7 +125,7 @@ def operator_keys(run_ops: Sequence[ProfiledEvent]) -> list[tuple[int, int]]:
 
 
 def place_operators(
-    run_ops: Sequence[ProfiledEvent], ops: Sequence[TfliteOp], modules: dict[str, str] | None
+    run_ops: Sequence[OpTime], ops: Sequence[TfliteOp], modules: dict[str, str] | None
 ) -> tuple[dict[tuple[int, int], OpPlace], dict[str, int]]:
     """Each operator event of one run placed under its module (by :func:`operator_keys`), and counts for the notes.
 
@@ -131,11 +144,13 @@ def place_operators(
         following = chain
         qual = chain[-1][0] if chain else ""
         label = f"{tag} #{n}"
-        places[(kind, n)] = OpPlace(chain, f"{qual}/{label}" if qual else label, tag if j is not None else
-                                    f"{tag} (inserted)")  # fmt: skip
+        inserted = j is None and bool(delegated_ops)  # without the model's ops nothing is matched, nor inserted
+        places[(kind, n)] = OpPlace(chain, f"{qual}/{label}" if qual else label, f"{tag} (inserted)" if inserted
+                                    else tag)  # fmt: skip
+    by_index = {op.index: op for op in ops}
     for e in run_ops:
-        if e.kind == OPERATOR_INVOKE:
-            op = ops[e.index]
+        if e.kind == OPERATOR_INVOKE and e.index in by_index:
+            op = by_index[e.index]
             chain = tuple(op_module(op, modules))
             qual = chain[-1][0] if chain else ""
             label = f"{op.name} [{op.index}]"
@@ -143,12 +158,24 @@ def place_operators(
     counts = {
         "xnnpack_operators": len(xnn),
         "xnnpack_operators_matched": sum(j is not None for j in matched),
-        "xnnpack_operators_inserted": sum(j is None for j in matched),
+        "xnnpack_operators_inserted": sum(j is None for j in matched) if delegated_ops else 0,
         "tflite_ops_run_by_the_interpreter": len(builtin),
         "tflite_ops_without_an_operator": len(delegated_ops) - sum(j is not None for j in matched),
         "operators_without_a_module": sum(not p.modules for p in places.values()),
     }
     return places, counts
+
+
+#: What every table from LiteRT's profiler says of itself.
+PROFILER_NOTES = {
+    "source": "LiteRT's op profiler (compiled model with enable_profiling, through libLiteRt.so's C API)",
+    "labels": "XNNPACK operators (module/operator #n, n its place in the run) under the module of the TFLite op "
+    "each computes, matched in run order; an operator XNNPACK inserted (activation quantization) sits under the "
+    "module of the next one; a TFLite op the interpreter ran itself is module/OP [node]",
+    "op_start": "XNNPACK reports each operator's duration only: its spans are laid end to end from the run's "
+    "Invoke, in run order; the run's buffer registration and sync are the root's own time",
+    "resolution": "whole microseconds per operator",
+}
 
 
 def events_table(
@@ -159,28 +186,43 @@ def events_table(
     root: str,
     tid: int,
 ) -> SpanTable:
-    """The layer span table of the runs inside ``window_ns`` (monotonic clock, as the profiler's)."""
+    """The layer span table of the profiler's runs inside ``window_ns`` (the monotonic clock, as the profiler's)."""
+    return runs_table(split_runs(events), window_ns, ops, modules, root, tid, PROFILER_NOTES)
+
+
+def runs_table(
+    runs: Sequence[Run],
+    window_ns: tuple[int, int],
+    ops: Sequence[TfliteOp],
+    modules: dict[str, str] | None,
+    root: str,
+    tid: int,
+    notes: dict[str, Any],
+) -> SpanTable:
+    """The layer span table of ``runs`` inside ``window_ns``: a root span per run, module spans as the contiguous
+    stretches of their operators, an operator span each (laid after the previous where its start is unknown)."""
     labels = Labels(root)
     rows: list[tuple[int, int, int, int, int]] = []
     places: dict[tuple[int, int], OpPlace] = {}
     counts: dict[str, int] = {}
-    for run in split_runs(events):
-        start, end = run.start_us * 1000, run.end_us * 1000
+    known = {op.index for op in ops}
+    for run in runs:
+        start, end = run.start_ns, run.end_ns
         if not window_ns[0] <= (start + end) // 2 <= window_ns[1]:
             continue
-        # A node index past the file's ops is a delegate's kernel node: its operators are timed one by one.
-        run_ops = [e for e in run.ops if e.kind != OPERATOR_INVOKE or e.index < len(ops)]
+        # A node index the file does not have is a delegate's kernel node: its operators are timed one by one.
+        run_ops = [e for e in run.ops if e.kind != OPERATOR_INVOKE or e.index in known]
         if not places:
             places, counts = place_operators(run_ops, ops, modules)
         rows.append((0, FORWARD, start, end, tid))
         # Open module spans as [label, row index]: a module's row is written where it opens (before its operators,
         # so that a parent sorts first where both last the same whole microseconds) and its end grows.
         open_spans: list[list[int]] = []
-        cursor = (run.invoke_us or run.start_us) * 1000
+        cursor = run.invoke_ns or run.start_ns
         for event, key in zip(run_ops, operator_keys(run_ops), strict=True):
             place = places.get(key) or OpPlace((), event.tag, event.tag)
-            op_start = max(event.start_us * 1000, cursor)  # XNNPACK gives no start: laid after the last one
-            op_end = min(op_start + event.elapsed_us * 1000, end)
+            op_start = max(event.start_ns, cursor)  # no start given: laid after the last operator
+            op_end = min(op_start + event.elapsed_ns, end)
             cursor = op_end
             chain = labels.chain(place.modules)
             keep = 0
@@ -201,17 +243,7 @@ def events_table(
         labels.parents,
         rows,
         thread_names={tid: "worker main"},
-        notes={
-            "source": "LiteRT's op profiler (compiled model with enable_profiling, through libLiteRt.so's C API)",
-            "labels": "XNNPACK operators (module/operator #index) under the module of the TFLite op each computes, "
-            "matched in run order; an operator XNNPACK inserted (activation quantization) sits under the module "
-            "of the next one",
-            "op_start": "XNNPACK reports each operator's duration only: its spans are laid end to end from the "
-            "run's Invoke, in run order; the run's buffer registration and sync are the root's own time",
-            "resolution": "whole microseconds per operator",
-            **counts,
-            "costs": "not counted: LiteRT reports no FLOPs",
-        },
+        notes={**notes, **counts, "costs": "not counted: LiteRT reports no FLOPs"},
     )
 
 
