@@ -70,6 +70,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     from edgebench.config.flags import build, parse
     from edgebench.config.trial import make_trial
     from edgebench.launch.trial import resolve_placement
+    from edgebench.records.trial import Trial
     from edgebench.report.frameworks import plan_cells, take_results
     from edgebench.sweep.plan import trial_key
     from edgebench.units import parse_shape
@@ -93,7 +94,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     }
     base = build(make_trial, values, {"batch_size": "--batch-size", **PLACEMENT_FLAGS})
     for precision in precisions:  # a precision no backend knows is the user's typo, not a cell's reason
-        build(make_trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
+        build(Trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
     resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
     cells = plan_cells(base, models, backends, precisions, target)
 

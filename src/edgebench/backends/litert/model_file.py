@@ -62,10 +62,11 @@ def read_model(path: str | Path) -> TfliteModel:
     s = schema()
     path = Path(path)
     try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if len(data) < 8 or data[4:8] != IDENTIFIER:
+        with open(path, "rb") as handle:
+            if handle.read(8)[4:8] != IDENTIFIER:
                 raise ValueError(f"{path} is not a TFLite model (no {IDENTIFIER.decode()} identifier)")
-            return _read(s, data)
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:  # a large file is not read whole
+                return _read(s, data)
     except OSError as exc:
         raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except ValueError:

@@ -294,8 +294,9 @@ def _reduced(trial: Trial, converted: Converted, inputs_path: str) -> Prepared:
         check = {k.replace("int8", "fp16"): v for k, v in comparison.items()}
         return Prepared(path, inputs_path, converted, fp16_check=check, method=method)
     if trial.precision == "int8-dynamic":
-        compared = calib.description.split(", ", 1)[-1]
-        calib = replace(calib, description=f"none: dynamic range (activation ranges at run time); {compared}")
+        compared = "held-out images" if calib.real else "seeded standard-normal inputs"
+        calib = replace(calib, description=f"none: dynamic range, activation ranges taken at run time; compared on "
+                        f"{len(calib.compare)} {compared}")  # fmt: skip
     kind = "full" if trial.precision == "int8" else "dynamic"
     record = quantization_record(method, calib, comparison, kind=kind)
     return Prepared(path, inputs_path, converted, quantization=record, method=method)

@@ -55,7 +55,6 @@ class LiteRtSession:
         self.traced = trial.trace == "layers"
         self.evaluate = None
         self.quantization: dict[str, Any] | None = None
-        self._work = tempfile.TemporaryDirectory(prefix="edgebench-litert-")
         self.env: dict[str, Any] = {"litert": self.litert.__version__, "litert_threads": self.threads}
         if trial.model_file is not None:
             self._from_file(trial)
@@ -73,10 +72,11 @@ class LiteRtSession:
         missing = missing_converter()
         if missing:
             raise RuntimeError(missing)
-        prepared = run_in_child(trial, Path(self._work.name))
+        with tempfile.TemporaryDirectory(prefix="edgebench-litert-") as tmp:  # the model itself is in the cache
+            prepared = run_in_child(trial, Path(tmp))
+            self.batch = np.load(prepared.inputs_path)
         converted = prepared.converted
         self.model_path = prepared.model_path
-        self.batch = np.load(prepared.inputs_path)
         self.params = converted.params
         self.input_shape = tuple(converted.input_shape)
         self.num_classes: int | None = converted.num_classes
@@ -137,7 +137,16 @@ class LiteRtSession:
     # -- loading -----------------------------------------------------------------------------------------------------
 
     def _load(self) -> None:
-        log = Path(self._work.name) / "load.log"
+        with tempfile.TemporaryDirectory(prefix="edgebench-litert-") as tmp:
+            log = Path(tmp) / "load.log"
+            self._open(log)
+            text = log.read_text(errors="replace").strip()
+        self.env["litert_load_log"] = text.splitlines()[:20]
+        applied = XNNPACK_LINE in text or self.traced  # the compiled model's CPU path is XNNPACK
+        self.env["litert_delegate"] = "XNNPACK (LiteRT's default CPU delegate)" if applied else "none: builtin kernels"
+
+    def _open(self, log: Path) -> None:
+        """The runtime's model and its inputs, LiteRT's log lines written to ``log``."""
         interpreter = self._interpreter_module.Interpreter(model_path=self.model_path, num_threads=self.threads)
         details = interpreter.get_input_details()
         self.arrays = self._arrays(details)
@@ -190,10 +199,6 @@ class LiteRtSession:
             self.step = self._interpreter_step
             self.env["litert_api"] = "Interpreter (ai_edge_litert.interpreter)"
             self.env["litert_delegate_partitions"] = delegates
-        text = log.read_text(errors="replace").strip()
-        self.env["litert_load_log"] = text.splitlines()[:20]
-        applied = XNNPACK_LINE in text or self.traced  # the compiled model's CPU path is XNNPACK
-        self.env["litert_delegate"] = "XNNPACK (LiteRT's default CPU delegate)" if applied else "none: builtin kernels"
 
     # -- the steps ---------------------------------------------------------------------------------------------------
 
