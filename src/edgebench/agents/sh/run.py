@@ -292,7 +292,7 @@ def traced_spans(
     if trial.trace != "layers":
         return None, None
     windows = [(s.start_ns, s.end_ns) for s in steps if s.phase == "train"]
-    pushed = [parse_push(spec)[0] for spec in trial.push]
+    pushed = [str(parse_push(spec)[0]) for spec in trial.push]
     table = pattern.read_spans([body for _, body in run.lines], windows, pushed, trial.model, run.pid or 0)
     if table is None:
         return None, f"its output has no per-op table for --trace layers ({pattern.description})"
