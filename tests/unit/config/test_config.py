@@ -227,7 +227,8 @@ def test_a_dnntune_model_file_drives_the_trials(tmp_path):
     loaded = load_config(DNNTUNE / "model_file.yaml")
     notes = " ".join(loaded.notes)
     assert "model.name (two-inputs) is a label only: the trials run two_inputs.onnx" in notes
-    assert "this sweep runs the model file's own runtime (onnxruntime for .onnx, mnn for .mnn, litert for .tflite)" in notes
+    runtime = "this sweep runs the model file's own runtime (onnxruntime for .onnx, mnn for .mnn, litert for .tflite)"
+    assert runtime in notes
     (trial,) = [p.trial for p in plan(loaded.config, source=None, sysfs=SysFS(tmp_path), allowed=(0, 1)).trials]
     assert trial.model_file == str((DNNTUNE.parent / "models" / "two_inputs.onnx").resolve())
     assert (trial.model, trial.backend, trial.mode) == ("two_inputs.onnx", "onnxruntime", "infer")
