@@ -60,8 +60,7 @@ def test_frameworks_is_a_plan_that_resumes(cli):
     assert first.returncode == 0, first.stderr
     cells = {c["backend"]: c for c in json_out(first)["cells"]}
     assert (
-        cells["torch"]["trial_id"]
-        and cells["mace"]["reason"] == "mace is not a registered backend of this edgebench"
+        cells["torch"]["trial_id"] and cells["mace"]["reason"] == "mace is not a registered backend of this edgebench"
     )
     again = cli(*args, "--resume")
     assert again.returncode == 0, again.stderr
