@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from edgebench.backends.litert.capi import DEFAULT, DELEGATE_PROFILED_OPERATOR_INVOKE, OPERATOR_INVOKE, ProfiledEvent
 from edgebench.backends.litert.layers import align, op_module
 from edgebench.backends.litert.model_file import TfliteOp
+from edgebench.host.files import write_text_replacing
 from edgebench.records.spans import FORWARD, SpanTable, span_table
 
 if TYPE_CHECKING:
@@ -285,7 +286,5 @@ class ProfileRecorder:
 
     def save(self, path: str) -> int:
         table = self.table()
-        tmp = Path(path).with_suffix(".tmp")
-        tmp.write_text(table.to_json())
-        tmp.replace(path)
+        write_text_replacing(Path(path), table.to_json())
         return len(table)
