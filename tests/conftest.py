@@ -257,6 +257,15 @@ def require_mnn() -> None:
         pytest.fail(reason, pytrace=False)
 
 
+def require_litert() -> None:
+    """Fail (never skip) where LiteRT or its converter is missing, naming the install line."""
+    from edgebench.backends.litert import missing_converter, missing_package
+
+    reason = missing_package() or missing_converter()
+    if reason:
+        pytest.fail(reason, pytrace=False)
+
+
 def require_onnxruntime():
     """Fail (never skip) where the ONNX extra is missing, naming the install line."""
     try:
@@ -280,10 +289,12 @@ UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
 #: Names whose use means the real component: the Ray cluster, headless Chromium, the CLI harness.
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
+NEEDS_NAME |= {"require_litert": "litert", "ai_edge_litert": "litert", "litert_cache": "litert"}
 #: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
-NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime"}
+NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime", "litert": "litert"}
 NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}
-NEEDS_MODULE |= {"edgebench.backends.onnxruntime": "onnxruntime"}
+NEEDS_MODULE |= {"edgebench.backends.onnxruntime": "onnxruntime", "edgebench.backends.litert": "litert"}
+NEEDS_MODULE |= {"ai_edge_litert": "litert"}
 
 
 def _code_words(code: Any, names: set[str], texts: set[str]) -> None:
@@ -385,8 +396,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 #: The marks whose tests share a component started once per process (the Ray cluster, browser, emulated phones and
-#: adb server, converted MNN and exported ONNX models, sshd), costliest to start first.
-SHARED_COMPONENTS = ("ray", "browser", "adb", "mnn", "onnxruntime", "ssh")
+#: adb server, converted MNN, LiteRT and exported ONNX models, sshd), costliest to start first.
+SHARED_COMPONENTS = ("ray", "browser", "adb", "mnn", "litert", "onnxruntime", "ssh")
 
 
 def xdist_groups(marks: dict[pytest.Item, set[str]]) -> dict[pytest.Item, str]:

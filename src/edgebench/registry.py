@@ -152,8 +152,18 @@ BACKENDS = Registry(
         "torch": "edgebench.backends.torch:TORCH",
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
         "mnn": "edgebench.backends.mnn:MNN_BACKEND",
+        "litert": "edgebench.backends.litert:LITERT",
         "command": "edgebench.backends.command:COMMAND",
         "fake": "edgebench.backends.fake:FAKE",
     },
-    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
+    aliases={
+        "pytorch": "torch",
+        "ort": "onnxruntime",
+        "onnx": "onnxruntime",
+        # LiteRT is TensorFlow Lite's new name; DNNTune's files say TFLite
+        "tflite": "litert",
+        "tensorflow lite": "litert",
+        "tensorflow-lite": "litert",
+        "tensorflow_lite": "litert",
+    },
 )

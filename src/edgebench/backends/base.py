@@ -31,6 +31,9 @@ class Capabilities:
     devices: tuple[str, ...]
     #: Values of ``Trial.trace`` the backend can record (``none`` always among them).
     trace_kinds: tuple[str, ...]
+    #: The precisions a user's model file runs at (None: as :attr:`precisions`); a runtime that cannot change a
+    #: file's precision (LiteRT: a ``.tflite`` file is fp32, fp16 or int8 as converted) lists ``fp32`` only.
+    file_precisions: tuple[str, ...] | None = None
 
 
 def device_kind(device: str) -> str:

@@ -1,9 +1,10 @@
-"""A model file the user brings (``--model path/to/model.onnx`` or ``.mnn``) instead of a zoo workload.
+"""A model file the user brings (``--model path/to/model.onnx``, ``.mnn`` or ``.tflite``) instead of a zoo workload.
 
 Users of DNNTune and of mobile runtimes bring files, not PyTorch factories.  This module is framework-free, so the
 checks run where the user's input enters (:mod:`edgebench.config.trial`) before any worker starts: the file
 exists and is a model (an ONNX file is read by :mod:`edgebench.graph.onnx_proto`; an ``.mnn`` file is opened by MNN
-in a child process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension
+in a child process, :mod:`edgebench.backends.mnn.inspect`; a ``.tflite`` file's flatbuffer is read by
+:mod:`edgebench.backends.litert.model_file`), and every input it feeds has a full shape.  A dimension
 the file fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the
 first, else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
 
@@ -26,9 +27,11 @@ from typing import Any
 from edgebench.graph.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
 
 #: Suffix -> format; what a ``--model`` value ending so is taken as.
-FORMATS = {".onnx": "onnx", ".mnn": "mnn"}
+FORMATS = {".onnx": "onnx", ".mnn": "mnn", ".tflite": "tflite"}
 #: The backends that run each format (the first is the default).
-RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",)}
+RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",), "tflite": ("litert",)}
+#: The formats as the messages name them: ``an .onnx, .mnn or .tflite file``.
+_NAMED = ", ".join(FORMATS)[::-1].replace(" ,", " ro ", 1)[::-1]
 #: The dtypes a random input is made for.
 _INT_HIGH = 10
 
@@ -71,11 +74,11 @@ def check_path(text: str) -> Path:
     """``text`` as an existing model file's absolute path, or a ``ValueError`` saying what is wrong."""
     path = Path(text).expanduser()
     if not path.exists():
-        raise ValueError(f"{text}: no such file (give a zoo model of `edgebench models`, or an .onnx / .mnn file)")
+        raise ValueError(f"{text}: no such file (give a zoo model of `edgebench models`, or an {_NAMED} file)")
     if not path.is_file():
-        raise ValueError(f"{text} is not a file; give an .onnx or .mnn model file")
+        raise ValueError(f"{text} is not a file; give an {_NAMED} model file")
     if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"{text} is not a model file edgebench runs: give an .onnx or .mnn file")
+        raise ValueError(f"{text} is not a model file edgebench runs: give an {_NAMED} file")
     return path.resolve()
 
 
@@ -90,6 +93,11 @@ def inspect(path: str | Path) -> ModelFile:
         except OSError as exc:
             raise ValueError(f"{path}: cannot read it ({exc.strerror})") from None
         return ModelFile(str(path), "onnx", graph.inputs, graph.outputs, graph.params, graph.nodes)
+    if model_format(str(path)) == "tflite":
+        from edgebench.backends.litert.model_file import read_model
+
+        model = read_model(path)
+        return ModelFile(str(path), "tflite", model.inputs, model.outputs, model.params)
     return _inspect_mnn(path)
 
 

@@ -11,9 +11,9 @@ Its keys are matched without regard to case (the paper writes ``CPU_threads``). 
 the native key (``model.name`` -> ``models``, ``CPU_affinity: big`` -> ``cores: [big]``, ``data_type`` ->
 ``precision``); what names TensorFlow graph nodes or vendor profilers is accepted and reported as not used,
 because edgebench builds its own registered model and samples its own counters.  ``framework`` names backends
-(``torch``/``pytorch``, ``onnxruntime``/``ort``, ``mnn``: whichever are registered); one edgebench has no backend
-for (TensorFlow, TFLite, MACE), or a data type it cannot run, is an error: measuring something else under that
-name would mislead.
+(``torch``/``pytorch``, ``onnxruntime``/``ort``, ``mnn``, ``tflite``/``litert``: whichever are registered); one
+edgebench has no backend for (TensorFlow, MACE), or a data type it cannot run, is an error: measuring something else
+under that name would mislead.
 Errors name the key as written in the file (``processing.CPU_affinity``).
 """
 
@@ -121,7 +121,8 @@ def _claim(native: dict[str, Any], key: str, value: Any, origin: str, origins: d
 def _model(
     section: dict[str, tuple[str, Any]], native: dict[str, Any], origins: dict[str, str], notes: list[str], source: str
 ) -> None:
-    """``model.file`` drives the run where edgebench runs its format (``.onnx``, ``.mnn``); otherwise ``model.name``
+    """``model.file`` drives the run where edgebench runs its format (``.onnx``, ``.mnn``, ``.tflite``); otherwise
+    ``model.name``
     is a registered model and the file is said not to be used."""
     from edgebench.backends.model_file import FORMATS
 
@@ -144,7 +145,7 @@ def _model(
     if file_entry is not None:
         key, file = file_entry
         notes.append(
-            f"{key}: {file} is not a format edgebench runs (it runs .onnx and .mnn files); the sweep runs its "
+            f"{key}: {file} is not a format edgebench runs (it runs {', '.join(FORMATS)} files); the sweep runs its "
             f"registered model {name!r}"
         )
     for key in ("input_name", "output_name"):
@@ -310,8 +311,8 @@ def _processing(
             from edgebench.backends.model_file import looks_like_file
 
             files = [m["name"] for m in native.get("models", []) if looks_like_file(str(m["name"]))]
-            default = "the model file's own runtime (onnxruntime for .onnx, mnn for .mnn)" if files else (
-                "the default backend (torch)")  # fmt: skip
+            default = "the model file's own runtime (onnxruntime for .onnx, mnn for .mnn, litert for .tflite)" if (
+                files) else "the default backend (torch)"  # fmt: skip
             runs = ", ".join(dict.fromkeys(backends)) if backends else default
             cannot = ", ".join(foreign)
             notes.append(f"{key}: edgebench cannot run {cannot}; it runs {runnable}; this sweep runs {runs}")

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from edgebench.backends.base import Capabilities, device_kind, refusal
-from edgebench.records.trial import Trial
+from edgebench.records.trial import QUANTIZED, Trial
 from edgebench.registry import BACKENDS, DATASETS, MODELS
 
 
@@ -126,14 +126,18 @@ def check_trial(trial: Trial) -> Trial:
     backend = update.get("backend", trial.backend)
     if backend_ok:
         check("precision", lambda p: _refuse(backend, "at precision", p, lambda c: c.precisions) or p)
-    if backend_ok and trial.model_file is not None and trial.precision == "int8":
+    if backend_ok and trial.model_file is not None and trial.precision in QUANTIZED:
         check("precision", lambda p: _no_int8_file(backend))
+    elif backend_ok and trial.model_file is not None:
+        check("precision", lambda p: _file_precision(backend, p))
     if trial.preset is not None and model_ok and not command:
         check("preset", lambda p: _preset(model, p))
     if trial.data is not None:
         check("data", lambda d: _data(d, model if model_ok and not command else None))
     if backend_ok:
         check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
+    if command and trial.trace != "none" and trial.step_pattern is not None:
+        check("trace", lambda k: _command_trace(trial.step_pattern or "", k))
     if errors:
         raise ValidationError.from_exception_data(
             "Trial",
@@ -201,6 +205,30 @@ def _no_int8_file(backend: str) -> str:
         f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
         "quantize your model file yourself and pass the int8 file at --precision fp32"
     )
+
+
+def _command_trace(pattern: str, kind: str) -> str:
+    """A command's spans come from the tool's own per-op table, which only some shipped patterns read."""
+    from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
+
+    if step_pattern(pattern).spans is None:
+        readers = ", ".join(p.name for p in NAMED_PATTERNS.values() if p.spans)
+        raise ValueError(
+            f"a --command trial traces {kind} only through a step pattern that reads the tool's per-op table "
+            f"({readers}: benchmark_model --enable_op_profiling=true); drop --trace"
+        )
+    return kind
+
+
+def _file_precision(backend: str, precision: str) -> str:
+    """A model file at a precision its backend cannot give it: one line naming the one it can."""
+    offered = BACKENDS.load(backend).capabilities.file_precisions
+    if offered is not None and precision not in offered:
+        raise ValueError(
+            f"the {backend} backend runs a model file at the precision it was converted at (an fp16 or int8 file "
+            f"runs as it is): use --precision {offered[0]}"
+        )
+    return precision
 
 
 def _refuse(backend: str, what: str, wanted: str, offered: Callable[[Capabilities], tuple[str, ...]]) -> None:

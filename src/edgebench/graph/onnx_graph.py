@@ -84,6 +84,11 @@ def tensor_shapes(path: str, feeds: Sequence[Feed]) -> dict[str, tuple[tuple[int
 def file_graph(model: ModelGraph, feeds: Sequence[Feed], batch_size: int) -> LayerGraph:
     """The cut graph of ``model`` at ``feeds``; ``ValueError`` (one line) where the graph does not allow one."""
     name = Path(model.path).name
+    if model.format == "tflite":
+        raise ValueError(
+            f"{name}: a .tflite file's graph is not cut (edgebench reads cut graphs from ONNX files); partition the "
+            "zoo model, or the .onnx file it came from"
+        )
     if model.format != "onnx":
         raise ValueError(
             f"{name}: an .mnn file's graph is not readable without MNN's converter, so it cannot be cut; "

@@ -19,8 +19,9 @@ class Quantization(Record):
 
     #: The tool and scheme, e.g. ``onnxruntime.quantization.quantize_static, QDQ, per-channel weights``.
     method: str
-    #: ``full``: weights and activations int8 (static); ``weight_only``: int8 weights, float compute.
-    kind: Literal["full", "weight_only"]
+    #: ``full``: weights and activations int8 (static); ``weight_only``: int8 weights, float compute; ``dynamic``:
+    #: int8 weights, activations quantized at run time from their own range (no calibration; ``int8-dynamic``).
+    kind: Literal["full", "weight_only", "dynamic"]
     #: What calibrated the activation ranges: ``mnist: 256 real test images`` or ``synthetic: 64 seeded inputs``.
     calibration: str
     #: Whether the calibration and comparison inputs are real data (then ``*_accuracy`` are filled).

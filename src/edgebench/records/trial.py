@@ -23,8 +23,11 @@ PositiveInt = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
 Count = Annotated[int, Field(ge=0, le=MAX_QUANTITY)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_QUANTITY)]
 #: Numeric precision: ``fp32``; autocast mixed precision with ``bf16`` / ``fp16`` compute; or ``int8``, post-training
-#: static quantization, which only inference runs (``mode="infer"``).
-Precision = Literal["fp32", "bf16", "fp16", "int8"]
+#: static quantization, which only inference runs (``mode="infer"``); ``int8-dynamic``, post-training dynamic-range
+#: quantization (int8 weights, activations quantized at run time), where a backend offers it (LiteRT).
+Precision = Literal["fp32", "bf16", "fp16", "int8", "int8-dynamic"]
+#: The precisions that are post-training quantization: inference on the CPU only.
+QUANTIZED = ("int8", "int8-dynamic")
 #: What the measured steps are: ``train`` (forward, loss, backward, update) or ``infer`` (forward passes only).
 Mode = Literal["train", "infer"]
 #: The step cap of a ``target_ci_pct`` trial whose ``max_steps`` is unset.
@@ -176,12 +179,13 @@ class Trial(Record):
                 "sampler: sh is the loop of a --command trial's device-side script; edgebench's own workloads sample "
                 "with the Python sampler (auto) or the native one (native)"
             )
-        if self.precision == "int8" and self.mode != "infer":
+        if self.precision in QUANTIZED and self.mode != "infer":
             raise ValueError(
-                "precision: 'int8' is post-training quantization, which only inference runs: add --mode infer"
+                f"precision: {self.precision!r} is post-training quantization, which only inference runs: add --mode "
+                "infer"
             )
-        if self.precision == "int8" and self.device.split(":", 1)[0] != "cpu":
-            raise ValueError("precision: 'int8' (static quantization) runs on the CPU only: use --device cpu")
+        if self.precision in QUANTIZED and self.device.split(":", 1)[0] != "cpu":
+            raise ValueError(f"precision: {self.precision!r} (quantization) runs on the CPU only: use --device cpu")
         if self.idle_s is not None and self.idle_s >= self.timeout_s:
             raise ValueError(
                 f"idle_s: an idle baseline of {self.idle_s:g} s leaves nothing of the {self.timeout_s:g} s timeout for "

@@ -272,6 +272,6 @@ def print_table(cells: list[Cell], mode: str, batch_size: int, notes: list[str] 
     for c in cells:
         q = c.result.quantization if c.result else None
         if q is not None:
-            print(f"{c.model} {c.backend} int8: {q.method}; calibration: {q.calibration}")
+            print(f"{c.model} {c.backend} {c.precision}: {q.method}; calibration: {q.calibration}")
     for note in sorted(notes):
         print(f"note: {note}")

@@ -99,7 +99,8 @@ def mode_name(r: TrialResult) -> str:
 def framework_text(r: TrialResult) -> str:
     """The framework that ran the trial and its version (``onnxruntime 1.18.0``), not torch's for every backend."""
     backend = r.trial.backend
-    version = {"torch": r.device.torch, "mnn": r.device.mnn, "onnxruntime": r.device.onnxruntime}.get(backend)
+    version = {"torch": r.device.torch, "mnn": r.device.mnn, "onnxruntime": r.device.onnxruntime,
+               "litert": r.device.litert}.get(backend)  # fmt: skip
     if backend == "command":
         return f"command: {r.trial.command}"
     return f"{backend} {version or '(version not recorded)'}"

@@ -64,6 +64,9 @@ def probe(target: Target) -> DeviceFacts:
     if target.name == "local":  # another device's runtimes are its own: its worker says which when a trial runs
         runtimes += [name for name, module in (("onnxruntime", "onnxruntime"), ("mnn", "MNN"))
                      if importlib.util.find_spec(module) is not None]  # fmt: skip
+        # LiteRT runs the zoo's LeNet once it is converted: the runtime and its converter
+        if all(importlib.util.find_spec(m) is not None for m in ("ai_edge_litert", "litert_torch")):
+            runtimes.append("litert")
     return DeviceFacts(
         allowed=allowed,
         clusters=clusters,

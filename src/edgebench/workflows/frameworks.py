@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from edgebench.sweep.plan import PlannedTrial
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
-DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn")
+DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn", "litert")
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     from edgebench.config.flags import build, parse
     from edgebench.config.trial import make_trial
     from edgebench.launch.trial import resolve_placement
+    from edgebench.records.trial import Trial
     from edgebench.report.frameworks import plan_cells, take_results
     from edgebench.units import parse_shape
     from edgebench.workflows.plans import PLACEMENT_FLAGS, keyed, run_plan
@@ -95,7 +96,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
     }
     base = build(make_trial, values, {"batch_size": "--batch-size", **PLACEMENT_FLAGS})
     for precision in precisions:  # a precision no backend knows is the user's typo, not a cell's reason
-        build(make_trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
+        build(Trial, {"precision": precision, "mode": "infer"}, {"precision": "--precisions"})
     resolve_placement(base, target)  # a bad --cores or --threads fails before anything starts
     cells = plan_cells(base, models, backends, precisions, target)
 
@@ -121,7 +122,7 @@ def run_frameworks(request: FrameworksRequest, *, notify: Notify = quiet) -> Fra
 
 def _check_backends(backends: list[str]) -> list[str]:
     """Refuse a list of which no backend is known (nothing to run); beside a known backend, an unknown one is a cell
-    of the table saying why it was not run, as DNNTune's framework list has tflite."""
+    of the table saying why it was not run, as DNNTune's framework list has MACE."""
     from edgebench.errors import UsageError
     from edgebench.registry import BACKENDS
 

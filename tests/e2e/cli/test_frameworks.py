@@ -13,7 +13,7 @@ require_onnxruntime()
 @pytest.fixture(scope="module")
 def table(cli_factory, onnx_cache):
     cli = cli_factory("frameworks")
-    args = ["frameworks", "--models", "lenet", "--backends", "torch,onnxruntime,tflite", "--precisions", "fp32,int8",
+    args = ["frameworks", "--models", "lenet", "--backends", "torch,onnxruntime,mace", "--precisions", "fp32,int8",
             "-b", "2", "--steps", "2", "--warmup", "1", "--json"]  # fmt: skip
     return cli.store_path, cli.json(*args, timeout=900)
 
@@ -42,7 +42,7 @@ def test_every_measured_cell_is_a_stored_trial(table):
     assert "torch.ao.quantization" in torch_int8.quantization.method and torch_int8.quantization.real_data
     assert torch_int8.device.extra["quantized_engine"] in ("x86", "fbgemm", "onednn", "qnnpack")
     assert "QDQ" in stored[cells[("onnxruntime", "int8")]["trial_id"]].quantization.method
-    assert cells[("tflite", "fp32")]["reason"] == "tflite is not a registered backend of this edgebench"
+    assert cells[("mace", "fp32")]["reason"] == "mace is not a registered backend of this edgebench"
     assert out["energy_note"]  # no power sensor here: the table says why the column is empty
     # one repeat per cell cannot tell a clear best: no star on latency or memory, and the notes say why
     assert not any({"latency_ms", "peak_memory_bytes"} & set(c["best"]) for c in measured)
@@ -50,11 +50,11 @@ def test_every_measured_cell_is_a_stored_trial(table):
 
 
 def test_a_combination_that_cannot_run_is_a_reason_not_a_crash(cli):
-    args = ["frameworks", "--models", "lenet", "--mode", "train", "--backends", "torch,onnxruntime,tflite",
+    args = ["frameworks", "--models", "lenet", "--mode", "train", "--backends", "torch,onnxruntime,mace",
             "--precisions", "int8", "--json"]  # fmt: skip
     reasons = {(c["backend"], c["precision"]): c["reason"] for c in cli.json(*args)["cells"]}
     assert reasons == {
         ("torch", "int8"): "'int8' is post-training quantization, which only inference runs: add --mode infer",
         ("onnxruntime", "int8"): "the onnxruntime backend cannot run mode 'train'; it offers: infer",
-        ("tflite", "int8"): "tflite is not a registered backend of this edgebench",
+        ("mace", "int8"): "mace is not a registered backend of this edgebench",
     }

@@ -54,14 +54,13 @@ def test_feasibility_is_a_plan_that_resumes(cli):
 
 
 def test_frameworks_is_a_plan_that_resumes(cli):
-    args = ("frameworks", "--models", "lenet", "--backends", "torch,tflite", "--precisions", "fp32", "--steps", "2",
+    args = ("frameworks", "--models", "lenet", "--backends", "torch,mace", "--precisions", "fp32", "--steps", "2",
             "--warmup", "0", "--cores", "all", "--json")  # fmt: skip
     first = cli(*args)
     assert first.returncode == 0, first.stderr
     cells = {c["backend"]: c for c in json_out(first)["cells"]}
     assert (
-        cells["torch"]["trial_id"]
-        and cells["tflite"]["reason"] == "tflite is not a registered backend of this edgebench"
+        cells["torch"]["trial_id"] and cells["mace"]["reason"] == "mace is not a registered backend of this edgebench"
     )
     again = cli(*args, "--resume")
     assert again.returncode == 0, again.stderr

@@ -105,9 +105,10 @@ def test_a_sweep_refused_after_opening_its_store_leaves_no_store_file(cli, tmp_p
 
 
 def test_frameworks_with_a_backend_this_edgebench_lacks_is_one_line(cli, tmp_path):
-    proc = cli("frameworks", "--backends", "tflite", "--store", str(tmp_path / "s.sqlite"))
+    proc = cli("frameworks", "--backends", "mace", "--store", str(tmp_path / "s.sqlite"))
     one_line(
-        proc, "--backends: tflite: not a backend of this edgebench; choose from torch, onnxruntime, mnn, command, fake"
+        proc,
+        "--backends: mace: not a backend of this edgebench; choose from torch, onnxruntime, mnn, litert, command, fake",
     )
     assert not (tmp_path / "s.sqlite").exists()
 

@@ -89,8 +89,19 @@ SUBSTITUTED: dict[str, Sub] = {
     "edgebench frameworks --models lenet,mobilenet_v2 --mode infer --precisions fp32,int8": Sub(
         "edgebench frameworks --models lenet --mode infer --precisions fp32,int8 --input-shape 3x32x32 --steps 2 "
         "--warmup 1",
-        "LeNet's six cells (every backend at both precisions: an export, a conversion or a calibration each), 2 steps "
-        "a cell; MobileNetV2's six took half a minute more here, and the example above runs it on ONNX Runtime int8",
+        "LeNet's eight cells (every backend at both precisions: an export, a conversion or a calibration each), 2 "
+        "steps a cell; MobileNetV2's eight took half a minute more here, and the example above runs it on ONNX "
+        "Runtime int8",
+    ),
+    "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --trace layers": Sub(
+        "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --trace layers --input-shape 3x32x32 "
+        "--steps 3 --warmup 1 --idle 0",
+        "LeNet at 3x32x32, the .tflite conversion the frameworks example makes (one conversion for both), 3 passes",
+    ),
+    "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --precision int8-dynamic": Sub(
+        "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --precision int8-dynamic "
+        "--input-shape 3x32x32 --steps 3 --warmup 1 --idle 0",
+        "LeNet at 3x32x32 (the frameworks example's conversion), 3 passes",
     ),
     "edgebench run --backend mnn --model lenet --json": Sub(
         "edgebench run --backend mnn --model lenet --json --steps 3 --warmup 1 --infer-steps 2 --idle 0",
@@ -393,6 +404,9 @@ LANES: dict[str, list[str]] = {
         " --model mobilenet_v1_tflite",
         'edgebench run --command "./runTrainDemo.out MnistBenchmark data 8 MobileNetV2" --push runTrainDemo.out,data'
         "      --step-pattern mnn-train-demo --model MobileNetV2 --batch-size 8",
+        'edgebench run --command "./benchmark_model --graph=tiny_cnn.tflite --enable_op_profiling=true --num_runs=20'
+        ' --min_secs=0"      --push benchmark_model,tiny_cnn.tflite --step-pattern tflite-benchmark-model'
+        " --trace layers --model tiny_cnn_tflite",
         "edgebench run --model vgg16 --batch-size 32 --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 8GiB",
         "edgebench feasibility --memory-budget 2GiB -m resnet50 -m alexnet --batch-sizes 1,8,32 --json",
@@ -416,6 +430,9 @@ LANES: dict[str, list[str]] = {
         "edgebench run --backend mnn --model lenet --json",
         "edgebench run --backend mnn --model mobilenet_v2 --mode infer --precision fp16 --trace layers",
         "edgebench run --backend mnn --model lenet --mode infer --precision int8",
+        "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --trace layers",
+        "edgebench run -m lenet --backend litert --mode infer --batch-size 1 --precision int8-dynamic",
+        "edgebench run --model tiny_cnn.tflite --trace layers",
     ],
     "partition": [
         "edgebench run --model mobilenet_v2 --batch-size 8 --trace layers",
@@ -490,6 +507,15 @@ def _tool(output: Path, extra: str = "") -> str:
     return f"#!/bin/sh\ncat <<'EOF'\n{output.read_text()}EOF\n{extra}"
 
 
+def _benchmark_model(commands: Path) -> str:
+    """LiteRT's benchmark_model as its recorded outputs show it: with ``--enable_op_profiling=true`` the run that
+    ends in the op-profiling tables, else the plain one."""
+    profiled = (commands / "tflite_benchmark_model_op_profiling.out").read_text()
+    plain = (commands / "tflite_benchmark_model.out").read_text()
+    return (f"#!/bin/sh\ncase \"$*\" in\n*--enable_op_profiling=true*) cat <<'EOF'\n{profiled}EOF\n;;\n"
+            f"*) cat <<'EOF'\n{plain}EOF\n;;\nesac\n")  # fmt: skip
+
+
 @dataclass
 class Sandbox:
     """The working folder, store, devices and values the examples run against."""
@@ -542,12 +568,13 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
         commands / "mnn_train_demo.out",
         f"cat > train_stamp.result <<'EOF'\n{(commands / 'train_stamp.result').read_text()}EOF\n",
     )
-    tools = {"benchmark_model": _tool(commands / "tflite_benchmark_model.out"), "runTrainDemo.out": demo,
+    tools = {"benchmark_model": _benchmark_model(commands), "runTrainDemo.out": demo,
              "build/runTrainDemo.out": demo, "mobilenet_v1.tflite": "", "data/mnist.bin": ""}  # fmt: skip
     for path, text in tools.items():
         (folder / path).parent.mkdir(exist_ok=True)
         (folder / path).write_text(text)
         (folder / path).chmod(0o755)
+    shutil.copy(FIXTURES / "models" / "tiny_cnn.tflite", folder / "tiny_cnn.tflite")  # a real .tflite file
     (folder / "tests").symlink_to(ROOT / "tests")  # sensors.md names tests/fixtures/sysfs/jetson_tx2 from the checkout
     # the user's ssh config: Host aliases of the test sshd, read by an ``ssh`` first on PATH
     ssh_config = folder / "ssh_config"

@@ -96,7 +96,7 @@ def test_set_overrides_any_key_with_yaml_values(tmp_path):
         ("cores: [0x1, zz]", (), "sweep.yaml: cores[1]", "neither a hex mask"),
         ("frequencies: [all, 600000]", (), "sweep.yaml: frequencies", "give all or a list"),
         ("frequencies: [fast]", (), "sweep.yaml: frequencies[0]", "not a frequency"),
-        ("precision: int4", (), "sweep.yaml: precision[0]", "'fp32', 'bf16', 'fp16' or 'int8'"),
+        ("precision: int4", (), "sweep.yaml: precision[0]", "'fp32', 'bf16', 'fp16', 'int8' or 'int8-dynamic'"),
         ("backend: tensorflow", (), "sweep.yaml: backend[0]", "'torch'"),
         ("target_ci: lots", (), "sweep.yaml: target_ci", "not a percentage"),
         ("target_ci: 0.02", (), "sweep.yaml: target_ci", "ambiguous: write 2% for a fraction"),
@@ -214,7 +214,7 @@ def test_the_slides_own_dnntune_file_is_accepted_and_plans_on_a_device_without_c
     assert c.counters == ("cache-references", "cache-misses") and c.objective == "energy-first"
     notes = " ".join(loaded.notes)
     assert "model.file: path/to/mobilenet-v2.pb is not a format edgebench runs" in notes
-    assert "edgebench cannot run tensorflow, MACE; it runs torch, onnxruntime, mnn;" in notes
+    assert "edgebench cannot run tensorflow, MACE; it runs torch, onnxruntime, mnn, litert;" in notes
     assert "big+little is every core" in notes
     (trial,) = [p.trial for p in plan(c, source=None, sysfs=SysFS(tmp_path / "none"), allowed=(0, 1)).trials]
     assert trial.cores is None and trial.threads == 4  # every core: the device has no cpufreq clusters
@@ -227,7 +227,8 @@ def test_a_dnntune_model_file_drives_the_trials(tmp_path):
     loaded = load_config(DNNTUNE / "model_file.yaml")
     notes = " ".join(loaded.notes)
     assert "model.name (two-inputs) is a label only: the trials run two_inputs.onnx" in notes
-    assert "this sweep runs the model file's own runtime (onnxruntime for .onnx, mnn for .mnn)" in notes
+    runtime = "this sweep runs the model file's own runtime (onnxruntime for .onnx, mnn for .mnn, litert for .tflite)"
+    assert runtime in notes
     (trial,) = [p.trial for p in plan(loaded.config, source=None, sysfs=SysFS(tmp_path), allowed=(0, 1)).trials]
     assert trial.model_file == str((DNNTUNE.parent / "models" / "two_inputs.onnx").resolve())
     assert (trial.model, trial.backend, trial.mode) == ("two_inputs.onnx", "onnxruntime", "infer")

@@ -14,7 +14,7 @@ from edgebench.workflows.trial import TrialRequest, run_trial
 @pytest.mark.parametrize(
     ("settings", "flag"),
     [({"model": "no_such_model"}, "--model"), ({"freq_khz": "all"}, "--frequency"), ({"steps": 0}, "--steps"),
-     ({"cores": (0, 999)}, "--cores"), ({"backend": "tflite"}, "--backend")],
+     ({"cores": (0, 999)}, "--cores"), ({"backend": "mace"}, "--backend")],
 )  # fmt: skip
 def test_a_bad_setting_is_refused_before_the_store_is_opened(tmp_path, settings, flag):
     store = tmp_path / "store.sqlite"

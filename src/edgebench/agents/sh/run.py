@@ -295,6 +295,21 @@ def steps_from_output(
     return steps, ({"step_groups": groups} if groups else {}), None
 
 
+def traced_spans(
+    trial: Trial, pattern: StepPattern, run: DeviceRun, steps: list[Step]
+) -> tuple[str | None, str | None]:
+    """``--trace layers``: the span table (JSON) the pattern reads from the tool's per-op output over the measured
+    steps, or why there is none."""
+    if trial.trace != "layers":
+        return None, None
+    windows = [(s.start_ns, s.end_ns) for s in steps if s.phase == "train"]
+    pushed = [str(parse_push(spec)[0]) for spec in trial.push]
+    table = pattern.read_spans([body for _, body in run.lines], windows, pushed, trial.model, run.pid or 0)
+    if table is None:
+        return None, f"its output has no per-op table for --trace layers ({pattern.description})"
+    return table.to_json(), None
+
+
 def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
     """Equal steps of the reported mean, ending when the summary was printed: the tool gives nothing finer.  A tool
     that prints no count (the MNN demo) gives one: its mean, one figure, never the trial's ``steps`` it did not
@@ -394,6 +409,9 @@ def run_command_trial(
             failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}")
         elif why:
             failure = Failure(status="crashed", reason=f"the command ran but {why}")
+    spans_json, why_no_spans = traced_spans(trial, pattern, run, steps) if failure is None else (None, None)
+    if why_no_spans:
+        failure = Failure(status="crashed", reason=f"the command ran but {why_no_spans}")
     events: list[Event] = [
         Ready(pid=run.pid, env={"command": trial.command, "command_clock": run.clock, **extra}),
         *steps,
@@ -409,6 +427,7 @@ def run_command_trial(
         events=events,
         samples_csv=decode_samples(sampler, run) if meta else None,
         sampler_meta=meta,
+        spans_json=spans_json,
         env={
             **(env or {}),
             "command_clock": run.clock,

@@ -20,7 +20,10 @@ def no_session(*_: Any, **__: Any) -> Any:
 COMMAND = Backend(
     name="command",
     # The workload decides what it runs: a training demo, an inference benchmark, on whatever its binary uses.
-    capabilities=Capabilities(modes=("train",), precisions=("fp32",), devices=("cpu", "cuda"), trace_kinds=("none",)),
+    # Layer spans only where the step pattern reads the tool's per-op table (config/trial.py checks it).
+    capabilities=Capabilities(
+        modes=("train",), precisions=("fp32",), devices=("cpu", "cuda"), trace_kinds=("none", "layers")
+    ),
     session="edgebench.backends.command:no_session",
     tasks="edgebench.backends.command:no_session",
 )

@@ -12,6 +12,9 @@ runs on RE2 (``pip install 'edgebench[re2]'``: google-re2, linear time, no backt
 and takes the pattern; otherwise (or for what only Python's engine has: lookarounds, backreferences) on Python's
 ``re`` with each search bounded in time (:data:`SEARCH_LIMIT_S`), a pattern that exceeds it ending the trial with
 that reason.
+
+A pattern may also read a tool's per-op table into layer spans (``--trace layers``): benchmark_model's, printed
+with ``--enable_op_profiling=true`` (:mod:`edgebench.backends.litert.op_table`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class StepPattern:
     #: A file the workload writes in its directory that the summary needs (``train_stamp.result``).
     stamp_file: str | None = None
     description: str = ""
+    #: The reader of the per-op table the tool prints (``--trace layers``), by name in :data:`_SPANS`; None: none.
+    spans: str | None = None
 
     def step_fields(self, line: str) -> dict[str, float | str] | None:
         """The named groups of a step line (numbers as floats), or None when ``line`` ends no step."""
@@ -62,6 +67,13 @@ class StepPattern:
 
     def read_summary(self, lines: list[str], stamp_text: str | None = None) -> Summary | None:
         return _SUMMARIES[self.summary](lines, stamp_text) if self.summary else None
+
+    def read_spans(self, lines: list[str], windows: list[tuple[int, int]], files: list[str], label: str,
+                   tid: int) -> Any:  # fmt: skip
+        """The layer span table (:class:`~edgebench.records.spans.SpanTable`) of the measured steps ``windows`` from
+        the tool's per-op table, or None where its output has none; ``files``: the local files the trial pushed (a
+        model there maps rows that carry no names)."""
+        return _SPANS[self.spans](lines, windows, files, label, tid) if self.spans else None
 
 
 def _number(text: str) -> float | str:
@@ -118,6 +130,30 @@ def _tflite_benchmark_model(lines: list[str], stamp_text: str | None) -> Summary
 
 _SUMMARIES = {"mnn_train_demo": _mnn_train_demo, "tflite_benchmark_model": _tflite_benchmark_model}
 
+
+def _tflite_op_profile(lines: list[str], windows: list[tuple[int, int]], files: list[str], label: str, tid: int) -> Any:
+    """benchmark_model's ``--enable_op_profiling=true`` table (:mod:`edgebench.backends.litert.op_table`); XNNPACK's
+    rows are mapped to modules through a pushed ``.tflite`` file where the workstation can read it."""
+    from edgebench.backends.litert.model_file import read_model
+    from edgebench.backends.litert.op_table import op_table_spans, read_op_table
+
+    rows = read_op_table(lines)
+    if rows is None or not windows:
+        return None
+    models = [f for f in files if f.lower().endswith(".tflite")]
+    ops, note = None, "XNNPACK's rows carry no tensor names and no .tflite file was pushed: they sit under the root"
+    if len(models) == 1:
+        try:
+            ops = read_model(models[0]).ops
+            note = f"XNNPACK's rows matched in run order to the ops of the pushed {models[0]}"
+        except ValueError as exc:
+            note = f"XNNPACK's rows sit under the root: the pushed model could not be read ({exc})"
+    note += "; an interpreter op sits under the module its output tensors are named after"
+    return op_table_spans(rows, windows, ops, label, tid, note)
+
+
+_SPANS = {"tflite_op_profile": _tflite_op_profile}
+
 NAMED_PATTERNS: dict[str, StepPattern] = {
     p.name: p
     for p in (
@@ -130,7 +166,9 @@ NAMED_PATTERNS: dict[str, StepPattern] = {
         StepPattern(
             "tflite-benchmark-model",
             summary="tflite_benchmark_model",
-            description="TFLite's benchmark_model: 'Inference timings in us: ... Inference (avg)'",
+            description="TFLite's benchmark_model: 'Inference timings in us: ... Inference (avg)'; with "
+            "--enable_op_profiling=true its per-op table gives --trace layers",
+            spans="tflite_op_profile",
         ),
     )
 }
