@@ -151,8 +151,11 @@ BACKENDS = Registry(
         "torch": "edgebench.backends.torch:TORCH",
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
         "mnn": "edgebench.backends.mnn:MNN_BACKEND",
+        "executorch": "edgebench.backends.executorch:EXECUTORCH",
+        "executorch-portable": "edgebench.backends.executorch:EXECUTORCH_PORTABLE",
         "command": "edgebench.backends.command:COMMAND",
         "fake": "edgebench.backends.fake:FAKE",
     },
-    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime"},
+    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime", "et": "executorch",
+             "executorch_portable": "executorch-portable"},
 )

@@ -1,9 +1,10 @@
-"""A model file the user brings (``--model path/to/model.onnx`` or ``.mnn``) instead of a zoo workload.
+"""A model file the user brings (``--model path/to/model.onnx``, ``.mnn`` or ``.pte``) instead of a zoo workload.
 
 Users of DNNTune and of mobile runtimes bring files, not PyTorch factories.  This module is framework-free, so the
 checks run where the user's input enters (:mod:`edgebench.config.trial`) before any worker starts: the file
 exists and is a model (an ONNX file is read by :mod:`edgebench.graph.onnx_proto`; an ``.mnn`` file is opened by MNN
-in a child process, :mod:`edgebench.backends.mnn.inspect`), and every input it feeds has a full shape.  A dimension
+in a child process, :mod:`edgebench.backends.mnn.inspect`; an ExecuTorch ``.pte`` program is read by
+:mod:`edgebench.backends.executorch.program`), and every input it feeds has a full shape.  A dimension
 the file fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the
 first, else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
 
@@ -26,9 +27,9 @@ from typing import Any
 from edgebench.graph.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
 
 #: Suffix -> format; what a ``--model`` value ending so is taken as.
-FORMATS = {".onnx": "onnx", ".mnn": "mnn"}
+FORMATS = {".onnx": "onnx", ".mnn": "mnn", ".pte": "pte"}
 #: The backends that run each format (the first is the default).
-RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",)}
+RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",), "pte": ("executorch",)}
 #: The dtypes a random input is made for.
 _INT_HIGH = 10
 
@@ -71,11 +72,13 @@ def check_path(text: str) -> Path:
     """``text`` as an existing model file's absolute path, or a ``ValueError`` saying what is wrong."""
     path = Path(text).expanduser()
     if not path.exists():
-        raise ValueError(f"{text}: no such file (give a zoo model of `edgebench models`, or an .onnx / .mnn file)")
+        raise ValueError(
+            f"{text}: no such file (give a zoo model of `edgebench models`, or an .onnx / .mnn / .pte file)"
+        )
     if not path.is_file():
-        raise ValueError(f"{text} is not a file; give an .onnx or .mnn model file")
+        raise ValueError(f"{text} is not a file; give an .onnx, .mnn or .pte model file")
     if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"{text} is not a model file edgebench runs: give an .onnx or .mnn file")
+        raise ValueError(f"{text} is not a model file edgebench runs: give an .onnx, .mnn or .pte file")
     return path.resolve()
 
 
@@ -90,7 +93,33 @@ def inspect(path: str | Path) -> ModelFile:
         except OSError as exc:
             raise ValueError(f"{path}: cannot read it ({exc.strerror})") from None
         return ModelFile(str(path), "onnx", graph.inputs, graph.outputs, graph.params, graph.nodes)
+    if model_format(str(path)) == "pte":
+        return _inspect_pte(path)
     return _inspect_mnn(path)
+
+
+def _inspect_pte(path: Path) -> ModelFile:
+    """An ExecuTorch program's ``forward``: its tensors' shapes and dtypes as the file fixes them (read without
+    ExecuTorch); inputs and outputs have no names in a program, so they are ``input_0``, ``output_0``..."""
+    from edgebench.backends.executorch.program import NotProgram, read
+
+    try:
+        methods = read(path)
+    except NotProgram as exc:
+        raise ValueError(f"{path} is not an ExecuTorch program ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror})") from None
+    if "forward" not in methods:
+        raise ValueError(f"{path} has no forward method (its methods: {', '.join(methods) or 'none'})")
+
+    def specs(kind: str, tensors: tuple) -> tuple[ValueSpec, ...]:
+        return tuple(
+            ValueSpec(f"{kind}_{i}", t.dims if t else (), t.dtype if t else "not a tensor")
+            for i, t in enumerate(tensors)
+        )
+
+    forward = methods["forward"]
+    return ModelFile(str(path), "pte", specs("input", forward.inputs), specs("output", forward.outputs), None)
 
 
 def _inspect_mnn(path: Path) -> ModelFile:
@@ -161,7 +190,7 @@ def resolve_feeds(
                 for i, (d, g) in enumerate(zip(dims[1:], input_shape, strict=True))
                 if d is not None and d != g
             ]
-            if clash and model.format == "onnx":
+            if clash and model.format in ("onnx", "pte"):  # MNN resizes; ONNX and ExecuTorch fix what they fix
                 where, fixed_dim, given = clash[0]
                 raise ValueError(
                     f"input {spec.name!r} fixes dimension {where} at {fixed_dim} ({_shape_text(spec.dims)}), not "
@@ -182,7 +211,7 @@ def resolve_feeds(
                 f"input {spec.name!r} leaves dimensions open ({_shape_text(spec.dims)}); give them with "
                 f"--input-shape (per sample, e.g. 3x224x224)" + (" and --input-name" if len(names) > 1 else "")
             )
-        if spec.dtype in ("string", "unknown") or spec.dtype.startswith("onnx type"):
+        if spec.dtype in ("string", "unknown", "not a tensor") or spec.dtype.startswith(("onnx type", "scalar type")):
             raise ValueError(f"input {spec.name!r} is of type {spec.dtype}; edgebench feeds numeric tensors")
         feeds.append(Feed(spec.name, tuple(int(d) for d in dims if d is not None), spec.dtype))
     return feeds, int(feeds[0].dims[0])

@@ -57,6 +57,7 @@ class DeviceEnvironment(Record):
     #: The other frameworks' versions, where the trial's backend is that framework.
     mnn: str | None = None
     onnxruntime: str | None = None
+    executorch: str | None = None
     #: What a backend or an importer recorded beyond these (``mnn_*``, ``ort_*``, ``onnx_*``, ``command_*``...).
     extra: dict[str, JsonValue] = Field(default_factory=dict)
 

@@ -98,6 +98,8 @@ def framework_text(r: TrialResult) -> str:
     """The framework that ran the trial and its version (``onnxruntime 1.18.0``), not torch's for every backend."""
     backend = r.trial.backend
     version = {"torch": r.device.torch, "mnn": r.device.mnn, "onnxruntime": r.device.onnxruntime}.get(backend)
+    if backend.startswith("executorch"):  # executorch, executorch-portable
+        version = r.device.executorch
     if backend == "command":
         return f"command: {r.trial.command}"
     return f"{backend} {version or '(version not recorded)'}"
