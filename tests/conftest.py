@@ -262,7 +262,8 @@ NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromi
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
 NEEDS_NAME |= {"require_executorch": "executorch"}
 #: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
-NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime", "executorch": "executorch", "executorch-portable": "executorch"}
+NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime", "executorch": "executorch"}
+NEEDS_TEXT |= {"executorch-portable": "executorch"}
 NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}
 NEEDS_MODULE |= {"edgebench.backends.onnxruntime": "onnxruntime"}
 NEEDS_MODULE |= {"executorch": "executorch", "edgebench.backends.executorch": "executorch"}

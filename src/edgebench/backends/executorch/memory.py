@@ -23,6 +23,10 @@ from edgebench.records.memory import MemoryByCategory
 from edgebench.units import format_size
 
 
+#: A training program's parameters and gradients (the runtime's tensors).
+Tensors = tuple[Sequence[Any], Sequence[Any]]
+
+
 def arena_text(planned_bytes: Sequence[int]) -> str:
     return format_size(sum(planned_bytes))
 
@@ -33,7 +37,7 @@ class ExecuTorchMemory:
 
     def __init__(self, *, mode: str, batch_size: int, runtime_bytes: int | None, program_bytes: int,
                  planned_bytes: Sequence[int], input_bytes: int, delegated: bool,
-                 tensors: tuple[Sequence[Any], Sequence[Any]] | None = None, momentum: float = 0.0) -> None:  # fmt: skip
+                 tensors: Tensors | None = None, momentum: float = 0.0) -> None:  # fmt: skip
         arena = arena_text(planned_bytes)
         hidden = []
         if delegated:
