@@ -156,6 +156,11 @@ BACKENDS = Registry(
         "command": "edgebench.backends.command:COMMAND",
         "fake": "edgebench.backends.fake:FAKE",
     },
-    aliases={"pytorch": "torch", "ort": "onnxruntime", "onnx": "onnxruntime", "et": "executorch",
-             "executorch_portable": "executorch-portable"},
+    aliases={
+        "pytorch": "torch",
+        "ort": "onnxruntime",
+        "onnx": "onnxruntime",
+        "et": "executorch",
+        "executorch_portable": "executorch-portable",
+    },
 )

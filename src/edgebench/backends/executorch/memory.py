@@ -22,7 +22,6 @@ from typing import Any
 from edgebench.records.memory import MemoryByCategory
 from edgebench.units import format_size
 
-
 #: A training program's parameters and gradients (the runtime's tensors).
 Tensors = tuple[Sequence[Any], Sequence[Any]]
 
