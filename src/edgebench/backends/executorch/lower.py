@@ -140,6 +140,7 @@ def lower_inference(
 
             partitioner = [XnnpackPartitioner()]
         edge = to_edge_transform_and_lower(exported, partitioner=partitioner)
+        facts = node_facts(edge.exported_program())
         et = edge.to_executorch()
     _write(et, path)
     how.insert(0, "torch.export -> to_edge_transform_and_lower(" + ("XnnpackPartitioner" if partitioner else "") + ")")
@@ -149,7 +150,7 @@ def lower_inference(
         precision=precision,
         mode="infer",
         planned_bytes=planned_bytes(et),
-        instructions=instruction_map(edge.exported_program(), et),
+        instructions=instruction_map(facts, et),
         delegates=_delegates(et),
         portable_ops=_portable_ops(et),
         lowering_s=time.perf_counter() - start,
@@ -209,6 +210,7 @@ def lower_training(module: Any, inputs: Any, targets: Any, path: Path) -> Lowere
         ops = [getattr(torch.ops.aten, name).default for name in TRAINING_DECOMPOSITIONS]
         joint = joint.run_decompositions({op: decomposition_table[op] for op in ops})
         edge = to_edge(joint, compile_config=EdgeCompileConfig(_check_ir_validity=False))
+        facts = node_facts(edge.exported_program())
         et = edge.to_executorch()
     _write(et, path)
     specs = edge.exported_program().graph_signature.output_specs
@@ -220,7 +222,7 @@ def lower_training(module: Any, inputs: Any, targets: Any, path: Path) -> Lowere
         precision="fp32",
         mode="train",
         planned_bytes=planned_bytes(et),
-        instructions=instruction_map(edge.exported_program(), et),
+        instructions=instruction_map(facts, et),
         parameters=parameters,
         user_outputs=user,
         portable_ops=_portable_ops(et),
@@ -283,50 +285,60 @@ def _forward_nodes(program: Any) -> set[str]:
     return seen
 
 
-def _nodes_by_handle(program: Any) -> dict[int, list[Any]]:
-    """Debug handle -> the edge program's call nodes that carry it, delegated subgraphs' nodes included."""
-    out: dict[int, list[Any]] = {}
+@dataclass(frozen=True)
+class NodeFacts:
+    """What the trace needs of one edge-program node, read before ``to_executorch`` rewrites the graph."""
 
-    def walk(graph: Any) -> None:
+    op: str
+    module: str | None
+    forward: bool
+    handle: int
+
+
+def node_facts(program: Any) -> dict[int, list[NodeFacts]]:
+    """Debug handle -> the edge program's call nodes that carry it (delegated subgraphs' nodes included), with their
+    op, module and phase; read before ``to_executorch``, whose passes rewrite the graph in place."""
+    forward = _forward_nodes(program)
+    out: dict[int, list[NodeFacts]] = {}
+
+    def walk(graph: Any, everything_forward: bool) -> None:
         for node in graph.nodes:
-            if node.op != "call_function":
-                continue
             handle = node.meta.get("debug_handle")
-            if isinstance(handle, int):
-                out.setdefault(handle, []).append(node)
+            if node.op != "call_function" or node.target is operator.getitem or not isinstance(handle, int):
+                continue
+            facts = NodeFacts(
+                _op_name(node.target), _module_of(node), everything_forward or node.name in forward, handle
+            )
+            out.setdefault(handle, []).append(facts)
 
-    walk(program.graph)
+    walk(program.graph, False)
     for _, sub in program.graph_module.named_modules():
         original = getattr(sub, "original_module", None)
         if original is not None:
-            walk(original.graph)
+            walk(original.graph, True)  # a delegate runs inference graphs only
     return out
 
 
-def instruction_map(program: Any, et: Any, method: str = "forward") -> list[Instruction]:
+def instruction_map(facts: dict[int, list[NodeFacts]], et: Any, method: str = "forward") -> list[Instruction]:
     """Each instruction of ``method``'s chain: op, module, phase, and for a delegate call its delegated nodes in
     graph order (the ETDump's per-op events of the delegate are matched to them by :mod:`.trace`)."""
     plan = next(p for p in et.executorch_program.execution_plan if p.name == method)
     handles = et.debug_handle_map.get(method, {})
-    nodes = _nodes_by_handle(program)
-    forward = _forward_nodes(program)
     out: list[Instruction] = []
     for index, instruction in enumerate(plan.chains[0].instructions):
         args = instruction.instr_args
         ids = handles.get(index)
         ids = [] if ids is None else ([ids] if isinstance(ids, int) else list(ids))
-        found = [n for h in ids for n in nodes.get(h, []) if n.target is not operator.getitem]
-        phase = "forward" if not found or any(n.name in forward for n in found) else "backward"
+        found = [f for h in ids for f in facts.get(h, [])]
+        phase = "forward" if not found or any(f.forward for f in found) else "backward"
         kind = type(args).__name__
         if kind == "DelegateCall":
-            delegated = [
-                [_op_name(n.target), _module_of(n)] for n in sorted(found, key=lambda n: n.meta["debug_handle"])
-            ]
+            delegated = [[f.op, f.module] for f in sorted(found, key=lambda f: f.handle)]
             backend = plan.delegates[args.delegate_index].id
             out.append(Instruction(f"{backend} call", None, phase, delegated))
         elif kind == "KernelCall":
             op = plan.operators[args.op_index]
-            module = next((m for m in map(_module_of, found) if m), None)
+            module = next((f.module for f in found if f.module), None)
             out.append(Instruction(_op_name(op.name), module, phase))
         else:
             out.append(Instruction(kind, None, phase))
