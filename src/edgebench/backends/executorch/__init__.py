@@ -62,6 +62,8 @@ def missing_package(device: str = "cpu") -> str | None:
     """Why this machine cannot run an ExecuTorch trial (the package is missing), or None; imports nothing."""
     import importlib.util
 
-    if importlib.util.find_spec("executorch") is None:
-        return f"the executorch backend needs the executorch package: {INSTALL}"
-    return None
+    try:
+        found = importlib.util.find_spec("executorch.extension.pybindings._C") is not None
+    except (ImportError, ValueError):  # a parent that does not import, a blocked import
+        found = False
+    return None if found else f"the executorch backend needs the executorch package: {INSTALL}"
