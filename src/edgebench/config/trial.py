@@ -134,6 +134,9 @@ def check_trial(trial: Trial) -> Trial:
         check("data", lambda d: _data(d, model if model_ok and not command else None))
     if backend_ok:
         check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
+    pattern_ok = not any(field == "step_pattern" for field, _, _ in errors)
+    if command and trial.trace != "none" and trial.step_pattern is not None and pattern_ok:
+        check("trace", lambda k: _command_trace(k, trial.step_pattern or ""))
     if errors:
         raise ValidationError.from_exception_data(
             "Trial",
@@ -143,6 +146,19 @@ def check_trial(trial: Trial) -> Trial:
             ],
         )
     return trial.model_copy(update=update) if update else trial
+
+
+def _command_trace(kind: str, pattern: str) -> str:
+    """A ``--command`` trial is traced only by a step pattern that reads its tool's per-op times."""
+    from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
+
+    if not step_pattern(pattern).spans:
+        readers = [p.name for p in NAMED_PATTERNS.values() if p.spans]
+        raise ValueError(
+            f"--trace {kind} on a --command trial needs a step pattern that reads the tool's per-op times: "
+            + ", ".join(readers)
+        )
+    return kind
 
 
 def check_backend(backend: str) -> str:

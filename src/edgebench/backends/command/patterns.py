@@ -39,6 +39,12 @@ class StepPattern:
     #: A file the workload writes in its directory that the summary needs (``train_stamp.result``).
     stamp_file: str | None = None
     description: str = ""
+    #: The named group of a step line that holds the tool's own time of that step, in ms: the step then ends at the
+    #: line and lasts that long (the time between lines also holds the tool's logging and data preparation).
+    duration_group: str | None = None
+    #: ``"module:function"`` reading the layer spans of a ``--trace layers`` trial from what the tool wrote
+    #: (``(trial, lines, step windows, fetch) -> SpanTable | reason``; ``fetch(path)`` reads a device file).
+    spans: str | None = None
 
     def step_fields(self, line: str) -> dict[str, float | str] | None:
         """The named groups of a step line (numbers as floats), or None when ``line`` ends no step."""
@@ -106,6 +112,10 @@ def _tflite_benchmark_model(lines: list[str], stamp_text: str | None) -> Summary
 
 _SUMMARIES = {"mnn_train_demo": _mnn_train_demo, "tflite_benchmark_model": _tflite_benchmark_model}
 
+#: ExecuTorch's default log line prefix (``runtime/platform/default/posix.cpp``: ``%c %02u:%02u:%02u.%06lu
+#: executorch:%s:%zu] ``), so a pattern matches the line whatever its level, clock and source line.
+_ET_LOG = r"^[DIEF] \d+:\d\d:\d\d\.\d{6} executorch:[\w.]+:\d+\] "
+
 NAMED_PATTERNS: dict[str, StepPattern] = {
     p.name: p
     for p in (
@@ -119,6 +129,26 @@ NAMED_PATTERNS: dict[str, StepPattern] = {
             "tflite-benchmark-model",
             summary="tflite_benchmark_model",
             description="TFLite's benchmark_model: 'Inference timings in us: ... Inference (avg)'",
+        ),
+        StepPattern(
+            "executorch-runner",
+            # examples/portable/executor_runner/executor_runner.cpp: "Iteration %u of %u: %f ms" per execution
+            regex=re.compile(_ET_LOG + r"Iteration (?P<iteration>\d+) of (?P<iterations>\d+): (?P<ms>[0-9.]+) ms$"),
+            duration_group="ms",
+            spans="edgebench.backends.executorch.device:etdump_spans",
+            description="ExecuTorch's executor_runner: 'Iteration <i> of <n>: <ms> ms' per execution (its own time "
+            "of method->execute()); with --trace layers, per-op spans from the ETDump it wrote (--etdump_path)",
+        ),
+        StepPattern(
+            "executorch-train-cifar",
+            # extension/training/examples/CIFAR/train.cpp: every 100th batch's loss and times
+            regex=re.compile(
+                _ET_LOG + r"Epoch \[(?P<epoch>\d+)/(?P<epochs>\d+)\], Batch \[(?P<batch>\d+)/(?P<batches>\d+)\], "
+                r"Loss: (?P<loss>[0-9.]+), Data prep: (?P<data_prep_ms>[0-9.]+) ms, Train: (?P<ms>[0-9.]+) ms$"
+            ),
+            duration_group="ms",
+            description="ExecuTorch's CIFAR training example: 'Epoch [e/E], Batch [b/B], Loss: ..., Train: <ms> ms', "
+            "every 100th batch (its forward_backward + SGD step time)",
         ),
     )
 }
