@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from edgebench.sweep.plan import PlannedTrial
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
-DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn")
+DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn", "executorch")
 
 
 @dataclass(frozen=True)

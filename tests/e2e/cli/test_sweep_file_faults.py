@@ -107,7 +107,9 @@ def test_a_sweep_refused_after_opening_its_store_leaves_no_store_file(cli, tmp_p
 def test_frameworks_with_a_backend_this_edgebench_lacks_is_one_line(cli, tmp_path):
     proc = cli("frameworks", "--backends", "tflite", "--store", str(tmp_path / "s.sqlite"))
     one_line(
-        proc, "--backends: tflite: not a backend of this edgebench; choose from torch, onnxruntime, mnn, command, fake"
+        proc,
+        "--backends: tflite: not a backend of this edgebench; choose from torch, onnxruntime, mnn, executorch, "
+        "executorch-portable, command, fake",
     )
     assert not (tmp_path / "s.sqlite").exists()
 

@@ -59,11 +59,16 @@ EXECUTORCH_PORTABLE = Backend(
 
 
 def missing_package(device: str = "cpu") -> str | None:
-    """Why this machine cannot run an ExecuTorch trial (the package is missing), or None; imports nothing."""
+    """Why this machine cannot run an ExecuTorch trial (the package or its runtime extension is missing), or None;
+    imports nothing (looking up a top-level name runs no code, and the extension is looked for as a file)."""
     import importlib.util
+    from pathlib import Path
 
     try:
-        found = importlib.util.find_spec("executorch.extension.pybindings._C") is not None
-    except (ImportError, ValueError):  # a parent that does not import, a blocked import
-        found = False
-    return None if found else f"the executorch backend needs the executorch package: {INSTALL}"
+        spec = importlib.util.find_spec("executorch")
+    except (ImportError, ValueError):  # a blocked import
+        spec = None
+    folders = [] if spec is None else list(spec.submodule_search_locations or [])
+    if not any(any((Path(f) / "extension" / "pybindings").glob("_C*")) for f in folders):
+        return f"the executorch backend needs the executorch package: {INSTALL}"
+    return None

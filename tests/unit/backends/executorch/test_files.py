@@ -156,3 +156,28 @@ def test_what_the_backends_refuse_before_anything_runs():
     assert "SGD only" in (unsupported(get_workload("inception_v3"), "train") or "")
     assert unsupported(get_workload("inception_v3"), "infer") is None
     assert unsupported(get_workload("lenet"), "train") is None
+
+
+def test_neither_the_checks_nor_a_torch_trial_import_executorch():
+    """The capability checks, the refusal, a ``.pte``'s inspection and a torch session import no ExecuTorch (it is an
+    optional extra, and importing it costs seconds)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from edgebench.registry import BACKENDS\n"
+        "for name in ('executorch', 'executorch-portable'):\n"
+        "    b = BACKENDS.load(name); b.capabilities; b.missing_device('cpu'); b.model_refusal('lenet', 'train')\n"
+        "from edgebench.backends.model_file import inspect\n"
+        f"inspect({str(HERE / 'tiny_xnnpack.pte')!r})\n"
+        "torch_free = 'torch' not in sys.modules\n"
+        "from edgebench.workloads import get_workload\n"
+        "get_workload('lenet').session(2).train_step()\n"
+        "print(json.dumps([torch_free, sorted(m for m in sys.modules if m.startswith('executorch'))]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    torch_free, imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert torch_free and imported == []
