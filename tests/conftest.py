@@ -275,6 +275,15 @@ def require_onnxruntime():
         pytest.fail(f"{exc.name} is missing: pip install 'edgebench[onnx]'", pytrace=False)
 
 
+def require_executorch() -> None:
+    """Fail (never skip) where the ExecuTorch extra is missing, naming the install line."""
+    from edgebench.backends.executorch import missing_package
+
+    reason = missing_package()
+    if reason:
+        pytest.fail(reason, pytrace=False)
+
+
 # --- markers by what a test needs ------------------------------------------------------------------------------------
 #: Registered in pyproject.toml.  The marks are read off what each test uses rather than written on it, so a test is
 #: marked by what it really starts; every test under ``tests/e2e/`` is ``e2e`` as well, and ``tests/unit/`` holds
@@ -290,11 +299,14 @@ UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
 NEEDS_NAME |= {"require_litert": "litert", "ai_edge_litert": "litert", "litert_cache": "litert"}
+NEEDS_NAME |= {"require_executorch": "executorch"}
 #: Backend names given as text (``--backend mnn``) and modules imported whole by a test module.
-NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime", "litert": "litert"}
+NEEDS_TEXT = {"mnn": "mnn", "onnxruntime": "onnxruntime", "litert": "litert", "executorch": "executorch"}
+NEEDS_TEXT |= {"executorch-portable": "executorch"}
 NEEDS_MODULE = {"MNN": "mnn", "edgebench.backends.mnn": "mnn", "onnxruntime": "onnxruntime", "ray": "ray"}
 NEEDS_MODULE |= {"edgebench.backends.onnxruntime": "onnxruntime", "edgebench.backends.litert": "litert"}
 NEEDS_MODULE |= {"ai_edge_litert": "litert"}
+NEEDS_MODULE |= {"executorch": "executorch", "edgebench.backends.executorch": "executorch"}
 
 
 def _code_words(code: Any, names: set[str], texts: set[str]) -> None:
@@ -396,8 +408,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 #: The marks whose tests share a component started once per process (the Ray cluster, browser, emulated phones and
-#: adb server, converted MNN, LiteRT and exported ONNX models, sshd), costliest to start first.
-SHARED_COMPONENTS = ("ray", "browser", "adb", "mnn", "litert", "onnxruntime", "ssh")
+#: adb server, converted MNN, LiteRT and ExecuTorch models and exported ONNX models, sshd), costliest to start first.
+SHARED_COMPONENTS = ("ray", "browser", "adb", "mnn", "litert", "executorch", "onnxruntime", "ssh")
 
 
 def xdist_groups(marks: dict[pytest.Item, set[str]]) -> dict[pytest.Item, str]:

@@ -153,6 +153,8 @@ BACKENDS = Registry(
         "onnxruntime": "edgebench.backends.onnxruntime:ONNXRUNTIME",
         "mnn": "edgebench.backends.mnn:MNN_BACKEND",
         "litert": "edgebench.backends.litert:LITERT",
+        "executorch": "edgebench.backends.executorch:EXECUTORCH",
+        "executorch-portable": "edgebench.backends.executorch:EXECUTORCH_PORTABLE",
         "command": "edgebench.backends.command:COMMAND",
         "fake": "edgebench.backends.fake:FAKE",
     },
@@ -165,5 +167,7 @@ BACKENDS = Registry(
         "tensorflow lite": "litert",
         "tensorflow-lite": "litert",
         "tensorflow_lite": "litert",
+        "et": "executorch",
+        "executorch_portable": "executorch-portable",
     },
 )

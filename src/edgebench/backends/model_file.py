@@ -1,10 +1,12 @@
-"""A model file the user brings (``--model path/to/model.onnx``, ``.mnn`` or ``.tflite``) instead of a zoo workload.
+"""A model file the user brings (``--model path/to/model.onnx``, ``.mnn``, ``.tflite`` or ``.pte``) instead of a zoo
+workload.
 
 Users of DNNTune and of mobile runtimes bring files, not PyTorch factories.  This module is framework-free, so the
 checks run where the user's input enters (:mod:`edgebench.config.trial`) before any worker starts: the file
 exists and is a model (an ONNX file is read by :mod:`edgebench.graph.onnx_proto`; an ``.mnn`` file is opened by MNN
 in a child process, :mod:`edgebench.backends.mnn.inspect`; a ``.tflite`` file's flatbuffer is read by
-:mod:`edgebench.backends.litert.model_file`), and every input it feeds has a full shape.  A dimension
+:mod:`edgebench.backends.litert.model_file`; an ExecuTorch ``.pte`` program is read by
+:mod:`edgebench.backends.executorch.program`), and every input it feeds has a full shape.  A dimension
 the file fixes is used as written; a dimension it leaves open (``N``, ``batch``) is the batch size when it is the
 first, else it comes from ``--input-shape`` (the named input's per-sample shape), so a run never guesses a shape.
 
@@ -27,10 +29,10 @@ from typing import Any
 from edgebench.graph.onnx_proto import NodeSpec, NotOnnx, ValueSpec, parse_model
 
 #: Suffix -> format; what a ``--model`` value ending so is taken as.
-FORMATS = {".onnx": "onnx", ".mnn": "mnn", ".tflite": "tflite"}
+FORMATS = {".onnx": "onnx", ".mnn": "mnn", ".tflite": "tflite", ".pte": "pte"}
 #: The backends that run each format (the first is the default).
-RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",), "tflite": ("litert",)}
-#: The formats as the messages name them: ``an .onnx, .mnn or .tflite file``.
+RUNS_ON = {"onnx": ("onnxruntime", "mnn"), "mnn": ("mnn",), "tflite": ("litert",), "pte": ("executorch",)}
+#: The formats as the messages name them: ``an .onnx, .mnn, .tflite or .pte file``.
 _NAMED = ", ".join(FORMATS)[::-1].replace(" ,", " ro ", 1)[::-1]
 #: The dtypes a random input is made for.
 _INT_HIGH = 10
@@ -98,7 +100,33 @@ def inspect(path: str | Path) -> ModelFile:
 
         model = read_model(path)
         return ModelFile(str(path), "tflite", model.inputs, model.outputs, model.params)
+    if model_format(str(path)) == "pte":
+        return _inspect_pte(path)
     return _inspect_mnn(path)
+
+
+def _inspect_pte(path: Path) -> ModelFile:
+    """An ExecuTorch program's ``forward``: its tensors' shapes and dtypes as the file fixes them (read without
+    ExecuTorch); inputs and outputs have no names in a program, so they are ``input_0``, ``output_0``..."""
+    from edgebench.backends.executorch.program import NotProgram, read
+
+    try:
+        methods = read(path)
+    except NotProgram as exc:
+        raise ValueError(f"{path} is not an ExecuTorch program ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror})") from None
+    if "forward" not in methods:
+        raise ValueError(f"{path} has no forward method (its methods: {', '.join(methods) or 'none'})")
+
+    def specs(kind: str, tensors: tuple) -> tuple[ValueSpec, ...]:
+        return tuple(
+            ValueSpec(f"{kind}_{i}", t.dims if t else (), t.dtype if t else "not a tensor")
+            for i, t in enumerate(tensors)
+        )
+
+    forward = methods["forward"]
+    return ModelFile(str(path), "pte", specs("input", forward.inputs), specs("output", forward.outputs), None)
 
 
 def _inspect_mnn(path: Path) -> ModelFile:
@@ -169,7 +197,7 @@ def resolve_feeds(
                 for i, (d, g) in enumerate(zip(dims[1:], input_shape, strict=True))
                 if d is not None and d != g
             ]
-            if clash and model.format == "onnx":
+            if clash and model.format in ("onnx", "pte"):  # MNN resizes; ONNX and ExecuTorch fix what they fix
                 where, fixed_dim, given = clash[0]
                 raise ValueError(
                     f"input {spec.name!r} fixes dimension {where} at {fixed_dim} ({_shape_text(spec.dims)}), not "
@@ -190,7 +218,7 @@ def resolve_feeds(
                 f"input {spec.name!r} leaves dimensions open ({_shape_text(spec.dims)}); give them with "
                 f"--input-shape (per sample, e.g. 3x224x224)" + (" and --input-name" if len(names) > 1 else "")
             )
-        if spec.dtype in ("string", "unknown") or spec.dtype.startswith("onnx type"):
+        if spec.dtype in ("string", "unknown", "not a tensor") or spec.dtype.startswith(("onnx type", "scalar type")):
             raise ValueError(f"input {spec.name!r} is of type {spec.dtype}; edgebench feeds numeric tensors")
         feeds.append(Feed(spec.name, tuple(int(d) for d in dims if d is not None), spec.dtype))
     return feeds, int(feeds[0].dims[0])

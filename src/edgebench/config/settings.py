@@ -191,8 +191,9 @@ SETTINGS: tuple[Setting, ...] = (
             "is relative to it and stays inside it).",
             parse=push_list, shown_default="nothing", absent_is_none=True, raw_text=True),
     Setting("step_pattern", "Regex ending each step in --command's output (named groups kept), or "
-            "mnn-train-demo / tflite-benchmark-model.", raw_text=True),
-    Setting("model", "Workload name (see `edgebench models`), or a model file: path/to/model.onnx, .mnn or .tflite.",
+            "mnn-train-demo / tflite-benchmark-model / executorch-runner / executorch-train-cifar.", raw_text=True),
+    Setting("model", "Workload name (see `edgebench models`), or a model file: path/to/model.onnx, .mnn, .tflite or "
+            ".pte.",
             yaml_key="models", short="-m", plural_axis=True),
     Setting("input_name", "With a model file: the input --input-shape describes (DNNTune's input_name).",
             shown_default="its only (first) input"),
@@ -228,8 +229,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout_s", "Give up on the trial after this long (its idle baseline included), e.g. 30m.",
             yaml_key="timeout", parse=quantity(parse_duration_s), shown_default="30m"),
     Setting("device", "cpu or cuda[:N].", check=check_device),
-    Setting("backend", "Framework that runs the model: torch, onnxruntime (infer only), mnn, litert (infer only); "
-            "command (--command).",
+    Setting("backend", "Framework that runs the model: torch, onnxruntime (infer only), mnn, litert (infer only), "
+            "executorch (XNNPACK), executorch-portable; command (--command).",
             plural_axis=True, check=check_backend, shown_default="torch; command with --command",
             absent_is_none=True),
     Setting("precision", "fp32, autocast mixed precision bf16 / fp16, or int8 (static quantization, --mode infer); "

@@ -136,8 +136,9 @@ def check_trial(trial: Trial) -> Trial:
         check("data", lambda d: _data(d, model if model_ok and not command else None))
     if backend_ok:
         check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
-    if command and trial.trace != "none" and trial.step_pattern is not None:
-        check("trace", lambda k: _command_trace(trial.step_pattern or "", k))
+    pattern_ok = not any(field == "step_pattern" for field, _, _ in errors)
+    if command and trial.trace != "none" and trial.step_pattern is not None and pattern_ok:
+        check("trace", lambda k: _command_trace(k, trial.step_pattern or ""))
     if errors:
         raise ValidationError.from_exception_data(
             "Trial",
@@ -147,6 +148,20 @@ def check_trial(trial: Trial) -> Trial:
             ],
         )
     return trial.model_copy(update=update) if update else trial
+
+
+def _command_trace(kind: str, pattern: str) -> str:
+    """A ``--command`` trial is traced only by a step pattern that reads its tool's per-op times."""
+    from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
+
+    if not step_pattern(pattern).spans:
+        readers = [p.name for p in NAMED_PATTERNS.values() if p.spans]
+        raise ValueError(
+            f"--trace {kind} on a --command trial needs a step pattern that reads the tool's per-op times ("
+            + ", ".join(readers)
+            + "), or drop --trace"
+        )
+    return kind
 
 
 def check_backend(backend: str) -> str:
@@ -205,19 +220,6 @@ def _no_int8_file(backend: str) -> str:
         f"the {backend} backend quantizes only the zoo models it builds (it has calibration data for them); "
         "quantize your model file yourself and pass the int8 file at --precision fp32"
     )
-
-
-def _command_trace(pattern: str, kind: str) -> str:
-    """A command's spans come from the tool's own per-op table, which only some shipped patterns read."""
-    from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
-
-    if step_pattern(pattern).spans is None:
-        readers = ", ".join(p.name for p in NAMED_PATTERNS.values() if p.spans)
-        raise ValueError(
-            f"a --command trial traces {kind} only through a step pattern that reads the tool's per-op table "
-            f"({readers}: benchmark_model --enable_op_profiling=true); drop --trace"
-        )
-    return kind
 
 
 def _file_precision(backend: str, precision: str) -> str:

@@ -71,6 +71,7 @@ class DeviceEnvironment(Record):
     mnn: str | None = None
     onnxruntime: str | None = None
     litert: str | None = None
+    executorch: str | None = None
     #: What a backend or an importer recorded beyond these (``mnn_*``, ``ort_*``, ``onnx_*``, ``command_*``...).
     extra: dict[str, JsonValue] = Field(default_factory=dict)
 

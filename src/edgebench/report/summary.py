@@ -101,6 +101,8 @@ def framework_text(r: TrialResult) -> str:
     backend = r.trial.backend
     version = {"torch": r.device.torch, "mnn": r.device.mnn, "onnxruntime": r.device.onnxruntime,
                "litert": r.device.litert}.get(backend)  # fmt: skip
+    if backend.startswith("executorch"):  # executorch, executorch-portable
+        version = r.device.executorch
     if backend == "command":
         return f"command: {r.trial.command}"
     return f"{backend} {version or '(version not recorded)'}"

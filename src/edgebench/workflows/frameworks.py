@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from edgebench.sweep.plan import PlannedTrial
 
 #: DNNTune compared frameworks; these are the backends a user has today (each listed even when not installed).
-DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn", "litert")
+DEFAULT_BACKENDS = ("torch", "onnxruntime", "mnn", "litert", "executorch")
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,8 @@ def test_frameworks_with_a_backend_this_edgebench_lacks_is_one_line(cli, tmp_pat
     proc = cli("frameworks", "--backends", "mace", "--store", str(tmp_path / "s.sqlite"))
     one_line(
         proc,
-        "--backends: mace: not a backend of this edgebench; choose from torch, onnxruntime, mnn, litert, command, fake",
+        "--backends: mace: not a backend of this edgebench; choose from torch, onnxruntime, mnn, litert, executorch, "
+        "executorch-portable, command, fake",
     )
     assert not (tmp_path / "s.sqlite").exists()
 

@@ -116,6 +116,34 @@ SUBSTITUTED: dict[str, Sub] = {
         "edgebench run --backend mnn --model lenet --mode infer --precision int8 --steps 3 --warmup 1 --idle 0",
         "3 passes, not 20",
     ),
+    "edgebench run --backend executorch --model lenet": Sub(
+        "edgebench run --backend executorch --model lenet -b 4 --steps 3 --warmup 1 --infer-steps 2 --idle 0",
+        "batch 4, 3 training steps (the portable kernels take 2 s a step at batch 32 here) and 2 inference passes; "
+        "the programs are those the suite's tests lowered",
+    ),
+    "edgebench run --backend executorch --model lenet --mode infer --precision int8 --trace layers": Sub(
+        "edgebench run --backend executorch --model lenet --mode infer --precision int8 --trace layers -b 1 "
+        "--steps 5 --warmup 1 --idle 0",
+        "5 traced passes at batch 1 (the program the suite's tests lowered)",
+    ),
+    "edgebench run --backend executorch-portable --model lenet --mode infer --precision fp16": Sub(
+        "edgebench run --backend executorch-portable --model lenet --mode infer --precision fp16 -b 2 --steps 3 "
+        "--warmup 1 --idle 0",
+        "3 passes at batch 2 (the program the suite's tests lowered)",
+    ),
+    "edgebench run --model lenet.pte --trace layers": Sub(
+        "edgebench run --model lenet.pte --trace layers --steps 5 --warmup 1 --idle 0",
+        "lenet.pte is the suite's small XNNPACK program (tests/fixtures/executorch/tiny_xnnpack.pte); 5 passes",
+    ),
+    "edgebench run --target adb://8A2X0KDLN --mode infer --trace layers --warmup 5 --steps 20      --command "
+    "'./executor_runner --model_path lenet.pte --num_executions 25 --etdump_path lenet.etdp'      --push "
+    "executor_runner,lenet.pte --step-pattern executorch-runner": Sub(
+        "edgebench run --target adb://{phone_a} --mode infer --trace layers --warmup 1 --steps 4 --command "
+        "'./executor_runner --model_path lenet.pte --num_executions 5 --etdump_path lenet.etdp' --push "
+        "executor_runner,lenet.pte --step-pattern executorch-runner",
+        "the phone is an emulated one and executor_runner a stand-in printing a recorded run of 5 executions "
+        "(tests/fixtures/command/executorch_runner.out) and writing its ETDump",
+    ),
     # --- first-trial.md ----------------------------------------------------------------------------------------------
     "edgebench run --model mobilenetv2 --batch-size 8 --json": Sub(
         "edgebench run --model mobilenetv2 --batch-size 8 --json --preset cifar10 --steps 2 --warmup 1 "
@@ -424,6 +452,12 @@ LANES: dict[str, list[str]] = {
         "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25",
     ],
     "frameworks": ["edgebench frameworks --models lenet,mobilenet_v2 --mode infer --precisions fp32,int8"],
+    "executorch": [
+        "edgebench run --backend executorch --model lenet",
+        "edgebench run --backend executorch --model lenet --mode infer --precision int8 --trace layers",
+        "edgebench run --backend executorch-portable --model lenet --mode infer --precision fp16",
+        "edgebench run --model lenet.pte --trace layers",
+    ],
     "backends": [
         "edgebench run -m mobilenet_v2 --mode infer --backend onnxruntime --precision int8",
         "edgebench run -m lenet --mode infer --precision int8",
@@ -458,6 +492,9 @@ LANES: dict[str, list[str]] = {
         "edgebench sensors --sysfs-root pixel-tree",
         "edgebench run --target adb://192.168.1.23:5555 --root      --command 'sh bench.sh' --push bench.sh "
         "--step-pattern '^iter \\d+$' --steps 5 --warmup 1",
+        "edgebench run --target adb://8A2X0KDLN --mode infer --trace layers --warmup 5 --steps 20      --command "
+        "'./executor_runner --model_path lenet.pte --num_executions 25 --etdump_path lenet.etdp'      --push "
+        "executor_runner,lenet.pte --step-pattern executorch-runner",
     ],
     "fleet": [
         "edgebench fleet join --targets pixel-a=adb://R58M1234 --class pixel-a=pixel7",
@@ -568,13 +605,17 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
         commands / "mnn_train_demo.out",
         f"cat > train_stamp.result <<'EOF'\n{(commands / 'train_stamp.result').read_text()}EOF\n",
     )
+    shutil.copy(FIXTURES / "executorch" / "lenet_xnnpack.etdp", folder / "recorded.etdp")
+    runner = _tool(commands / "executorch_runner.out", f"cp {folder / 'recorded.etdp'} lenet.etdp\n")
     tools = {"benchmark_model": _benchmark_model(commands), "runTrainDemo.out": demo,
-             "build/runTrainDemo.out": demo, "mobilenet_v1.tflite": "", "data/mnist.bin": ""}  # fmt: skip
+             "build/runTrainDemo.out": demo, "mobilenet_v1.tflite": "", "data/mnist.bin": "",
+             "executor_runner": runner}  # fmt: skip
     for path, text in tools.items():
         (folder / path).parent.mkdir(exist_ok=True)
         (folder / path).write_text(text)
         (folder / path).chmod(0o755)
     shutil.copy(FIXTURES / "models" / "tiny_cnn.tflite", folder / "tiny_cnn.tflite")  # a real .tflite file
+    shutil.copy(FIXTURES / "executorch" / "tiny_xnnpack.pte", folder / "lenet.pte")  # backends.md's program
     (folder / "tests").symlink_to(ROOT / "tests")  # sensors.md names tests/fixtures/sysfs/jetson_tx2 from the checkout
     # the user's ssh config: Host aliases of the test sshd, read by an ``ssh`` first on PATH
     ssh_config = folder / "ssh_config"

@@ -214,7 +214,10 @@ def test_the_slides_own_dnntune_file_is_accepted_and_plans_on_a_device_without_c
     assert c.counters == ("cache-references", "cache-misses") and c.objective == "energy-first"
     notes = " ".join(loaded.notes)
     assert "model.file: path/to/mobilenet-v2.pb is not a format edgebench runs" in notes
-    assert "edgebench cannot run tensorflow, MACE; it runs torch, onnxruntime, mnn, litert;" in notes
+    assert (
+        "edgebench cannot run tensorflow, MACE; it runs torch, onnxruntime, mnn, litert, executorch, "
+        "executorch-portable;" in notes
+    )
     assert "big+little is every core" in notes
     (trial,) = [p.trial for p in plan(c, source=None, sysfs=SysFS(tmp_path / "none"), allowed=(0, 1)).trials]
     assert trial.cores is None and trial.threads == 4  # every core: the device has no cpufreq clusters

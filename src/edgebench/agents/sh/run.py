@@ -276,9 +276,13 @@ def steps_from_output(
         loss = found.pop("loss", None)
         for name, value in found.items():
             groups.setdefault(name, []).append(value)
-        phase = "warmup" if index < trial.warmup else "train"
+        own_ms = found.get(pattern.duration_group) if pattern.duration_group else None
+        if isinstance(own_ms, float):  # the tool's own time of the step, ending at its line
+            start = t_ns - round(own_ms * 1e6)
+        warm, measured = ("infer_warmup", "infer") if trial.mode == "infer" else ("warmup", "train")
+        phase = warm if index < trial.warmup else measured
         steps.append(
-            Step(phase=phase, index=index if phase == "warmup" else index - trial.warmup, start_ns=start,
+            Step(phase=phase, index=index if phase == warm else index - trial.warmup, start_ns=start,
                  end_ns=t_ns, loss=loss if isinstance(loss, float) else None)
         )  # fmt: skip
         start = t_ns
@@ -292,22 +296,10 @@ def steps_from_output(
                 f"{trial.warmup} warm-up + at least 1 measured step needed"
             ),
         )
-    return steps, ({"step_groups": groups} if groups else {}), None
-
-
-def traced_spans(
-    trial: Trial, pattern: StepPattern, run: DeviceRun, steps: list[Step]
-) -> tuple[str | None, str | None]:
-    """``--trace layers``: the span table (JSON) the pattern reads from the tool's per-op output over the measured
-    steps, or why there is none."""
-    if trial.trace != "layers":
-        return None, None
-    windows = [(s.start_ns, s.end_ns) for s in steps if s.phase == "train"]
-    pushed = [str(parse_push(spec)[0]) for spec in trial.push]
-    table = pattern.read_spans([body for _, body in run.lines], windows, pushed, trial.model, run.pid or 0)
-    if table is None:
-        return None, f"its output has no per-op table for --trace layers ({pattern.description})"
-    return table.to_json(), None
+    extra: dict[str, Any] = {"step_groups": groups} if groups else {}
+    if pattern.duration_group:
+        extra["step_times"] = f"the tool's own ({pattern.name}'s {pattern.duration_group} group), ending at each line"
+    return steps, extra, None
 
 
 def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
@@ -409,9 +401,11 @@ def run_command_trial(
             failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}")
         elif why:
             failure = Failure(status="crashed", reason=f"the command ran but {why}")
-    spans_json, why_no_spans = traced_spans(trial, pattern, run, steps) if failure is None else (None, None)
-    if why_no_spans:
-        failure = Failure(status="crashed", reason=f"the command ran but {why_no_spans}")
+    spans_json = None
+    if failure is None and trial.trace != "none" and pattern.spans:
+        spans_json, why_none = read_spans(trial, pattern, run, steps, shell)
+        if why_none:  # the steps stand; the trial says why it has no layers
+            extra["command_spans"] = why_none
     events: list[Event] = [
         Ready(pid=run.pid, env={"command": trial.command, "command_clock": run.clock, **extra}),
         *steps,
@@ -436,6 +430,30 @@ def run_command_trial(
         },
         failure=failure,
     )
+
+
+def read_spans(
+    trial: Trial, pattern: StepPattern, run: DeviceRun, steps: list[Step], shell: AgentShell
+) -> tuple[str | None, str | None]:
+    """The span table (JSON) of a traced trial, from what the tool wrote (the pattern's reader; a file it names is
+    read from the device and removed there), or None and why not."""
+    from edgebench.registry import import_target
+
+    def fetch(path: str) -> bytes | None:
+        """A device file's bytes (as ``od`` prints them, which every device shell has), removed after reading."""
+        quoted, where = shlex.quote(path), shlex.quote(shell.workdir())  # relative to where the command ran
+        try:
+            done = shell.run(f"cd {where} && od -An -v -tx1 {quoted} && rm -f {quoted}", timeout_s=120)
+        except subprocess.SubprocessError:
+            return None
+        if done.returncode != 0:
+            return None
+        return bytes.fromhex(done.stdout.decode(errors="replace").replace("\n", " ").replace(" ", ""))
+
+    assert pattern.spans is not None
+    windows = [(s.start_ns, s.end_ns) for s in steps]
+    table = import_target(pattern.spans)(trial, [body for _, body in run.lines], windows, fetch)
+    return (None, table) if isinstance(table, str) else (table.to_json(), None)
 
 
 def fetch_counts(shell: AgentShell, path: str, tool: CounterTool, names: tuple[str, ...]) -> Readings | None:

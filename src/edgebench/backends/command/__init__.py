@@ -19,10 +19,11 @@ def no_session(*_: Any, **__: Any) -> Any:
 
 COMMAND = Backend(
     name="command",
-    # The workload decides what it runs: a training demo, an inference benchmark, on whatever its binary uses.
-    # Layer spans only where the step pattern reads the tool's per-op table (config/trial.py checks it).
+    # The workload decides what it runs: a training demo, an inference benchmark (--mode infer names its steps so),
+    # on whatever its binary uses.
+    # A tool's step pattern may read per-op spans from what it writes (executor_runner's ETDump): --trace layers.
     capabilities=Capabilities(
-        modes=("train",), precisions=("fp32",), devices=("cpu", "cuda"), trace_kinds=("none", "layers")
+        modes=("train", "infer"), precisions=("fp32",), devices=("cpu", "cuda"), trace_kinds=("none", "layers")
     ),
     session="edgebench.backends.command:no_session",
     tasks="edgebench.backends.command:no_session",

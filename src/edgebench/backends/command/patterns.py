@@ -54,7 +54,11 @@ class StepPattern:
     #: A file the workload writes in its directory that the summary needs (``train_stamp.result``).
     stamp_file: str | None = None
     description: str = ""
-    #: The reader of the per-op table the tool prints (``--trace layers``), by name in :data:`_SPANS`; None: none.
+    #: The named group of a step line that holds the tool's own time of that step, in ms: the step then ends at the
+    #: line and lasts that long (the time between lines also holds the tool's logging and data preparation).
+    duration_group: str | None = None
+    #: ``"module:function"`` reading the layer spans of a ``--trace layers`` trial from what the tool wrote
+    #: (``(trial, lines, step windows, fetch) -> SpanTable | reason``; ``fetch(path)`` reads a device file).
     spans: str | None = None
 
     def step_fields(self, line: str) -> dict[str, float | str] | None:
@@ -67,13 +71,6 @@ class StepPattern:
 
     def read_summary(self, lines: list[str], stamp_text: str | None = None) -> Summary | None:
         return _SUMMARIES[self.summary](lines, stamp_text) if self.summary else None
-
-    def read_spans(self, lines: list[str], windows: list[tuple[int, int]], files: list[str], label: str,
-                   tid: int) -> Any:  # fmt: skip
-        """The layer span table (:class:`~edgebench.records.spans.SpanTable`) of the measured steps ``windows`` from
-        the tool's per-op table, or None where its output has none; ``files``: the local files the trial pushed (a
-        model there maps rows that carry no names)."""
-        return _SPANS[self.spans](lines, windows, files, label, tid) if self.spans else None
 
 
 def _number(text: str) -> float | str:
@@ -130,29 +127,9 @@ def _tflite_benchmark_model(lines: list[str], stamp_text: str | None) -> Summary
 
 _SUMMARIES = {"mnn_train_demo": _mnn_train_demo, "tflite_benchmark_model": _tflite_benchmark_model}
 
-
-def _tflite_op_profile(lines: list[str], windows: list[tuple[int, int]], files: list[str], label: str, tid: int) -> Any:
-    """benchmark_model's ``--enable_op_profiling=true`` table (:mod:`edgebench.backends.litert.op_table`); XNNPACK's
-    rows are mapped to modules through a pushed ``.tflite`` file where the workstation can read it."""
-    from edgebench.backends.litert.model_file import read_model
-    from edgebench.backends.litert.op_table import op_table_spans, read_op_table
-
-    rows = read_op_table(lines)
-    if rows is None or not windows:
-        return None
-    models = [f for f in files if f.lower().endswith(".tflite")]
-    ops, note = None, "XNNPACK's rows carry no tensor names and no .tflite file was pushed: they sit under the root"
-    if len(models) == 1:
-        try:
-            ops = read_model(models[0]).ops
-            note = f"XNNPACK's rows matched in run order to the ops of the pushed {models[0]}"
-        except ValueError as exc:
-            note = f"XNNPACK's rows sit under the root: the pushed model could not be read ({exc})"
-    note += "; an interpreter op sits under the module its output tensors are named after"
-    return op_table_spans(rows, windows, ops, label, tid, note)
-
-
-_SPANS = {"tflite_op_profile": _tflite_op_profile}
+#: ExecuTorch's default log line prefix (``runtime/platform/default/posix.cpp``: ``%c %02u:%02u:%02u.%06lu
+#: executorch:%s:%zu] ``), so a pattern matches the line whatever its level, clock and source line.
+_ET_LOG = r"^[DIEF] \d+:\d\d:\d\d\.\d{6} executorch:[\w.]+:\d+\] "
 
 NAMED_PATTERNS: dict[str, StepPattern] = {
     p.name: p
@@ -168,7 +145,27 @@ NAMED_PATTERNS: dict[str, StepPattern] = {
             summary="tflite_benchmark_model",
             description="TFLite's benchmark_model: 'Inference timings in us: ... Inference (avg)'; with "
             "--enable_op_profiling=true its per-op table gives --trace layers",
-            spans="tflite_op_profile",
+            spans="edgebench.backends.litert.op_table:benchmark_model_spans",
+        ),
+        StepPattern(
+            "executorch-runner",
+            # examples/portable/executor_runner/executor_runner.cpp: "Iteration %u of %u: %f ms" per execution
+            regex=re.compile(_ET_LOG + r"Iteration (?P<iteration>\d+) of (?P<iterations>\d+): (?P<ms>[0-9.]+) ms$"),
+            duration_group="ms",
+            spans="edgebench.backends.executorch.device:etdump_spans",
+            description="ExecuTorch's executor_runner: 'Iteration <i> of <n>: <ms> ms' per execution (its own time "
+            "of method->execute()); with --trace layers, per-op spans from the ETDump it wrote (--etdump_path)",
+        ),
+        StepPattern(
+            "executorch-train-cifar",
+            # extension/training/examples/CIFAR/train.cpp: every 100th batch's loss and times
+            regex=re.compile(
+                _ET_LOG + r"Epoch \[(?P<epoch>\d+)/(?P<epochs>\d+)\], Batch \[(?P<batch>\d+)/(?P<batches>\d+)\], "
+                r"Loss: (?P<loss>[0-9.]+), Data prep: (?P<data_prep_ms>[0-9.]+) ms, Train: (?P<ms>[0-9.]+) ms$"
+            ),
+            duration_group="ms",
+            description="ExecuTorch's CIFAR training example: 'Epoch [e/E], Batch [b/B], Loss: ..., Train: <ms> ms', "
+            "every 100th batch (its forward_backward + SGD step time)",
         ),
     )
 }

@@ -27,9 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from edgebench.backends.litert.capi import DELEGATE_PROFILED_OPERATOR_INVOKE, OPERATOR_INVOKE
 from edgebench.backends.litert.model_file import TfliteOp
+
+if TYPE_CHECKING:
+    from edgebench.records.trial import Trial
 
 #: The block of the regular runs (the initialization block before it times AllocateTensors and the delegate).
 RUN_BLOCK = "Operator-wise Profiling Info for Regular Benchmark Runs:"
@@ -143,3 +147,28 @@ def op_table_spans(
     }
     return runs_table(runs, (windows[0][0], windows[-1][1]), known, file_modules(known), root_class(known, root),
                       tid, notes)  # fmt: skip
+
+
+def benchmark_model_spans(trial: Trial, lines: Sequence[str], windows: Sequence[tuple[int, int]], fetch: object) -> Any:
+    """The step pattern's span reader (``tflite-benchmark-model``, :mod:`edgebench.backends.command.patterns`): the
+    op table of the tool's output over the measured steps, else why there is none.  XNNPACK's rows are mapped to
+    modules through a pushed ``.tflite`` file where this workstation can read it (``fetch`` is not needed: the table
+    is in the output)."""
+    from edgebench.backends.command.push import parse_push
+    from edgebench.backends.litert.model_file import read_model
+
+    rows = read_op_table(lines)
+    if rows is None:
+        return "its output has no per-op table (run benchmark_model with --enable_op_profiling=true)"
+    if not windows:
+        return "no measured step to lay the op table in"
+    models = [str(local) for local, _ in map(parse_push, trial.push) if str(local).lower().endswith(".tflite")]
+    ops, note = None, "XNNPACK's rows carry no tensor names and no .tflite file was pushed: they sit under the root"
+    if len(models) == 1:
+        try:
+            ops = read_model(models[0]).ops
+            note = f"XNNPACK's rows matched in run order to the ops of the pushed {models[0]}"
+        except ValueError as exc:
+            note = f"XNNPACK's rows sit under the root: the pushed model could not be read ({exc})"
+    note += "; an interpreter op sits under the module its output tensors are named after"
+    return op_table_spans(rows, windows, ops, trial.model, 0, note)

@@ -256,7 +256,7 @@ def test_benchmark_models_rows_become_spans_in_each_measured_step():
 
 
 def test_a_command_traces_layers_only_through_a_pattern_that_reads_an_op_table():
-    with pytest.raises(ValidationError, match="traces layers only through a step pattern that reads"):
+    with pytest.raises(ValidationError, match="needs a step pattern that reads the tool's per-op times"):
         make_trial(command="./bench", step_pattern=r"^step \d+", trace="layers")
     trial = make_trial(command="./benchmark_model", step_pattern="tflite-benchmark-model", trace="layers")
     assert trial.trace == "layers"
