@@ -184,6 +184,11 @@ def summary_table(r: TrialResult) -> Table:
         from edgebench.report.memory import category_text
 
         table.add_row(f"memory by category ({r.memory.by_category.mode})", escape(category_text(r.memory.by_category)))
+    if r.language_model is not None:
+        from edgebench.report.lm import lm_rows
+
+        for label, text in lm_rows(r):
+            table.add_row(label, text)
     if r.cpu.perf_counters_per_step:
         table.add_row("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
     if r.cpu.perf_counters_run:

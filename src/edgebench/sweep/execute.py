@@ -151,6 +151,10 @@ class SweepLedger:
             cooldown_by=cooled.rule if cooled and self.cooldown.enabled and previous is not None else None,
         )
         result = finished.result.model_copy(update={"sweep": info})
+        if result.energy.thermal_stabilization_seconds is not None and info.cooldown_s:  # the rest before it too
+            rested = result.energy.thermal_stabilization_seconds + info.cooldown_s
+            energy = result.energy.model_copy(update={"thermal_stabilization_seconds": rested})
+            result = result.model_copy(update={"energy": energy})
         save_or_keep(self.store, finished.model_copy(update={"result": result}))
         self.outcome.results.append(result)
         self.reporter.trial_finished(planned, result)

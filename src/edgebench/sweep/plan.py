@@ -77,6 +77,14 @@ def trial_label(trial: Trial) -> str:
         parts.append(trial.mode)
     if trial.precision != "fp32":
         parts.append(trial.precision)
+    if trial.input_shape is not None and len(trial.input_shape) == 1:
+        parts.append(f"seq{trial.input_shape[0]}")
+    if trial.finetune == "lora":
+        parts.append(f"lora-r{trial.lora_rank or 'default'}")
+    if trial.frozen_weights != "fp32":
+        parts.append(trial.frozen_weights)
+    if trial.checkpointing != "none":
+        parts.append("ckpt")
     return " ".join(parts)
 
 
