@@ -30,7 +30,7 @@ from edgebench.backends.torch.tasks.adapt import adapt, trainable_parameters, we
 from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 from edgebench.data.text import BYTE_VOCAB, UNIFORM_BITS_PER_BYTE, ByteText, byte_text
 from edgebench.records.lm import LMSetup, LMText, Pretraining
-from edgebench.workloads.lm import LMSettings, LMWorkload
+from edgebench.workloads.lm import LMSettings, LMWorkload, optimizer_for
 from edgebench.zoo.lm import DecoderLM, KVCache
 from edgebench.zoo.lora import unwrap
 
@@ -62,7 +62,9 @@ class CausalLMSession:
         self.generator = inputs.generator()
         self.num_classes, self.input_shape = self.decoder.shape.vocab, (self.window,)
         params = trainable_parameters(adapted)
-        self.optimizer, self.scheduler = make_optimizer(params, workload.optimizer) if params else (None, None)
+        self.optimizer, self.scheduler = (
+            make_optimizer(params, optimizer_for(workload, settings)) if params else (None, None)
+        )
         if text is None:
             tokens = token_batch(inputs.batch_size, (self.window + 1,), self.num_classes, self.generator)
         else:
@@ -261,7 +263,7 @@ def pretrain(model: nn.Module, workload: LMWorkload, inputs: SessionInputs, text
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     optimizer.zero_grad(set_to_none=True)
     del optimizer
     seconds = time.perf_counter() - start

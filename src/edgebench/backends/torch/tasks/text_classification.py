@@ -20,7 +20,7 @@ from edgebench.backends.torch.tasks.adapt import adapt, trainable_parameters, we
 from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 from edgebench.data.text import BYTE_VOCAB, PAD, SpeechData
 from edgebench.records.lm import LMSetup
-from edgebench.workloads.lm import LMSettings
+from edgebench.workloads.lm import LMSettings, optimizer_for
 from edgebench.workloads.spec import Workload
 
 
@@ -32,13 +32,14 @@ class TextClassificationSession:
         tokens: torch.Tensor,
         labels: torch.Tensor,
         setup: LMSetup,
+        settings: LMSettings,
         data: SpeechData | None = None,
         sampler: EpochSampler | None = None,
     ) -> None:
         self.model, self.tokens, self.labels = model, tokens, labels
         self.language_model = setup
         params = trainable_parameters(model)
-        self.optimizer, self.scheduler = make_optimizer(params, workload.optimizer)
+        self.optimizer, self.scheduler = make_optimizer(params, optimizer_for(workload, settings))
         self.data, self.sampler = data, sampler
 
     def _logits(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -106,7 +107,9 @@ class TextClassificationTask(Task):
         if data is None:
             tokens = token_batch(inputs.batch_size, (length,), 256, generator)
             labels = torch.randint(0, inputs.num_classes, (inputs.batch_size,), generator=generator)
-            return TextClassificationSession(adapted.model, self.workload, tokens.to(device), labels.to(device), setup)
+            return TextClassificationSession(
+                adapted.model, self.workload, tokens.to(device), labels.to(device), setup, settings
+            )
         sampler = EpochSampler(len(data.train_labels), inputs.batch_size, generator)
         index = sampler.next()
         session = TextClassificationSession(
@@ -115,6 +118,7 @@ class TextClassificationTask(Task):
             data.train_tokens[index].to(device),
             data.train_labels[index].to(device),
             setup,
+            settings,
             data,
             sampler,
         )
