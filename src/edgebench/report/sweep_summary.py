@@ -43,8 +43,8 @@ def sweep_table(results: list[TrialResult], title: str) -> Table:
     return keep_whole(table)
 
 
-_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "status", "step ms", "±ci95", "samples/s",
-            "MiB", "J/sample")  # fmt: skip
+_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "seq", "lora r", "status", "step ms",
+            "±ci95", "samples/s", "tokens/s", "MiB", "J/sample")  # fmt: skip
 #: Columns shown even when empty: they say what every row is.
 _ALWAYS = ("bs", "thr", "mask", "prec", "status", "step ms")
 #: Columns shown only where trials differ in them; a shared value goes in the title unless it is this default.
@@ -54,6 +54,7 @@ _TITLE_WHEN_SHARED = {"model": None, "backend": "torch", "mode": "train"}
 def _row(r: TrialResult) -> list[str]:
     s = r.latency.step_ms
     energy = _energy_per_sample_j(r)
+    lm = r.language_model
     return [
         r.trial.model,
         r.trial.backend,
@@ -63,10 +64,13 @@ def _row(r: TrialResult) -> list[str]:
         format_mask(r.trial.cores) if r.trial.cores else "-",
         f"{r.trial.freq_khz / 1e3:g}" if r.trial.freq_khz else "-",
         r.trial.precision,
+        str(r.workload.input_shape[0]) if lm is not None and r.workload.input_shape else "-",
+        str(lm.setup.lora_rank) if lm is not None and lm.setup.lora_rank else "-",
         r.status if r.ok else f"[red]{r.status}[/red]",
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.latency.throughput_sps:.1f}" if r.latency.throughput_sps is not None else "-",
+        f"{lm.tokens_per_s:.0f}" if lm is not None and lm.tokens_per_s is not None else "-",
         f"{r.memory.peak_bytes / MIB:.0f}" if r.memory.peak_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
     ]
@@ -75,14 +79,17 @@ def _row(r: TrialResult) -> list[str]:
 def best_per_model(results: list[TrialResult], objective: str) -> dict[str, TrialResult]:
     """Per model, the ok trial with the lowest time per sample (latency-first) or energy per sample (energy-first).
 
-    Per sample, not per step, so that batch sizes compare fairly.  Energy-first needs energy: without a power
-    sensor no trial qualifies and the result is empty.
+    Per sample, not per step, so that batch sizes compare fairly; a language model's per token, so that sequence
+    lengths do too.  Energy-first needs energy: without a power sensor no trial qualifies and the result is empty.
     """
     best: dict[str, tuple[float, TrialResult]] = {}
     for r in results:
         if not r.ok or r.latency.step_ms is None:
             continue
         score = _energy_per_sample_j(r) if objective == "energy-first" else r.latency.step_ms.mean / r.trial.batch_size
+        lm = r.language_model
+        if lm is not None and lm.tokens_per_s:
+            score = lm.energy_per_token_j if objective == "energy-first" else 1.0 / lm.tokens_per_s
         if score is None:
             continue
         if r.trial.model not in best or score < best[r.trial.model][0]:

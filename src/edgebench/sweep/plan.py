@@ -66,7 +66,9 @@ def trial_label(trial: Trial) -> str:
     """Short human name of a planned trial or a stored one's (``result.trial``): ``lenet b8 t2 cpu0-1 1708.8MHz
     fp16``, with the backend
     and mode where they are not the defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``)."""
-    parts = [trial.model, f"b{trial.batch_size}"]
+    from edgebench.workloads.lm import SHAPE_ONLY_MODELS
+
+    parts = [trial.model + (" (shape only)" if trial.model in SHAPE_ONLY_MODELS else ""), f"b{trial.batch_size}"]
     parts.append(f"t{trial.threads}" if trial.threads else "t=cores")
     parts.append(f"cpu{format_cpu_list(trial.cores)}" if trial.cores else "cpu=all")
     if trial.freq_khz:

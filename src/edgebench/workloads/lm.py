@@ -35,6 +35,8 @@ DEFAULT_LORA_ALPHA = 16.0
 DEFAULT_CONTEXTS = (64, 256, 1024)
 #: Marks every published-shape preset wherever its name is shown.
 SHAPE_ONLY = "shape only"
+#: The domain ``edgebench models`` lists them under.
+DOMAIN = "small language models"
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ class EncoderWorkload(Workload):
 def _own(name: str, shape: DecoderShape, note: str) -> LMWorkload:
     return LMWorkload(
         name=name,
-        domain="language",
+        domain=DOMAIN,
         description=(
             f"decoder-only LM, {shape.params() / 1e6:.1f}M params: {shape.layers} layers x {shape.d_model}, "
             f"{shape.heads} heads / {shape.kv_heads} KV heads, SwiGLU {shape.ffn}, byte vocabulary; {note}"
@@ -201,7 +203,7 @@ def _own(name: str, shape: DecoderShape, note: str) -> LMWorkload:
 def _published(name: str, title: str, shape: DecoderShape, published: int, source: str) -> LMWorkload:
     return LMWorkload(
         name=name,
-        domain="language",
+        domain=DOMAIN,
         description=(
             f"{title} ({SHAPE_ONLY}: its published configuration with random weights, none fetched): "
             f"{shape.layers} layers x {shape.d_model}, {shape.heads} heads / {shape.kv_heads} KV heads, "
@@ -262,6 +264,7 @@ TINYLLAMA_11B = _published(
 
 #: Every decoder preset, own first.
 DECODERS = (LM_1M, LM_10M, LM_30M, LM_100M, SMOLLM2_135M, MOBILELLM_125M, QWEN25_05B, LLAMA32_1B, TINYLLAMA_11B)
+SHAPE_ONLY_MODELS = frozenset(w.name for w in DECODERS if w.shape_only)
 
 #: The labelled task of the encoder: which of Macbeth's four most frequent speakers says a speech.
 SPEAKERS = 4
@@ -275,7 +278,7 @@ def _encoder(name: str, title: str, layers: int, width: int) -> EncoderWorkload:
     shape = EncoderShape(BYTE_VOCAB, layers, width)
     return EncoderWorkload(
         name=name,
-        domain="language",
+        domain=DOMAIN,
         description=(
             f"{title}-shaped encoder (L={layers}, H={width}, A={shape.heads}; {BERT_SOURCE.split(';')[0]}), byte "
             f"vocabulary, classifies a speech's speaker ({SPEAKERS} classes)"

@@ -234,21 +234,32 @@ def greedy(model: nn.Module, prompt: torch.Tensor, new_tokens: int, cache: KVCac
     return torch.cat(out, dim=1)
 
 
+class FeedForward(nn.Module):
+    """BERT's feed-forward: ``down(gelu(up(x)))``, 4x wide."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.up_proj = nn.Linear(width, 4 * width)
+        self.down_proj = nn.Linear(4 * width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.gelu(self.up_proj(x)))  # type: ignore[no-any-return]
+
+
 class EncoderBlock(nn.Module):
-    """BERT's post-norm layer: ``norm(x + attention(x))``, then ``norm(x + down(gelu(up(x))))``."""
+    """BERT's post-norm layer: ``norm(x + attention(x))``, then ``norm(x + feed_forward(x))``."""
 
     def __init__(self, width: int, heads: int) -> None:
         super().__init__()
         self.attn = Attention(width, heads, heads, width // heads, bias=True, out_bias=True, causal=False)
         self.attn_norm = nn.LayerNorm(width, eps=1e-12)
-        self.up_proj = nn.Linear(width, 4 * width)
-        self.down_proj = nn.Linear(4 * width, width)
+        self.mlp = FeedForward(width)
         self.mlp_norm = nn.LayerNorm(width, eps=1e-12)
         self.dropout = nn.Dropout(0.1)
 
     def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
         x = self.attn_norm(x + self.dropout(self.attn(x, pad_mask=pad_mask)))
-        return self.mlp_norm(x + self.dropout(self.down_proj(F.gelu(self.up_proj(x)))))  # type: ignore[no-any-return]
+        return self.mlp_norm(x + self.dropout(self.mlp(x)))  # type: ignore[no-any-return]
 
 
 class EncoderClassifier(nn.Module):

@@ -82,3 +82,19 @@ def test_each_context_s_timed_generations_give_its_ttft_decode_rate_and_kv_cache
     assert short.decode_tokens_per_s == pytest.approx(8 / 0.080) and short.decode_ms_per_token == pytest.approx(10)
     assert short.kv_cache_bytes == 21 * 2048 and short.kv_cache_bytes_per_token == 2048
     assert long.decode_tokens_per_s == pytest.approx(4 / 0.080) and long.energy_per_token_j is None
+
+
+def test_a_transformer_s_layers_add_up_by_kind_each_with_the_layers_inside_it():
+    from edgebench.measure.layers import LayerRow, by_kind
+
+    def row(name, type_, fwd, bwd=0.0):
+        return LayerRow(name=name, type=type_, depth=name.count("."), calls_per_step=1, forward_ms=fwd,
+                        backward_ms=bwd, optimizer_ms=0, total_ms=fwd + bwd, share_pct=0)  # fmt: skip
+
+    rows = [row("DecoderLM", "DecoderLM", 1), row("embed", "Embedding", 2), row("blocks.0", "DecoderBlock", 1),
+            row("blocks.0.attn", "Attention", 3, 1), row("blocks.0.attn.q_proj", "Linear", 4, 4),
+            row("blocks.0.mlp", "SwiGLU", 1), row("blocks.0.mlp.up_proj", "Linear", 5, 5),
+            row("blocks.0.attn_norm", "RMSNorm", 1, 1), row("lm_head", "Linear", 2, 2)]  # fmt: skip
+    kinds = {k.kind: (k.forward_ms, k.backward_ms) for k in by_kind(rows, 40.0)}
+    assert kinds == {"embedding": (2, 0), "attention": (7, 5), "mlp": (6, 5), "norm": (1, 1), "rest": (4, 2)}
+    assert by_kind([row("conv", "Conv2d", 1)], 1.0) is None  # not a transformer: no table
