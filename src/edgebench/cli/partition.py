@@ -50,6 +50,12 @@ OPTIONS: dict[str, Any] = {
         "(no trial of this configuration is run); every device figure is labelled predicted.",
     ),
     "input_shape": typer.Option(help="With --predicted: the per-sample input, e.g. 3x64x64 [default: the model's]."),
+    "generation": typer.Option(
+        "--generation",
+        help="A language model's generation, split per token: what crosses at each block (hidden states, the next "
+        "token) and the KV cache handed over, from its stored trial's timed generation.",
+    ),
+    "context": typer.Option(help="With --generation: the context length (of the trial's) [default: its longest]."),
     "store": StoreOption,
 }  # fmt: skip
 
@@ -62,6 +68,13 @@ def partition(**options: Any) -> int:
 
     table4, as_json = options.pop("table4"), options.pop("as_json")
     request = PartitionRequest(**options)
+    if request.generation:
+        from edgebench.report.partition import print_generation_partition
+        from edgebench.workflows.partition import analyse_generation
+
+        split = analyse_generation(request)
+        typer.echo(split.model_dump_json(indent=2)) if as_json else print_generation_partition(split)
+        return 0
     record = tabulate(request) if table4 else analyse_partition(request, notify=say)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))
