@@ -254,7 +254,8 @@ class RemoteTarget:
                 )
             if trial.data is not None and trial.data_sha256 is not None:  # a text file a language model trains on
                 on_device = self.push_file(Path(trial.data), trial.data_sha256, "data")
-                sent, marks = sent.model_copy(update={"data": on_device}), {**marks, "data_on_device": on_device}
+                sent = sent.model_copy(update={"data": on_device})
+                marks = {**marks, "data_on_device": on_device}
         except OSError as exc:
             return TrialBundle(trial=trial, events=[], env=marks, failure=Failure(status="crashed", reason=str(exc)))
         tmp = f"{session}/tmp"
