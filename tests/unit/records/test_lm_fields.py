@@ -32,8 +32,9 @@ def test_every_added_field_is_a_field_of_the_result():
 
 
 def test_a_record_stored_before_the_new_fields_loads_with_them_empty():
+    categories = {"params_bytes": 4, "peak_bytes": 100}
     stored = {"schema_version": 4, "trial_id": "t", "status": "ok", "trial": {"model": "lenet"},
-              "energy": {"kind": "measured"}, "memory": {"by_category": {"params_bytes": 4, "peak_bytes": 100}}}  # fmt: skip
+              "energy": {"kind": "measured"}, "memory": {"by_category": categories}}  # fmt: skip
     r = load_result(stored)
     assert r.language_model is None and r.energy == MeasuredEnergy()
     assert r.memory.by_category == MemoryByCategory(params_bytes=4, peak_bytes=100)
