@@ -72,8 +72,12 @@ PLOT_USAGE = (
 #: cpu0-1, so its masks become 0x3, and its 5 models x 6 batch sizes (60 trials, a 120 s cool-down between models)
 #: become one trial of LeNet on the fake backend (the file names no backend: the sweep's machinery is the point).
 SMALL_SWEEP = "--set models=[lenet] --set batch_sizes=[1] --set cores=[0x3] --set backend=fake"
-#: The language models' page: the plots of the trials the page's runs stored (by what each one drew).
+#: The language models' page: its LoRA fine-tune from a pretrained base, and the plots of the trials the page's runs stored (by what each one drew).
 LM_PLOTS = {"lm-loss": "loss.png", "lm-context": "context.png", "lm-kv-cache": "kv.png"}
+LM_LORA = (
+    "edgebench run --model lm_1m --data shakespeare --finetune lora --lora-rank 8 --pretrain-steps 20 --batch-size 4"
+    " --input-shape 64 --steps 10 --eval-every 5 --contexts none"
+)
 #: What runs instead of an example, and why: a user's host, phone or board mapped onto the suite's stand-in; a
 #: duration, a model's input or a matrix cut to what a test may cost; a usage line's placeholders filled.  Only what
 #: cannot run as written here has an entry; every other example runs as the page writes it.
@@ -337,8 +341,7 @@ EXPECTED: dict[str, Expect] = {
     "edgebench compare meizu-cores meizu-cores-tuned": Expect(shows=("geometric mean",)),
     "edgebench compare phone-a phone-b --match model,batch_size": Expect(shows=("geometric mean",)),
     "edgebench partition -m lm_1m --generation --network lte": Expect(shows=("hand-over", "best for the whole")),
-    "edgebench run --model lm_1m --data shakespeare --finetune lora --lora-rank 8 --pretrain-steps 20 --batch-size 4"
-    " --input-shape 64 --steps 10 --eval-every 5 --contexts none": Expect(shows=("held-out loss", "perplexity")),
+    LM_LORA: Expect(shows=("held-out loss", "perplexity")),
 }
 
 #: The examples, grouped in lanes: a lane's examples run one after the other, in this order (an example that reads
@@ -446,8 +449,7 @@ LANES: dict[str, list[str]] = {
         " --decode-tokens 8 --generations 2",
         *(f"edgebench plot {kind} TRIAL -o {out}" for kind, out in LM_PLOTS.items()),
         "edgebench partition -m lm_1m --generation --network lte",
-        "edgebench run --model lm_1m --data shakespeare --finetune lora --lora-rank 8 --pretrain-steps 20 --batch-size 4"
-        " --input-shape 64 --steps 10 --eval-every 5 --contexts none",
+        LM_LORA,
         "edgebench run --model lm_1m --finetune lora --frozen-weights int8 --checkpointing blocks --batch-size 4"
         " --input-shape 64 --steps 3 --contexts none",
         "edgebench run --model lm_1m --mode infer --frozen-weights torchao-int8 --steps 3 --contexts 32,128"
