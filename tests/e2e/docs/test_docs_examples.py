@@ -72,7 +72,7 @@ PLOT_USAGE = (
 #: cpu0-1, so its masks become 0x3, and its 5 models x 6 batch sizes (60 trials, a 120 s cool-down between models)
 #: become one trial of LeNet on the fake backend (the file names no backend: the sweep's machinery is the point).
 SMALL_SWEEP = "--set models=[lenet] --set batch_sizes=[1] --set cores=[0x3] --set backend=fake"
-#: The language models' page: its LoRA fine-tune from a pretrained base, and the plots of the trials the page's runs stored (by what each one drew).
+#: The language models' page: its LoRA fine-tune from a pretrained base, and the plots of the trials its runs stored.
 LM_PLOTS = {"lm-loss": "loss.png", "lm-context": "context.png", "lm-kv-cache": "kv.png"}
 LM_LORA = (
     "edgebench run --model lm_1m --data shakespeare --finetune lora --lora-rank 8 --pretrain-steps 20 --batch-size 4"
