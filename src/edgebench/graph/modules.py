@@ -16,22 +16,6 @@ from typing import Any
 import torch
 from torch import nn
 
-#: A transformer's layers by kind, by module type (the zoo's decoder and encoder, torch's own): the kinds a layer
-#: table sums a trial's time into (``edgebench layers``) and the families the predictor's cost models fall back on.
-LAYER_KINDS: dict[str, tuple[str, ...]] = {
-    "attention": ("Attention", "MultiheadAttention"),
-    "mlp": ("SwiGLU", "FeedForward"),
-    "norm": ("RMSNorm", "LayerNorm"),
-    "embedding": ("Embedding", "EmbeddingBag"),
-}
-_KIND_OF = {t: kind for kind, types in LAYER_KINDS.items() for t in types}
-
-
-def layer_kind(type_name: str) -> str | None:
-    """The kind of a module type (``attention``, ``mlp``, ``norm``, ``embedding``), None for any other."""
-    return _KIND_OF.get(type_name)
-
-
 #: The sequence number autograd gives ``AccumulateGrad`` nodes (the maximum): never a module's own node.
 _ACCUMULATE_GRAD_SEQ = 2**64 - 1
 

@@ -325,7 +325,7 @@ def by_kind(rows: list[LayerRow], step_ms: float) -> list[KindRow] | None:
     """Each row's exclusive time summed under the kind of its nearest enclosing layer of a kind
     (:data:`edgebench.graph.modules.LAYER_KINDS`, by qualified name), the rest as ``rest``; None where no attention or
     MLP layer ran (not a transformer)."""
-    from edgebench.graph.modules import layer_kind
+    from edgebench.workloads.layer_kinds import layer_kind
 
     kinds = {row.name: layer_kind(row.type) for row in rows}
     if not {"attention", "mlp"} & set(kinds.values()):

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edgebench.graph.modules import LAYER_KINDS
 from edgebench.predict.observations import Graph, Observation
+from edgebench.workloads.layer_kinds import LAYER_KINDS
 
 #: A layer type needs this many trials holding it to get its own model.
 MIN_TRIALS_PER_TYPE = 2
