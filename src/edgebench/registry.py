@@ -103,6 +103,17 @@ MODELS = Registry(
         "mnist_mlp": "edgebench.workloads.mlp:MNIST_MLP",
         "dcgan": "edgebench.workloads.dcgan:DCGAN_WORKLOAD",
         "dqn": "edgebench.workloads.dqn:DQN",
+        "lm_1m": "edgebench.workloads.lm:LM_1M",
+        "lm_10m": "edgebench.workloads.lm:LM_10M",
+        "lm_30m": "edgebench.workloads.lm:LM_30M",
+        "lm_100m": "edgebench.workloads.lm:LM_100M",
+        "smollm2_135m": "edgebench.workloads.lm:SMOLLM2_135M",
+        "mobilellm_125m": "edgebench.workloads.lm:MOBILELLM_125M",
+        "qwen2.5_0.5b": "edgebench.workloads.lm:QWEN25_05B",
+        "llama3.2_1b": "edgebench.workloads.lm:LLAMA32_1B",
+        "tinyllama_1.1b": "edgebench.workloads.lm:TINYLLAMA_11B",
+        "bert_tiny": "edgebench.workloads.lm:BERT_TINY",
+        "bert_mini": "edgebench.workloads.lm:BERT_MINI",
     },
     aliases={
         "mobilenetv2": "mobilenet_v2",
@@ -114,6 +125,15 @@ MODELS = Registry(
         "shufflenet_v2": "shufflenet_v2_0.5x",
         "bert": "bert_base",
         "densenet40_12": "densenet40",
+        "lm-1m": "lm_1m",
+        "lm-10m": "lm_10m",
+        "lm-30m": "lm_30m",
+        "lm-100m": "lm_100m",
+        "smollm2-135m": "smollm2_135m",
+        "mobilellm-125m": "mobilellm_125m",
+        "qwen2.5-0.5b": "qwen2.5_0.5b",
+        "llama-3.2-1b": "llama3.2_1b",
+        "tinyllama-1.1b": "tinyllama_1.1b",
     },
 )
 
@@ -141,6 +161,7 @@ DATASETS = Registry(
     {
         "mnist": "edgebench.data.mnist:MNIST",
         "shakespeare": "edgebench.data.text:SHAKESPEARE",
+        "speakers": "edgebench.data.text:SPEAKERS",
     },
 )
 

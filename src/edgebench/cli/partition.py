@@ -54,6 +54,12 @@ OPTIONS: dict[str, Any] = {
         help="The device: its newest stored trial is used, and a trial run because none is stored runs there "
         "(local, ssh://[user@]host[:port], adb://SERIAL or a configured name) [default: local]."
     ),
+    "generation": typer.Option(
+        "--generation",
+        help="A language model's generation, split per token: what crosses at each block (hidden states, the next "
+        "token) and the KV cache handed over, from its stored trial's timed generation.",
+    ),
+    "context": typer.Option(help="With --generation: the context length (of the trial's) [default: its longest]."),
     "store": StoreOption,
 }  # fmt: skip
 
@@ -66,6 +72,13 @@ def partition(**options: Any) -> int:
 
     table4, as_json = options.pop("table4"), options.pop("as_json")
     request = PartitionRequest(**options)
+    if request.generation:
+        from edgebench.report.partition import print_generation_partition
+        from edgebench.workflows.partition import analyse_generation
+
+        split = analyse_generation(request)
+        typer.echo(split.model_dump_json(indent=2)) if as_json else print_generation_partition(split)
+        return 0
     record = tabulate(request) if table4 else analyse_partition(request, notify=say)
     if as_json:
         typer.echo(record.model_dump_json(indent=2))

@@ -114,8 +114,33 @@ def counter_list(value: Any) -> Any:
     return parse_counters(value) if isinstance(value, (str, list, tuple)) else value
 
 
+def name_list(value: Any) -> Any:
+    """``q_proj,v_proj`` or a YAML list: layer names."""
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return value
+
+
+def token_counts(value: Any) -> Any:
+    """``64,256,1024`` (or a YAML list, or one number): context lengths in tokens; ``none`` for none."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("none", ""):
+            return ()
+        try:
+            return tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise ValueError(f"{value!r} is not a list of token counts such as 64,256,1024 (or none)") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    return value
+
+
 def shape(value: Any) -> Any:
-    """``3x32x32``, ``[3, 32, 32]`` or ``(3, 32, 32)`` as text."""
+    """``3x32x32``, ``[3, 32, 32]`` or ``(3, 32, 32)`` as text; one number is a one-dimensional shape (a language
+    model's sequence length: ``--input-shape 256``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
     return parse_shape(value.strip("[]() ")) if isinstance(value, str) else value
 
 
@@ -260,6 +285,28 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("repeats", "Run each configuration N times, each in a fresh worker process, interleaved with the other "
             "configurations; figures and decisions are taken across them. auto: as many as its run-to-run spread "
             "needs (3 to 20).", shown_default="1"),
+    Setting("finetune", "Language models: what a training step updates: full (every weight) or lora (low-rank "
+            "adapters beside a frozen base)."),
+    Setting("lora_rank", "With --finetune lora: the adapters' rank r.", shown_default="8"),
+    Setting("lora_alpha", "With --finetune lora: alpha, the adapters' output scaled by alpha / r.",
+            shown_default="16"),
+    Setting("lora_targets", "With --finetune lora: the linear layers adapted, by name, e.g. q_proj,v_proj.",
+            parse=name_list, shown_default="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"),
+    Setting("lora_impl", "With --finetune lora: edgebench (its own LoRA layer, nothing imported) or peft (Hugging "
+            "Face's library: pip install 'edgebench[lm]')."),
+    Setting("checkpointing", "Language models: activation checkpointing: blocks recomputes each transformer block in "
+            "backward instead of keeping its activations; none."),
+    Setting("frozen_weights", "Language models: the frozen linear weights (a LoRA base; an inference model) as fp32, "
+            "int8 (edgebench's, only int8 kept for backward) or torchao-int8 (torchao's weight-only int8)."),
+    Setting("pretrain_steps", "Language models: first train the base in full for N steps on the first half of the "
+            "text (cached), then measure the fine-tune on the second half."),
+    Setting("until_bits_per_byte", "Language models: train until held-out bits per byte reach this, e.g. 4.5, or "
+            "unigram (the text's unigram line); needs --data."),
+    Setting("contexts", "Language models: context lengths (tokens) to time the first token and decoding at, e.g. "
+            "64,256,1024; none for no generation.", parse=token_counts, is_one_value=_is_one_shape,
+            shown_default="64,256,1024 within the model's window", absent_is_none=True),
+    Setting("decode_tokens", "Language models: tokens each timed generation produces."),
+    Setting("generations", "Language models: timed generations per context length (0: none)."),
 )  # fmt: skip
 BY_FIELD: dict[str, Setting] = {s.field: s for s in SETTINGS}
 
@@ -313,7 +360,7 @@ def with_adaptive_minimum(values: dict[str, Any]) -> dict[str, Any]:
         return values
     if values.get("target_ci_pct") is not None:
         return {**values, "steps": 5}
-    adaptive = values.get("until_accuracy") is not None or values.get("command") is not None
+    adaptive = any(values.get(k) is not None for k in ("until_accuracy", "until_bits_per_byte", "command"))
     if values.get("min_time_s") is None and not adaptive:
         return {**values, "min_time_s": "auto"}
     return values

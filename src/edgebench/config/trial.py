@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,7 +28,7 @@ def make_trial(**values: Any) -> Trial:
     Where the record refuses the values, a backend that cannot run them at all is the reason given first (an
     ONNX Runtime int8 training trial: the backend trains nothing, whatever the precision).
     """
-    values = _with_model_file(values)
+    values = _with_text_file(_with_model_file(values))
     try:
         trial = Trial(**values)
     except ValidationError:
@@ -83,6 +84,26 @@ def _with_model_file(values: dict[str, Any]) -> dict[str, Any]:
     return {**values, **update}
 
 
+def _with_text_file(values: dict[str, Any]) -> dict[str, Any]:
+    """``data`` naming a file rather than a shipped dataset (``--data notes.txt``): its absolute path and digest, so
+    a changed file is another trial; a missing or unreadable one is one line at ``data``."""
+    data = values.get("data")
+    if not isinstance(data, str) or data.strip() in DATASETS or values.get("data_sha256") is not None:
+        return values
+    from edgebench.backends.model_file import file_digest
+
+    path = Path(data.strip()).expanduser()
+    if not path.is_file():
+        if "/" in data or "." in Path(data).name:
+            raise _located("data", data, f"no file {data}: give a text file, or one of: {', '.join(DATASETS.names())}")
+        return values  # an unknown dataset's name: refused by name below
+    try:
+        digest = file_digest(path)
+    except OSError as exc:
+        raise _located("data", data, f"cannot read {data}: {exc.strerror or exc}") from None
+    return {**values, "data": str(path.resolve()), "data_sha256": digest}
+
+
 def _refuse_backend_first(values: dict[str, Any]) -> None:
     backend, mode = values.get("backend"), values.get("mode", "train")
     if not isinstance(backend, str) or backend not in BACKENDS or values.get("command") is not None:
@@ -133,7 +154,10 @@ def check_trial(trial: Trial) -> Trial:
     if trial.preset is not None and model_ok and not command:
         check("preset", lambda p: _preset(model, p))
     if trial.data is not None:
-        check("data", lambda d: _data(d, model if model_ok and not command else None))
+        check("data", lambda d: _data(d, model if model_ok and not command else None, trial))
+    if model_ok and not command and trial.model_file is None:
+        for field, message in _language_model_settings(trial, model):
+            errors.append((field, getattr(trial, field), message))
     if backend_ok:
         check("trace", lambda k: _refuse(backend, "trace", k, lambda c: c.trace_kinds) or k)
     pattern_ok = not any(field == "step_pattern" for field, _, _ in errors)
@@ -252,7 +276,9 @@ def _preset(model: str, preset: str) -> str:
         raise ValueError(exc.args[0]) from None
 
 
-def _data(data: str, model: str | None) -> str:
+def _data(data: str, model: str | None, trial: Trial) -> str:
+    if trial.data_sha256 is not None:  # a text file (its path resolved by make_trial)
+        return _text_file(data, model, trial)
     data = DATASETS.canonical(data)
     requires = getattr(DATASETS.load(data), "requires", "")
     if requires and importlib.util.find_spec(requires) is None:
@@ -267,6 +293,77 @@ def _data(data: str, model: str | None) -> str:
             what = f"one of: {', '.join(accepted)}" if accepted else "no real dataset yet, only synthetic batches"
             raise ValueError(f"{workload.name} ({workload.domain}) cannot train on {data}; its task takes {what}")
     return data
+
+
+def _text_file(path: str, model: str | None, trial: Trial) -> str:
+    """A text file as a language model's data: the model must train on text, and the file be long enough."""
+    if model is None:
+        return path
+    from edgebench.data.text import HELD_OUT_SHARE, min_text_bytes
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.tasks import TASKS
+
+    workload = get_workload(model)
+    spec = TASKS.get(workload.task)
+    if spec is None or not spec.text_files:
+        raise ValueError(f"{workload.name} does not train on a text file; a language model (lm_10m...) does")
+    window = (trial.input_shape or workload.input_shape)[0]
+    need = min_text_bytes(window, pretraining=trial.pretrain_steps > 0)
+    size = Path(path).stat().st_size
+    if size < need:
+        raise ValueError(
+            f"{Path(path).name} has {size} bytes; {window}-token windows with {HELD_OUT_SHARE:.0%} held out"
+            + (" and half the rest for pretraining" if trial.pretrain_steps else "")
+            + f" need at least {need} (a longer text, or a shorter --input-shape)"
+        )
+    return path
+
+
+def _language_model_settings(trial: Trial, model: str) -> list[tuple[str, str]]:
+    """``(field, why)`` for each language-model setting ``model`` cannot take (framework-free)."""
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.lm import EncoderWorkload, LMSettings, LMWorkload, lora_target_names
+
+    workload = get_workload(model)
+    decoder = isinstance(workload, LMWorkload)
+    token_model = decoder or isinstance(workload, EncoderWorkload)
+    defaults = Trial.model_fields
+    given = [f for f in LM_FIELDS if getattr(trial, f) != defaults[f].default]
+    if not token_model:
+        return [(f, f"{workload.name} is not a language model; the lm_* models and bert_tiny/bert_mini take it")
+                for f in given]  # fmt: skip
+    wrong: list[tuple[str, str]] = []
+    if not decoder:
+        wrong += [(f, f"{workload.name} is an encoder; only a decoder (lm_10m...) generates or pretrains here")
+                  for f in given if f in DECODER_FIELDS]  # fmt: skip
+    if trial.lora_targets:
+        names = lora_target_names(workload)
+        unknown = [t for t in trial.lora_targets if t not in names]
+        if unknown:
+            wrong.append(("lora_targets", f"{workload.name} has no linear layer {', '.join(unknown)}; "
+                                          f"its layers: {', '.join(names)}"))  # fmt: skip
+    if trial.lora_impl == "peft" and importlib.util.find_spec("peft") is None:
+        wrong.append(("lora_impl", "peft is not installed: pip install 'edgebench[lm]'"))
+    if trial.frozen_weights == "torchao-int8" and importlib.util.find_spec("torchao") is None:
+        wrong.append(("frozen_weights", "torchao is not installed: pip install 'edgebench[lm]'"))
+    if decoder:
+        settings = LMSettings.of(trial, workload.shape)
+        window = workload.shape.max_seq
+        longest = max(settings.contexts, default=0) + trial.decode_tokens
+        if trial.contexts and longest > window:
+            wrong.append(("contexts", f"{max(settings.contexts)} tokens and {trial.decode_tokens} decoded exceed "
+                                      f"{workload.name}'s context window of {window}"))  # fmt: skip
+        seq = (trial.input_shape or workload.input_shape)[0]
+        if trial.input_shape is not None and (len(trial.input_shape) != 1 or seq > window):
+            wrong.append(("input_shape", f"a language model's input is its sequence length, one number up to "
+                                         f"{window} (e.g. --input-shape 256)"))  # fmt: skip
+    return wrong
+
+
+#: The Trial fields only a language model takes, and of those, the ones only a decoder does.
+LM_FIELDS = ("finetune", "lora_rank", "lora_alpha", "lora_targets", "lora_impl", "checkpointing", "frozen_weights",
+             "pretrain_steps", "until_bits_per_byte", "contexts", "decode_tokens", "generations")  # fmt: skip
+DECODER_FIELDS = ("pretrain_steps", "until_bits_per_byte", "contexts", "decode_tokens", "generations")
 
 
 def _step_pattern(text: str) -> str:

@@ -96,6 +96,18 @@ class PeakSummary(Record):
     busy: str | None = None
 
 
+class KindRow(Record):
+    """A transformer's time by kind of layer (attention, MLP, norm, embedding), each kind with everything inside it
+    (an attention block's projections are attention); ``rest`` is every layer outside the four (the output layer,
+    the blocks' own residual adds)."""
+
+    kind: str
+    forward_ms: float
+    backward_ms: float
+    total_ms: float
+    share_pct: float
+
+
 class LayerReport(Record):
     trial_id: str
     model: str
@@ -116,6 +128,8 @@ class LayerReport(Record):
     idle_power_w: float | None = None
     gross_step_energy_j: float | None = None
     notes: list[str] = Field(default_factory=list)
+    #: A transformer's time by kind of layer (None for a model with no attention or MLP blocks).
+    kinds: list[KindRow] | None = None
 
 
 def group_labels(spans: SpanTable, depth: int | None) -> np.ndarray:
@@ -306,6 +320,7 @@ def layer_report(
     if costs is not None:
         notes.append("FLOPs: 2 per multiply-add of conv/matmul ops; bytes: tensor inputs + outputs per op (estimate)")
     return LayerReport(
+        kinds=by_kind(rows, step_ns / 1e6) if depth is None else None,
         trial_id=result.trial_id,
         model=result.trial.model,
         batch_size=result.trial.batch_size,
@@ -324,6 +339,33 @@ def layer_report(
         gross_step_energy_j=gross_step,
         notes=notes,
     )
+
+
+def by_kind(rows: list[LayerRow], step_ms: float) -> list[KindRow] | None:
+    """Each row's exclusive time summed under the kind of its nearest enclosing layer of a kind
+    (:data:`edgebench.graph.modules.LAYER_KINDS`, by qualified name), the rest as ``rest``; None where no attention or
+    MLP layer ran (not a transformer)."""
+    from edgebench.workloads.layer_kinds import layer_kind
+
+    kinds = {row.name: layer_kind(row.type) for row in rows}
+    if not {"attention", "mlp"} & set(kinds.values()):
+        return None
+    totals: dict[str, list[float]] = {}
+    for row in rows:
+        kind, name = None, row.name
+        while kind is None and name:
+            kind = kinds.get(name)
+            name = name.rpartition(".")[0]
+        slot = totals.setdefault(kind or "rest", [0.0, 0.0])
+        slot[0] += row.forward_ms
+        slot[1] += row.backward_ms
+    order = ["embedding", "attention", "mlp", "norm", "rest"]
+    return [
+        KindRow(kind=k, forward_ms=f, backward_ms=b, total_ms=f + b, share_pct=100.0 * (f + b) / step_ms)
+        for k in order
+        if k in totals
+        for f, b in [totals[k]]
+    ]
 
 
 def idle_power_of(result: Any, channel: str | None) -> float | None:

@@ -15,6 +15,7 @@ from edgebench.measure.budget import budget_outcome
 from edgebench.measure.cold_start import cold_start
 from edgebench.measure.energy import estimated_energy, gpu_util, measured_energy
 from edgebench.measure.hygiene import hygiene
+from edgebench.measure.lm import language_model
 from edgebench.measure.notes import command_counters_note
 from edgebench.measure.predictability import predictability, step_series_periodicity
 from edgebench.measure.stats import summarize
@@ -49,11 +50,13 @@ from edgebench.records.result import (
     CpuUtil,
     Latency,
     LossSummary,
+    MeasuredEnergy,
     Memory,
     Range,
     SamplerSummary,
     Stats,
     Status,
+    SweepInfo,
     ThrottleSpan,
     Throttling,
     TrialResult,
@@ -286,7 +289,7 @@ def build_result(
     cpu_share = None
     if trial.estimate_energy and cpu.get("process_pct") is not None:
         cpu_share = _process_share_of_device_pct(cpu["process_pct"], samples, fields["device"])
-    fields["energy"] = measured_energy(trial, events, samples, t0, t1, len(step_ms))
+    fields["energy"] = with_method(measured_energy(trial, events, samples, t0, t1, len(step_ms)), trial, fields)
     fields["estimated_energy"] = estimated_energy(trial, t0, t1, len(step_ms), cpu_share, gpu_mean)
     accuracy = fields["accuracy"]
     if accuracy is not None and accuracy.time_s is not None and samples is not None:
@@ -307,6 +310,8 @@ def build_result(
         sched=done.train_sched, threads=trial.threads,
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
+    energy = fields["energy"]
+    fields["language_model"] = language_model(trial, events, samples, train, energy.energy_j, energy.energy_ci95_j)
     return TrialResult(
         status="ok",
         stopped_by=done.stopped_by,
@@ -315,6 +320,26 @@ def build_result(
         cpu=Cpu(**cpu),
         measurement_notes=notes or None,
         **fields,
+    )
+
+
+def with_method(energy: MeasuredEnergy, trial: Trial, fields: dict[str, Any]) -> MeasuredEnergy:
+    """The MLCommons fields: how energy was measured (or that it was not), the sampler's rate, and the rest before
+    the measured steps (the idle baseline; a sweep adds its cool-down)."""
+    sampler: SamplerSummary | None = fields.get("sampler")
+    sweep: SweepInfo | None = fields.get("sweep")  # its cool-down, waited before the trial, is rest too
+    if energy.source is not None:
+        method = f"on-device power sensor: {energy.source}"
+    elif trial.estimate_energy:
+        method = "not measured (no power sensor); estimated_energy holds a utilization power model's estimate"
+    else:
+        method = "not measured: no power sensor"
+    return energy.model_copy(
+        update={
+            "measurement_method": method,
+            "sampling_rate_hz": 1e3 / sampler.interval_ms if sampler is not None and sampler.interval_ms > 0 else None,
+            "thermal_stabilization_seconds": (energy.idle_window_s or 0.0) + (sweep.cooldown_s if sweep else 0.0),
+        }
     )
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edgebench.predict.observations import Graph, Observation
+from edgebench.workloads.layer_kinds import LAYER_KINDS
 
 #: A layer type needs this many trials holding it to get its own model.
 MIN_TRIALS_PER_TYPE = 2
@@ -42,13 +43,14 @@ POOLED = "(all layers)"
 #: its own time is the glue between its children (residual adds, concatenations, reshapes), memory-bound work.
 FAMILIES: dict[str, tuple[str, ...]] = {
     "convolution": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"),
-    "dense": ("Linear", "Bilinear", "LazyLinear", "MultiheadAttention"),
+    "dense": ("Linear", "Bilinear", "LazyLinear", "MultiheadAttention", "LoRALinear", "FrozenInt8Linear"),
     "recurrent": ("LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"),
     "normalization": (
         "BatchNorm1d",
         "BatchNorm2d",
         "BatchNorm3d",
         "LayerNorm",
+        "RMSNorm",
         "GroupNorm",
         "InstanceNorm1d",
         "InstanceNorm2d",
@@ -93,7 +95,13 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "Flatten",
         "Unflatten",
     ),
-    "embedding": ("Embedding", "EmbeddingBag"),
+    "embedding": LAYER_KINDS["embedding"],
+    # a transformer's own layers (the zoo's decoder and encoder): an attention block's own time (rotary positions,
+    # scaled dot-product attention, reshapes) and an MLP block's (the gate, the activation), apart from their
+    # projections, which are ``Linear`` ("dense")
+    # (torch's MultiheadAttention holds its projections' weights itself: it stays "dense")
+    "attention": ("Attention",),
+    "mlp": LAYER_KINDS["mlp"],
 }
 _FAMILY_OF = {kind: family for family, kinds in FAMILIES.items() for kind in kinds}
 BLOCK = "block"

@@ -24,8 +24,12 @@ class Selection:
     device: str | None = None
 
     def holds(self, result: TrialResult, *, trace: str) -> bool:
-        """Whether ``result`` is a finished fp32 trial of this selection, recorded with ``trace``."""
+        """Whether ``result`` is a finished fp32 trial of this selection, recorded with ``trace``; a language model's
+        trial only as its own graph trains (full fine-tuning, fp32 weights, no checkpointing): LoRA's wrappers, int8
+        layers and recomputed blocks are another graph than the one the predictor counts."""
         trial = result.trial
+        if (trial.finetune, trial.frozen_weights, trial.checkpointing) != ("full", "fp32", "none"):
+            return False
         return (
             result.status == "ok"
             and trial.trace == trace

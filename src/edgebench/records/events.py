@@ -17,6 +17,7 @@ from typing import IO, Annotated, Any, Literal, TypeVar
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from edgebench.records.lm import LMSetup
 from edgebench.records.memory import MemoryByCategory
 from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
@@ -58,6 +59,8 @@ class Ready(_Event):
     quantization: Quantization | None = None
     #: The model's load, as the backend timed it (None from a worker older than the record).
     model_load: ModelLoad | None = None
+    #: A language model's set-up: what trains and what is frozen, its text, what generation runs.
+    language_model: LMSetup | None = None
 
 
 class Idle(_Event):
@@ -96,13 +99,34 @@ class FirstStep(_Event):
 
 
 class Eval(_Event):
-    """One held-out evaluation of a time-to-accuracy run, between training steps and outside their timing."""
+    """One held-out evaluation of a time-to-accuracy run (or of a language model's held-out loss), between
+    training steps and outside their timing.  ``step`` counts the measured steps before it; a language model is
+    also evaluated before its warm-up (``before_training``, ``step`` 0)."""
 
     event: Literal["eval"] = "eval"
     step: int
     accuracy: float
     start_ns: int
     end_ns: int
+    #: A language model's held-out cross-entropy, per token and per byte.
+    loss_nats_per_token: float | None = None
+    bits_per_byte: float | None = None
+    before_training: bool = False
+
+
+class Generate(_Event):
+    """One timed greedy generation of a language model (batch 1, KV cache): the prompt of ``context`` tokens in one
+    pass until the first token (``first_token_ns``), then ``new_tokens - 1`` more one at a time."""
+
+    event: Literal["generate"] = "generate"
+    context: int
+    index: int
+    warmup: bool = False
+    start_ns: int
+    first_token_ns: int
+    end_ns: int
+    new_tokens: int
+    kv_cache_bytes: int
 
 
 class Spans(_Event):
@@ -152,6 +176,8 @@ class Done(_Event):
     #: The scheduler's counters of the worker's threads over the measured steps (None from an older worker, or a
     #: kernel without scheduler statistics).
     train_sched: Scheduling | None = None
+    #: A language model's generation phase: memory by category of its longest context (with the phase's peak).
+    generation_memory: MemoryByCategory | None = None
 
 
 class Error(_Event):
@@ -163,10 +189,13 @@ class Error(_Event):
     peak_memory_bytes: int | None = None
 
 
-Event = Annotated[Ready | Idle | Step | FirstStep | Eval | Spans | Done | Error, Field(discriminator="event")]
+Event = Annotated[
+    Ready | Idle | Step | FirstStep | Eval | Generate | Spans | Done | Error, Field(discriminator="event")
+]
 _EVENTS = TypeAdapter(list[Event], config=ConfigDict(defer_build=True))  # as every Record: built on first use
 _KINDS: dict[str, type[_Event]] = {
-    kind.model_fields["event"].default: kind for kind in (Ready, Idle, Step, FirstStep, Eval, Spans, Done, Error)
+    kind.model_fields["event"].default: kind
+    for kind in (Ready, Idle, Step, FirstStep, Eval, Generate, Spans, Done, Error)
 }
 
 

@@ -1,5 +1,6 @@
 """Memory by category: what a trial's memory holds (parameters, gradients, optimizer state, input, saved
-activations, the framework's own runtime), measured by the worker, beside the peak it reached.
+activations, the framework's own runtime; for a language model also its frozen weights, its KV cache and its
+buffers), measured by the worker, beside the peak it reached.
 
 The characterization paper's Figure 9 splits training memory this way per batch size; one peak RSS cannot say
 whether a larger batch will fit, because only the input and the activations grow with the batch.  Every figure here
@@ -17,10 +18,13 @@ from edgebench.records.model import Record
 CATEGORIES: tuple[tuple[str, str, str], ...] = (
     ("runtime_bytes", "runtime", "runtime"),
     ("params_bytes", "parameters", "params"),
+    ("frozen_params_bytes", "frozen weights", "frozen"),
     ("gradients_bytes", "gradients", "grads"),
     ("optimizer_bytes", "optimizer state", "optim"),
     ("input_bytes", "input batch", "input"),
     ("activations_bytes", "saved activations", "activ"),
+    ("kv_cache_bytes", "KV cache", "kv"),
+    ("buffers_bytes", "buffers", "bufs"),
 )
 
 
@@ -40,12 +44,20 @@ class MemoryByCategory(Record):
     mode: str = "train"
     batch_size: int | None = None
     runtime_bytes: int | None = None
+    #: The parameters that train (``requires_grad``): every parameter of a full fine-tune, LoRA's adapters.
     params_bytes: int | None = None
+    #: Weights that do not train: a LoRA fine-tune's frozen base (fp32, or its int8 weights and scales), an
+    #: inference model whose weights were frozen.  None in records stored before it was measured.
+    frozen_params_bytes: int | None = None
     gradients_bytes: int | None = None
     optimizer_bytes: int | None = None
     input_bytes: int | None = None
     #: Tensors the autograd graph saved for the backward pass, less those that are parameters or the input.
     activations_bytes: int | None = None
+    #: A language model's KV cache as allocated (every layer's K and V for the positions it holds).
+    kv_cache_bytes: int | None = None
+    #: The model's other buffers: rotary tables, batch-norm statistics (None in records stored before).
+    buffers_bytes: int | None = None
     peak_bytes: int | None = None
     #: Whether ``peak_bytes`` includes the runtime (CPU resident memory does; a CUDA allocator's peak does not).
     peak_includes_runtime: bool = True

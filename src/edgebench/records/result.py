@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, field_validator
 
 from edgebench.records.device import DeviceEnvironment
+from edgebench.records.lm import LanguageModel
 from edgebench.records.memory import MemoryByCategory
 from edgebench.records.model import Record
 from edgebench.records.quantization import Quantization
@@ -361,6 +362,11 @@ class MeasuredEnergy(_Group):
     source_refresh_s: float | None = None
     by_rail: dict[str, RailEnergy] | None = None
     notes: list[str] | None = None
+    #: How energy was (or was not) measured, the sampler's rate and how long the device rested before the measured
+    #: steps (the idle baseline, and a sweep's cool-down): the MLCommons power proposals' fields, under their names.
+    measurement_method: str | None = None
+    sampling_rate_hz: float | None = None
+    thermal_stabilization_seconds: float | None = None
 
     @field_validator("source")
     @classmethod
@@ -464,6 +470,9 @@ class TrialResult(Record):
     cold_start: ColdStart | None = None
     #: ``int8`` trials: how the model was quantized and its accuracy change against fp32 (None otherwise).
     quantization: Quantization | None = None
+    #: A language model's own figures: tokens per second, energy per token, held-out loss over steps, time to first
+    #: token and decode speed per context length (None for other models).
+    language_model: LanguageModel | None = None
 
     @field_validator("trial", mode="wrap")
     @classmethod

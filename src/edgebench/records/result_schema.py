@@ -186,6 +186,24 @@ MOVES: tuple[Move, ...] = (
 )
 # fmt: on
 
+#: Fields schema 4 gained after it was released, each optional (None in a record stored before it): a record of any
+#: earlier schema 4 loads unchanged, so none raises ``schema_version``.  ``(path, why)``, in the order they came.
+ADDED: tuple[tuple[str, str], ...] = (
+    ("language_model", "a language model's figures (issue 41): `setup`, `tokens_per_s`, `energy_per_token_j`, "
+     "`held_out`, `verdict`, `time_to_target`, `generation` (per context: `ttft_ms`, `decode_tokens_per_s`, "
+     "`kv_cache_bytes`, `energy_per_token_j`), `generation_memory`"),
+    ("energy.measurement_method", "how energy was measured, or that it was not (MLCommons power proposals)"),
+    ("energy.sampling_rate_hz", "the sampler's rate (MLCommons)"),
+    ("energy.thermal_stabilization_seconds", "the rest before the measured steps: idle baseline and a sweep's "
+     "cool-down (MLCommons)"),
+    ("memory.by_category.frozen_params_bytes", "weights that do not train (a LoRA base, int8 weights)"),
+    ("memory.by_category.kv_cache_bytes", "a language model's KV cache"),
+    ("memory.by_category.buffers_bytes", "the model's other buffers (rotary tables, batch-norm statistics)"),
+    ("trial.finetune, trial.lora_rank, trial.lora_alpha, trial.lora_targets, trial.lora_impl, trial.checkpointing, "
+     "trial.frozen_weights, trial.pretrain_steps, trial.until_bits_per_byte, trial.contexts, trial.decode_tokens, "
+     "trial.generations, trial.data_sha256", "a language model's settings (their defaults in an older record)"),
+)  # fmt: skip
+
 #: Optional groups of schema 4 that exist only when one of their fields was recorded.
 _OPTIONAL_GROUPS = ("estimated_energy", "accuracy", "sweep")
 
@@ -298,6 +316,17 @@ def mapping_table() -> str:
         "|---|---|---|",
     ]
     lines += [f"| `{m.old}` | `{m.new}` | {m.why} |" for m in MOVES]
+    lines += [
+        "",
+        "## Fields added to schema 4",
+        "",
+        "Each optional: a record stored before it holds none (`null`, or the trial setting's default) and loads as it",
+        "was (`edgebench.records.result_schema.ADDED`).",
+        "",
+        "| schema 4 path | what |",
+        "|---|---|",
+    ]
+    lines += [f"| `{path}` | {why} |" for path, why in ADDED]
     return "\n".join(lines) + "\n"
 
 

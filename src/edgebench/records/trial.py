@@ -119,6 +119,36 @@ class Trial(Record):
     #: measured run-to-run spread needs (:func:`edgebench.measure.repeats.repeats_needed`).  How often a
     #: configuration runs is no part of what one trial measures: :func:`configuration_key` leaves it out.
     repeats: PositiveInt | Literal["auto"] = 1
+    #: 16 hex digits of SHA-256 over a text file given as ``data`` (an absolute path then): a changed file is
+    #: another trial.  Set by :func:`edgebench.config.trial.make_trial`.
+    data_sha256: str | None = None
+    # -- language models (checked against the workload in :func:`edgebench.config.trial.check_trial`) ----------
+    #: What a training step updates: every weight (``full``), or low-rank adapters beside a frozen base (``lora``).
+    finetune: Literal["full", "lora"] = "full"
+    #: LoRA's rank, scale numerator and target layers (None / empty: 8, 16 and the seven projections).
+    lora_rank: PositiveInt | None = None
+    lora_alpha: Annotated[float, Field(gt=0)] | None = None
+    lora_targets: tuple[str, ...] = ()
+    #: Whose LoRA: edgebench's own layer, or Hugging Face ``peft`` (the ``lm`` extra).
+    lora_impl: Literal["edgebench", "peft"] = "edgebench"
+    #: Activation checkpointing: ``blocks`` recomputes each transformer block in backward instead of keeping its
+    #: activations.
+    checkpointing: Literal["none", "blocks"] = "none"
+    #: The linear weights that do not train, as int8: edgebench's (``int8``, only int8 kept for backward) or
+    #: torchao's weight-only int8 (``torchao-int8``); a LoRA base, or an inference model.
+    frozen_weights: Literal["fp32", "int8", "torchao-int8"] = "fp32"
+    #: Full training of the base for this many steps on the first half of the training text before the measured
+    #: fine-tune on the second half (cached): the honest start of a perplexity claim.
+    pretrain_steps: Annotated[int, Field(ge=0)] = 0
+    #: Train until held-out bits per byte reach this (``unigram``: the text's unigram line); needs ``data``.
+    until_bits_per_byte: Annotated[float, Field(gt=0)] | Literal["unigram"] | None = None
+    #: Context lengths (tokens) time to first token and decode speed are measured at (None: 64, 256, 1024 up to the
+    #: model's window; empty: none).
+    contexts: tuple[PositiveInt, ...] | None = None
+    #: Tokens each timed generation produces (the first from the prefill).
+    decode_tokens: Annotated[int, Field(ge=2)] = 32
+    #: Timed generations per context length (after one untimed); 0: no generation phase.
+    generations: Annotated[int, Field(ge=0)] = 3
 
     @model_validator(mode="before")
     @classmethod
@@ -207,7 +237,45 @@ class Trial(Record):
             check_step_cap(self.max_steps, self.steps, self.target_ci_pct)
         except ValueError as exc:
             raise ValueError(f"max_steps: {exc}") from None
+        self._lm_fields_agree()
         return self
+
+    def _lm_fields_agree(self) -> None:
+        """The language-model settings that only make sense together (the workload is checked where input enters)."""
+        if self.finetune != "lora":
+            for key in ("lora_rank", "lora_alpha", "lora_targets"):
+                if getattr(self, key):
+                    raise ValueError(
+                        f"{key}: sets LoRA, which --finetune {self.finetune} does not use; add --finetune lora"
+                    )
+            if self.lora_impl != "edgebench":
+                raise ValueError("lora_impl: sets LoRA, which a full fine-tune does not use; add --finetune lora")
+        if self.finetune == "lora" and self.mode == "infer":
+            raise ValueError("finetune: lora trains adapters, which an inference trial (--mode infer) never does")
+        if self.frozen_weights != "fp32" and self.mode == "train" and self.finetune != "lora":
+            raise ValueError(
+                f"frozen_weights: {self.frozen_weights} freezes the base, and a full fine-tune trains every weight: "
+                "add --finetune lora (or --mode infer)"
+            )
+        if self.until_bits_per_byte is not None:
+            if self.data is None:
+                raise ValueError(
+                    "until_bits_per_byte: needs held-out text to measure: add --data shakespeare or --data FILE.txt"
+                )
+            if self.until_accuracy is not None:
+                raise ValueError("until_bits_per_byte: and --until-accuracy are two stopping rules; give one")
+            if self.mode == "infer":
+                raise ValueError("until_bits_per_byte: trains until a loss, which an inference trial never does")
+            if self.trace != "none":
+                raise ValueError(
+                    "trace: cannot be combined with --until-bits-per-byte (its evaluations would be traced)"
+                )
+            if self.min_time_s not in (None, "auto"):
+                raise ValueError(
+                    "min_time_s: --until-bits-per-byte decides when the measured steps end; drop --min-time"
+                )
+        if self.pretrain_steps and self.data is None:
+            raise ValueError("pretrain_steps: pretrains on the first half of a text: add --data shakespeare or a file")
 
     def _model_file_agrees(self) -> None:
         """What a model file cannot do: it is an inference graph with no data, labels or training program."""

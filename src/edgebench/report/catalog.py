@@ -64,6 +64,8 @@ class ModelInfo(Record):
     forward_macs: int | None
     train_flops_per_sample: int | None
     references: list[ReferenceInfo]
+    #: A published model's configuration with random weights (no weights here): every table marks it.
+    shape_only: bool = False
 
 
 def reference_info(workload: Workload, ref: Reference, measured: float | None) -> ReferenceInfo:
@@ -111,4 +113,5 @@ def describe(workload: Workload, preset_name: str | None = None, counts: ModelCo
         forward_macs=None if forward is None else forward // 2,
         train_flops_per_sample=train,
         references=[reference_info(workload, r, m) for r, m in zip(workload.references, measured, strict=True)],
+        shape_only=bool(getattr(workload, "shape_only", False)),
     )  # fmt: skip

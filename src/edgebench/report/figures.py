@@ -478,6 +478,10 @@ def trial_views(stored: StoredTrial) -> list[View]:
     views = [step_times(stored), utilization(stored), gpu_utilization(stored), memory(stored), power(stored),
              power_rails(stored), clocks(stored), layers(stored)]  # fmt: skip
     counted = layer_counters(stored) if stored.spans is not None else step_counters(stored)
+    if stored.result.language_model is not None:
+        from edgebench.report.lm_figures import lm_views
+
+        views += lm_views(stored)
     return [drawable(v) for v in (*views, *([counted] if counted is not None else []))]
 
 
@@ -495,12 +499,16 @@ Y_FIELDS = {
     "gpu_util_pct": "GPU utilization (%, mean over GPUs)",
     "core_util_pct": "utilization of each CPU core (%)",
     "rail_energy_per_step_j": "energy per step by rail (J)",
+    "tokens_per_s": "tokens per second (language models)",
+    "energy_per_token_j": "energy per token (J)",
 }
 X_FIELDS = {
     "batch_size": "batch size",
     "freq_khz": "CPU frequency (MHz)",
     "threads": "threads",
     "cores": "cores used (cpu list)",
+    "seq_len": "sequence length (tokens)",
+    "lora_rank": "LoRA rank",
 }
 
 
@@ -523,12 +531,20 @@ def y_value(r: TrialResult, y: str) -> float | None:
         return r.cpu.util_pct.mean if r.cpu.util_pct else None
     if y == "gpu_util_pct":
         return r.gpu_util_pct.mean if r.gpu_util_pct else None
+    if y in ("tokens_per_s", "energy_per_token_j"):
+        return getattr(r.language_model, y) if r.language_model is not None else None
     return r.cpu.process_pct  # process_cpu_pct
 
 
 def x_value(r: TrialResult, x: str) -> float | str | None:
     """The trial's place on the ``x`` axis: a number, or for ``cores`` its core set (``0``, ``4-7``): two sets of one
     core each are two places, never both "1 core"."""
+    if x == "seq_len":  # a language model's (or any one-dimensional input's) length, as it ran
+        shape = r.workload.input_shape or list(r.trial.input_shape or ())
+        return float(shape[0]) if r.language_model is not None and len(shape) == 1 else None
+    if x == "lora_rank":
+        rank = r.language_model.setup.lora_rank if r.language_model is not None else None
+        return float(rank) if rank is not None else None
     if x == "freq_khz":  # the frequency applied: a policy offers only some
         return r.applied_freq_khz / 1e3 if r.applied_freq_khz else None
     if x == "cores":
@@ -551,6 +567,8 @@ def _points_in_order(points: list[tuple[float | str, float]]) -> tuple[list[floa
 
 
 _OTHER_AXES = ("batch_size", "threads", "cores", "freq_khz", "precision", "backend", "mode")
+#: A language model's settings that make another curve (``seq_len`` and ``lora_rank`` are axes as well).
+_LM_AXES = ("seq_len", "lora_rank", "finetune", "frozen_weights", "checkpointing")
 
 
 def _series_key(r: TrialResult, x: str) -> str:
@@ -566,6 +584,11 @@ def _series_key(r: TrialResult, x: str) -> str:
         elif name == "freq_khz" and value:
             value = r.applied_freq_khz
         parts.append(f"{name}={value}")
+    if r.language_model is not None:
+        for name in _LM_AXES:
+            if name != x:
+                value = x_value(r, name) if name in X_FIELDS else getattr(r.trial, name)
+                parts.append(f"{name}={value if not isinstance(value, float) else f'{value:g}'}")
     return " ".join(parts)
 
 
@@ -600,8 +623,9 @@ def sweep_curve(results: Sequence[TrialResult], y: str, x: str = "batch_size", k
     best_pts = [(r, px, py) for r, px, py in best_pts if px is not None and py is not None]
     if best_pts:
         traces.append(Trace("best per model", [p[1] for p in best_pts], [p[2] for p in best_pts], kind="markers"))
+    unit = "token" if any(r.language_model is not None for r, _, _ in points) else "sample"
     notes = (
-        "best per model: lowest time per sample (latency-first), the sweep's own rule, marked only where it is "
+        f"best per model: lowest time per {unit} (latency-first), the sweep's own rule, marked only where it is "
         "clear across repeats (--repeats)",
     )
     return Figure(key, title, X_FIELDS[x], Y_FIELDS[y], tuple(traces), notes=notes)
@@ -662,7 +686,10 @@ def varying_axes(results: Sequence[TrialResult]) -> list[str]:
 
 def sweep_views(results: Sequence[TrialResult]) -> list[View]:
     axes = varying_axes(results) or ["batch_size"]
-    return [sweep_curve(results, y, x) for x in axes for y in ("step_time_ms", "throughput_sps", "energy_per_sample_j")]
+    ys: tuple[str, ...] = ("step_time_ms", "throughput_sps", "energy_per_sample_j")
+    if any(r.language_model is not None for r in results):  # tokens, memory and energy per token, as issue 41 asks
+        ys = ("tokens_per_s", "peak_memory_bytes", "step_time_ms", "energy_per_token_j")
+    return [sweep_curve(results, y, x) for x in axes for y in ys]
 
 
 # ---- a monitor recording ------------------------------------------------------------------------------------------

@@ -67,6 +67,17 @@ def layer_table(report: LayerReport, rows: list[LayerRow]) -> Table:
     return table
 
 
+def kind_table(report: LayerReport) -> Table:
+    """A transformer's step by kind of layer, each kind with the layers inside it."""
+    table = Table(title="by kind of layer (each with the layers inside it)", title_justify="left")
+    for name in ("kind", "fwd ms", "bwd ms", "share %"):
+        table.add_column(name, justify="left" if name == "kind" else "right")
+    for k in report.kinds or ():
+        table.add_row(k.kind, f"{k.forward_ms:.3f}", f"{k.backward_ms:.3f}", f"{k.share_pct:.1f}")
+    table.add_row(report.other.name, "", "", f"{report.other.share_pct:.1f}")
+    return table
+
+
 def counter_columns(rows: list[LayerRow]) -> list[tuple[str, Callable[[LayerRow], str]]]:
     """One column per perf event counted (per step), and the cache miss ratio where both cache events were."""
     names = next((list(r.counters) for r in rows if r.counters), [])
@@ -146,6 +157,8 @@ def print_layers(
         keep = ("layer", "type", "fwd ms", "bwd ms", *counted) if counted else _LAYERS_AT_80
         table = _narrowed(table, _ROOFLINE_AT_80 if roofline else keep)
     console.print(table)
+    if report.kinds:
+        console.print(kind_table(report))
     for line in footer(report):
         console.print(rich_text(line), highlight=False)
     if narrow:

@@ -29,9 +29,17 @@ def values(c: MemoryByCategory) -> list[int | None]:
     return [c.value(f) for f, _, _ in CATEGORIES] + [c.other_bytes, c.peak_bytes]
 
 
+#: Categories the one-line text leaves out where they hold nothing (a model with no frozen weights or KV cache).
+_WHEN_HELD = {"frozen weights", "KV cache"}
+
+
 def category_text(c: MemoryByCategory) -> str:
     """One line: each category's size, then other and the peak (and on which device)."""
-    parts = [f"{label} {'-' if v is None else format_size(v)}" for label, v in zip(COLUMNS, values(c), strict=True)]
+    parts = [
+        f"{label} {'-' if v is None else format_size(v)}"
+        for label, v in zip(COLUMNS, values(c), strict=True)
+        if not (label in _WHEN_HELD and not v)
+    ]
     where = "" if c.peak_includes_runtime else f" ({c.device} allocator; runtime is host memory, not in it)"
     unexposed = f"  [not measured: {'; '.join(c.unexposed)}]" if c.unexposed else ""
     return ", ".join(parts) + where + unexposed

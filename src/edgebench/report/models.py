@@ -58,6 +58,9 @@ def _print_mnn_refusals(console: object, mnn: dict[str, dict[str, str | None]], 
         print_(f"  {name} ({mode}): {reason}", highlight=False, markup=False)
 
 
+#: Marks a published-shape preset (a model's configuration, random weights) in every table.
+SHAPE_MARK = " (shape only)"
+
 #: Narrower than this (a normal terminal, piped output), the published figures are shown once, in the references
 #: table, and their sources as numbered notes under it, so that names, inputs and numbers stay whole at 80 columns.
 _WIDE = 140
@@ -73,7 +76,9 @@ def _models_table(infos: list[ModelInfo], with_published: bool = True) -> Table:
     from rich.table import Table
 
     title = "Workloads by domain (FLOPs per sample; a multiply-add is 2 FLOPs)"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    caption = f"{SHAPE_MARK} shape only: a published model's configuration with random weights (none fetched)"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption=caption if any(i.shape_only for i in infos) else None, caption_justify="left")  # fmt: skip
     columns = ["model", "input", "out", "params", "fwd FLOPs", "train FLOPs"]
     columns += ["published (ours vs. it)"] if with_published else []
     for column in columns:
@@ -89,7 +94,7 @@ def _models_table(infos: list[ModelInfo], with_published: bool = True) -> Table:
             flag = "[red]![/red]" if r.within_tolerance is False else ""
             refs.append(f"{_quantity(r.quantity)} {_si(r.value)}{dev}{flag}")
         table.add_row(
-            rich_text(f"  {info.name}"),
+            rich_text(f"  {info.name}{SHAPE_MARK if info.shape_only else ''}"),
             f"{info.preset} {'x'.join(map(str, info.input_shape))}",
             str(info.num_classes),
             _si(info.params),
@@ -124,7 +129,7 @@ def _references_table(infos: list[ModelInfo], sources_inline: bool = True) -> tu
                     sources.append(source)
                 source = f"[{sources.index(source) + 1}]"
             table.add_row(
-                rich_text(info.name),
+                rich_text(f"{info.name}{SHAPE_MARK if info.shape_only else ''}"),
                 f"{_quantity(r.quantity)} {_si(r.value)}",
                 r.preset,
                 _si(r.measured),

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from edgebench.markup import rich_text
 from edgebench.partition.analysis import PartitionAnalysis
+from edgebench.partition.generation import GenerationPartition
 from edgebench.partition.solver import PointCost
 from edgebench.partition.table4 import Table4
 from edgebench.units import format_size
@@ -145,3 +146,36 @@ def print_table4(t: Table4, console: Console | None = None) -> None:
     lines += [f"note: {n}" for n in t.notes]
     for line in lines:
         console.print(line, highlight=False, markup=False)
+
+
+def print_generation_partition(split: GenerationPartition, console: Console | None = None) -> None:
+    """A language model's generation split per token: each point's bytes, KV cache on each side, and times."""
+    console = console or Console()
+    title = (
+        f"{split.model}: generation split between device and server, {split.context_tokens}-token context, "
+        f"{split.new_tokens} new tokens, over {split.network.name}"
+    )
+    table = Table(title=title, title_justify="left")
+    for name in ("", "point", "prompt up", "per token up/down", "KV device", "KV server", "TTFT ms", "ms/token",
+                 "total ms"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("", "point") else "right")
+    for p in split.points:
+        mark = "*" if p == split.best_total else ""
+        table.add_row(mark, rich_text(p.label), format_size(p.prompt_up_bytes),
+                      f"{format_size(p.token_up_bytes)} / {format_size(p.token_down_bytes)}",
+                      format_size(p.kv_cache_device_bytes), format_size(p.kv_cache_server_bytes),
+                      _ms(p.ttft_ms), _ms(p.ms_per_token), _ms(p.total_ms))  # fmt: skip
+    console.print(table)
+    console.print(
+        rich_text(f"best for the whole generation: {split.best_total.label} ({split.best_total.total_ms:.1f} ms); "
+                  f"for the first token: {split.best_ttft.label} ({split.best_ttft.ttft_ms:.1f} ms)"),
+        highlight=False,
+    )  # fmt: skip
+    for h in split.hand_overs:
+        console.print(rich_text(f"hand-over, {h.label}: the KV cache ({format_size(h.kv_cache_bytes)}) crosses once in "
+                      f"{h.kv_transfer_ms:.1f} ms; TTFT {h.ttft_ms:.1f} ms, {h.ms_per_token:.2f} ms/token, total "
+                      f"{h.total_ms:.1f} ms"), highlight=False)  # fmt: skip
+    console.print(rich_text(f"device times: {split.device_source}"), highlight=False)
+    console.print(rich_text(f"server times: {split.cloud_source}; link: {split.network.source}"), highlight=False)
+    for note in split.notes:
+        console.print(rich_text(f"note: {note}"), highlight=False)

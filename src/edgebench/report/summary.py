@@ -197,6 +197,11 @@ def summary_table(r: TrialResult) -> Table:
         from edgebench.report.memory import category_text
 
         add(f"memory by category ({r.memory.by_category.mode})", category_text(r.memory.by_category))
+    if r.language_model is not None:
+        from edgebench.report.lm import lm_rows
+
+        for label, text in lm_rows(r):
+            add(label, text)
     if r.cpu.perf_counters_per_step:
         add("perf counters per step", counters_text(r.cpu.perf_counters_per_step))
     if r.cpu.perf_counters_run:

@@ -50,8 +50,8 @@ def sweep_table(results: list[TrialResult], title: str) -> Table:
     return keep_whole(table)
 
 
-_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "rep", "status", "step ms", "±ci95",
-            "samples/s", "MiB", "J/sample")  # fmt: skip
+_COLUMNS = ("model", "backend", "mode", "bs", "thr", "mask", "MHz", "prec", "seq", "lora r", "rep", "status",
+            "step ms", "±ci95", "samples/s", "tokens/s", "MiB", "J/sample")  # fmt: skip
 #: Columns shown even when empty: they say what every row is.
 _ALWAYS = ("bs", "thr", "mask", "prec", "status", "step ms")
 #: Columns shown only where trials differ in them; a shared value goes in the title unless it is this default.
@@ -61,6 +61,7 @@ _TITLE_WHEN_SHARED = {"model": None, "backend": "torch", "mode": "train"}
 def _row(r: TrialResult) -> list[str]:
     s = r.latency.step_ms
     energy = _energy_per_sample_j(r)
+    lm = r.language_model
     return [
         r.trial.model,
         r.trial.backend,
@@ -70,11 +71,14 @@ def _row(r: TrialResult) -> list[str]:
         format_mask(r.trial.cores) if r.trial.cores else "-",
         freq_cell(r),
         r.trial.precision,
+        str(r.workload.input_shape[0]) if lm is not None and r.workload.input_shape else "-",
+        str(lm.setup.lora_rank) if lm is not None and lm.setup.lora_rank else "-",
         repeat_label(r) or "-",
         rich_text(r.status) if r.ok else f"[red]{rich_text(r.status)}[/red]",  # Rich markup: the one styled cell
         f"{s.mean:.2f}" if s else "-",
         f"{s.ci95:.2f}" if s and s.ci95 is not None else "-",
         f"{r.latency.throughput_sps:.1f}" if r.latency.throughput_sps is not None else "-",
+        f"{lm.tokens_per_s:.0f}" if lm is not None and lm.tokens_per_s is not None else "-",
         f"{r.memory.peak_bytes / MIB:.0f}" if r.memory.peak_bytes else "-",
         f"{energy:.4g}" if energy is not None else "-",
     ]
@@ -102,10 +106,18 @@ class BestPick:
 
 
 def _score(objective: str) -> Callable[[TrialResult], float | None]:
-    """A repeat's score: its time per sample (median step time over the batch; latency-first) or energy per sample."""
-    if objective == "energy-first":
-        return _energy_per_sample_j
-    return lambda r: None if r.latency.step_ms is None else (step_median_ms(r) or 0.0) / r.trial.batch_size
+    """A repeat's score: its time per sample (median step time over the batch; latency-first) or energy per sample;
+    a language model's per token, so that sequence lengths compare fairly too."""
+
+    def score(r: TrialResult) -> float | None:
+        lm = r.language_model
+        if lm is not None and lm.tokens_per_s:
+            return lm.energy_per_token_j if objective == "energy-first" else 1.0 / lm.tokens_per_s
+        if objective == "energy-first":
+            return _energy_per_sample_j(r)
+        return None if r.latency.step_ms is None else (step_median_ms(r) or 0.0) / r.trial.batch_size
+
+    return score
 
 
 def best_per_model(
@@ -120,7 +132,7 @@ def best_per_model(
     label = label or (lambda r: configuration_key(r.trial))
     score = _score(objective)
     picks: dict[str, BestPick] = {}
-    what = "energy per sample" if objective == "energy-first" else "time per sample"
+    what = "energy per sample" if objective == "energy-first" else "time per sample"  # per token for an LM
     for model, rs in by_model(results).items():
         usable, disturbed = split_disturbed([r for r in rs if r.ok and score(r) is not None])
         configurations = by_configuration(usable)

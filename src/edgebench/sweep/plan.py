@@ -105,7 +105,9 @@ def trial_label(trial: Trial, applied_khz: int | None = None) -> str:
     and mode where they are not the defaults (``mobilenet_v2 b1 t2 cpu=all onnxruntime infer int8``).  A stored
     trial's frequency is the one applied (``applied_khz``, ``result.applied_freq_khz``), the asked one beside it
     where they differ (``1708.8MHz (asked 1700MHz)``)."""
-    parts = [trial.model, f"b{trial.batch_size}"]
+    from edgebench.workloads.lm import SHAPE_ONLY_MODELS
+
+    parts = [trial.model + (" (shape only)" if trial.model in SHAPE_ONLY_MODELS else ""), f"b{trial.batch_size}"]
     parts.append(f"t{trial.threads}" if trial.threads else "t=cores")
     parts.append(f"cpu{format_cpu_list(trial.cores)}" if trial.cores else "cpu=all")
     if trial.freq_khz:
@@ -118,6 +120,14 @@ def trial_label(trial: Trial, applied_khz: int | None = None) -> str:
         parts.append(trial.mode)
     if trial.precision != "fp32":
         parts.append(trial.precision)
+    if trial.input_shape is not None and len(trial.input_shape) == 1:
+        parts.append(f"seq{trial.input_shape[0]}")
+    if trial.finetune == "lora":
+        parts.append(f"lora-r{trial.lora_rank or 'default'}")
+    if trial.frozen_weights != "fp32":
+        parts.append(trial.frozen_weights)
+    if trial.checkpointing != "none":
+        parts.append("ckpt")
     return " ".join(parts)
 
 

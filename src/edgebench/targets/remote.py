@@ -247,17 +247,19 @@ class RemoteTarget:
         self.edgebench_info()
         session = f"{self.workdir}/session-{os.urandom(6).hex()}"
         sent, marks = trial, self._marks()
-        if trial.model_file is not None:  # the file travels; the trial keeps the workstation's path and digest
-            try:
+        try:  # the files travel; the trial keeps the workstation's paths and digests
+            if trial.model_file is not None:
                 on_device = self.push_model_file(trial)
-            except OSError as exc:
-                return TrialBundle(
-                    trial=trial, events=[], env=marks, failure=Failure(status="crashed", reason=str(exc))
+                sent, marks = (
+                    sent.model_copy(update={"model_file": on_device}),
+                    {**marks, "model_file_on_device": on_device},
                 )
-            sent, marks = (
-                trial.model_copy(update={"model_file": on_device}),
-                {**marks, "model_file_on_device": on_device},
-            )
+            if trial.data is not None and trial.data_sha256 is not None:  # a text file a language model trains on
+                on_device = self.push_file(Path(trial.data), trial.data_sha256, "data")
+                sent = sent.model_copy(update={"data": on_device})
+                marks = {**marks, "data_on_device": on_device}
+        except OSError as exc:
+            return TrialBundle(trial=trial, events=[], env=marks, failure=Failure(status="crashed", reason=str(exc)))
         tmp = f"{session}/tmp"
         agent_args = f"-m {module} - {shlex.quote(self.config.sysfs_root)}" + ("" if sample else " --no-sample")
         body = f"mkdir -p {shlex.quote(tmp)} && TMPDIR={shlex.quote(tmp)} exec {self._python(agent_args)}"
@@ -285,19 +287,24 @@ class RemoteTarget:
 
         Keyed by the digest the trial recorded, so a file changed here since is a new copy, never a stale one; the
         local file is checked against that digest first (``OSError`` if it changed or is gone)."""
+        assert trial.model_file is not None
+        return self.push_file(Path(trial.model_file), trial.model_sha256, "models")
+
+    def push_file(self, local: Path, digest: str | None, folder: str) -> str:
+        """Copy ``local`` into the target's work folder (``<folder>/<digest>/<name>``) unless a copy of that size is
+        already there, after checking it still has the digest the trial recorded; returns its path on the device."""
         from edgebench.backends.model_file import file_digest
 
-        assert trial.model_file is not None
-        local = Path(trial.model_file)
+        what = "model file" if folder == "models" else "file"
         if not local.is_file():
-            raise OSError(f"model file {local} is not on this machine any more: it cannot be copied to {self.name}")
-        if trial.model_sha256 is not None and file_digest(local) != trial.model_sha256:
-            raise OSError(f"model file {local} changed since the trial was made: make it again (run --model again)")
-        remote = f"{self.workdir}/models/{trial.model_sha256 or 'unhashed'}/{local.name}"
+            raise OSError(f"{what} {local} is not on this machine any more: it cannot be copied to {self.name}")
+        if digest is not None and file_digest(local) != digest:
+            raise OSError(f"{what} {local} changed since the trial was made: make it again (run it again)")
+        remote = f"{self.workdir}/{folder}/{digest or 'unhashed'}/{local.name}"
         size = local.stat().st_size
         q = shlex.quote(remote)
         have = sh_text(self.shell, f"[ -f {q} ] && wc -c < {q} || echo none", 60, None)
-        if trial.model_sha256 is None or have.stdout.strip() != str(size):
+        if digest is None or have.stdout.strip() != str(size):
             self.shell.push(local, remote)
         return remote
 

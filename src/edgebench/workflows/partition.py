@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from edgebench.measure.layers import LayerReport
     from edgebench.partition.analysis import PartitionAnalysis
     from edgebench.partition.costs import CostTable
+    from edgebench.partition.generation import GenerationPartition
     from edgebench.partition.network import NetworkProfile
     from edgebench.partition.table4 import Table4
     from edgebench.records.result import TrialResult
@@ -68,6 +69,10 @@ class PartitionRequest:
     #: The device: its stored trials are the ones picked, and a trial run because none is stored runs there
     #: (``local``, ``ssh://HOST``, ``adb://SERIAL`` or a configured name; None: this machine).
     target: str | None = None
+    #: A language model's generation, split per token (:mod:`edgebench.partition.generation`), at this context
+    #: length of the trial's generations (None: its longest).
+    generation: bool = False
+    context: int | None = None
     store: Path | None = None
 
 
@@ -98,6 +103,51 @@ def analyse_partition(request: PartitionRequest, *, notify: Notify = quiet) -> P
 
         save_plot(analysis, request.plot)
     return analysis
+
+
+def analyse_generation(request: PartitionRequest) -> GenerationPartition:
+    """A language model's generation split between the device and a server, from the newest stored trial of it on
+    this host that timed generation (or ``request.trial``), at ``request.context`` (its longest by default)."""
+    from edgebench.partition.generation import generation_partition
+    from edgebench.store import Store, default_store_path
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.lm import decoder_shape
+
+    checked = _check(request)
+    for flag, given in (
+        ("--mode", request.mode != "infer"),
+        ("--objective", request.objective != "latency"),
+        ("--predicted", request.predicted),
+        ("--transfer-dtype", request.transfer_dtype is not None),
+        ("--cloud-trial", request.cloud_trial is not None),
+        ("--depth", request.depth is not None),
+    ):
+        if given:  # fmt: skip
+            raise UsageError(flag, "--generation splits a language model's measured generation by latency; drop it")
+    shape = decoder_shape(get_workload(checked.wanted)) if not checked.wanted.startswith("file:") else None
+    if shape is None:
+        raise UsageError("--generation", f"{request.model} is not a decoder language model (lm_10m, smollm2_135m...)")
+    found = None
+    if Path(request.store or default_store_path()).exists():
+        with Store(request.store) as db:
+            candidates = [db.get(request.trial)] if request.trial else reversed(db.trials())
+            found = next((r for r in candidates if r.ok and r.language_model and r.language_model.generation
+                          and _trial_key(r) == checked.wanted
+                          and (request.trial or r.device.hostname == socket.gethostname())), None)  # fmt: skip
+    if found is None:
+        raise UsageError("--generation", f"no stored trial of {checked.wanted} timed generation on this host: run "
+                                         f"`edgebench run --model {checked.wanted}` first")  # fmt: skip
+    runs = {g.context_tokens: g for g in found.language_model.generation}  # type: ignore[union-attr]
+    context = request.context or max(runs)
+    if context not in runs:
+        raise UsageError("--context", f"trial {found.trial_id} timed contexts {', '.join(map(str, runs))}")
+    run = runs[context]
+    if run.decode_ms_per_token is None:
+        raise UsageError("--context", f"trial {found.trial_id} decoded no token at {context}")
+    speedup = request.cloud_speedup or DEFAULT_SPEEDUP
+    source = f"--cloud-speedup {speedup:g}" + (" (the default)" if request.cloud_speedup is None else "")
+    return generation_partition(checked.wanted, found.trial_id, shape, context, run.new_tokens, run.ttft_ms,
+                                run.decode_ms_per_token, checked.link, speedup, source)  # fmt: skip
 
 
 def table4(request: PartitionRequest) -> Table4:

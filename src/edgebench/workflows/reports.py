@@ -13,7 +13,8 @@ from edgebench.errors import UsageError
 
 #: The figures ``plot`` draws.
 PLOT_KINDS = ("step-times", "utilization", "gpu-utilization", "memory", "power", "power-rails", "clocks", "layers",
-              "layer-counters", "memory-categories", "sweep", "freq-temp")  # fmt: skip
+              "layer-counters", "memory-categories", "sweep", "freq-temp", "lm-loss", "lm-context",
+              "lm-kv-cache")  # fmt: skip
 INSTALL = "pip install 'edgebench[report]'"
 
 
@@ -153,8 +154,11 @@ def _view(r: PlotRequest) -> Any:
         if r.trial is None:
             raise UsageError("TRIAL", f"`plot {r.kind}` draws one trial: give its id (`edgebench trials` lists them)")
         stored = load_stored(db, select(db, [r.trial], None, None)[0])
+    from edgebench.report import lm_figures as lm
+
     draw = {"step-times": f.step_times, "memory": f.memory, "power": f.power, "clocks": f.clocks, "layers": f.layers,
-            "gpu-utilization": f.gpu_utilization, "power-rails": f.power_rails}  # fmt: skip
+            "gpu-utilization": f.gpu_utilization, "power-rails": f.power_rails, "lm-loss": lm.loss_curve,
+            "lm-context": lm.generation_by_context, "lm-kv-cache": lm.kv_cache_by_context}  # fmt: skip
     if r.kind == "layer-counters":
         counted = f.layer_counters(stored)
         why = "the trial counted no perf events per layer: run it with --trace layers --counters"

@@ -117,11 +117,13 @@ class Workload:
         seed: int = 0,
         data: str | None = None,
         backend: str = "torch",
+        lm: Any = None,
     ) -> Any:
         """The backend's model, optimizer and batch on ``device``, ready to step (tests and scripts use it).
 
         Without ``data`` the batch is synthetic and generated once; with it (``mnist``, ``shakespeare``) each
         step draws the next batch of that real dataset and the session can ``evaluate()`` on held-out data.
+        ``lm`` (a :class:`~edgebench.workloads.lm.LMSettings`) sets a language model's fine-tuning and generation.
         """
         return BACKENDS.load(backend).task_session(
             self,
@@ -131,4 +133,5 @@ class Workload:
             device=device,
             seed=seed,
             data=data,
+            **({"lm": lm} if lm is not None else {}),
         )

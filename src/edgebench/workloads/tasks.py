@@ -16,6 +16,8 @@ class TaskSpec:
 
     description: str
     datasets: tuple[str, ...] = ()
+    #: Whether the step also trains on a text file the user names (``--data notes.txt``).
+    text_files: bool = False
 
 
 TASKS: dict[str, TaskSpec] = {
@@ -28,6 +30,12 @@ TASKS: dict[str, TaskSpec] = {
     "gan": TaskSpec("one discriminator, then one generator update"),
     "dqn": TaskSpec("TD update on a replay batch"),
     "custom": TaskSpec("the user's module and loss on a synthetic batch"),
+    "causal_lm": TaskSpec(
+        "a decoder-only LM's next-token cross-entropy over byte-level windows, full or LoRA; generation timed after",
+        ("shakespeare",),
+        text_files=True,
+    ),
+    "text_classification": TaskSpec("cross-entropy of an encoder's [CLS] class, full or LoRA", ("speakers",)),
 }
 
 

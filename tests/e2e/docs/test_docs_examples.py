@@ -72,6 +72,12 @@ PLOT_USAGE = (
 #: cpu0-1, so its masks become 0x3, and its 5 models x 6 batch sizes (60 trials, a 120 s cool-down between models)
 #: become one trial of LeNet on the fake backend (the file names no backend: the sweep's machinery is the point).
 SMALL_SWEEP = "--set models=[lenet] --set batch_sizes=[1] --set cores=[0x3] --set backend=fake"
+#: The language models' page: its LoRA fine-tune from a pretrained base, and the plots of the trials its runs stored.
+LM_PLOTS = {"lm-loss": "loss.png", "lm-context": "context.png", "lm-kv-cache": "kv.png"}
+LM_LORA = (
+    "edgebench run --model lm_1m --data shakespeare --finetune lora --lora-rank 8 --pretrain-steps 20 --batch-size 4"
+    " --input-shape 64 --steps 10 --eval-every 5 --contexts none"
+)
 #: What runs instead of an example, and why: a user's host, phone or board mapped onto the suite's stand-in; a
 #: duration, a model's input or a matrix cut to what a test may cost; a usage line's placeholders filled.  Only what
 #: cannot run as written here has an entry; every other example runs as the page writes it.
@@ -144,6 +150,14 @@ SUBSTITUTED: dict[str, Sub] = {
         "the phone is an emulated one and executor_runner a stand-in printing a recorded run of 5 executions "
         "(tests/fixtures/command/executorch_runner.out) and writing its ETDump",
     ),
+    # --- language-models.md: the plots draw the trials the page's own runs stored -------------------------------------
+    **{
+        f"edgebench plot {kind} TRIAL -o {out}": Sub(
+            f"edgebench plot {kind} {{lm_trial}} -o {out}",
+            "TRIAL is the page's first run (its held-out loss and generation)",
+        )
+        for kind, out in LM_PLOTS.items()
+    },
     # --- first-trial.md ----------------------------------------------------------------------------------------------
     "edgebench run --model mobilenetv2 --batch-size 8 --json": Sub(
         "edgebench run --model mobilenetv2 --batch-size 8 --json --preset cifar10 --steps 2 --warmup 1 "
@@ -371,6 +385,8 @@ EXPECTED: dict[str, Expect] = {
     ),
     "edgebench compare meizu-cores meizu-cores-tuned": Expect(shows=("geometric mean",)),
     "edgebench compare phone-a phone-b --match model,batch_size": Expect(shows=("geometric mean",)),
+    "edgebench partition -m lm_1m --generation --network lte": Expect(shows=("hand-over", "best for the whole")),
+    LM_LORA: Expect(shows=("held-out loss", "perplexity")),
 }
 
 #: The examples, grouped in lanes: a lane's examples run one after the other, in this order (an example that reads
@@ -495,6 +511,22 @@ LANES: dict[str, list[str]] = {
         "edgebench run --target adb://8A2X0KDLN --mode infer --trace layers --warmup 5 --steps 20      --command "
         "'./executor_runner --model_path lenet.pte --num_executions 25 --etdump_path lenet.etdp'      --push "
         "executor_runner,lenet.pte --step-pattern executorch-runner",
+    ],
+    "lm": [
+        "edgebench run --model lm_1m --data shakespeare --batch-size 4 --input-shape 64 --steps 5 --contexts 32,64,128"
+        " --decode-tokens 8 --generations 2",
+        *(f"edgebench plot {kind} TRIAL -o {out}" for kind, out in LM_PLOTS.items()),
+        "edgebench partition -m lm_1m --generation --network lte",
+        LM_LORA,
+        "edgebench run --model lm_1m --finetune lora --frozen-weights int8 --checkpointing blocks --batch-size 4"
+        " --input-shape 64 --steps 3 --contexts none",
+        "edgebench run --model lm_1m --mode infer --frozen-weights torchao-int8 --steps 3 --contexts 32,128"
+        " --decode-tokens 8 --json",
+    ],
+    "lm-sweep": [
+        "edgebench sweep examples/sweeps/lm_lora.yaml",
+        "edgebench plot sweep --sweep lm-lora --x lora_rank --y tokens_per_s -o rank.png",
+        "edgebench plot sweep --sweep lm-lora --x seq_len --y peak_memory_bytes -o seq.png",
     ],
     "fleet": [
         "edgebench fleet join --targets pixel-a=adb://R58M1234 --class pixel-a=pixel7",
@@ -664,6 +696,9 @@ def sandbox(cli_factory, traced_lenet, onnx_cache, sshd, adbd_sim, tmp_path_fact
         "sysfs": str(FIXTURES / "sysfs"),
         "imported": lambda: _newest(cli.store_path, "json_extract(result_json, '$.imported_from') is not null"),
         "server_trial": lambda: _newest(server, "model = 'resnet50'"),
+        "lm_trial": lambda: _newest(
+            cli.store_path, "model = 'lm_1m' and json_extract(result_json, '$.language_model.generation') is not null"
+        ),
     }
     cluster = LocalCluster(ray_root)
     sandbox.values.update(_ray_values(cluster, sandbox))

@@ -154,3 +154,19 @@ def test_command_trial_on_an_unrooted_phone_gives_latency(phones, tmp_path):
     assert run.result.ok, run.result.reason
     assert run.result.trial.steps == 3
     assert (phones.work / "bench.sh").exists()  # pushed through adb push into the target's work folder
+
+
+def test_a_language_model_generates_on_the_phone_through_its_agent(phones):
+    """An inference trial of a small LM on the phone: its time to first token and decode speed per context, and its
+    KV cache, measured there."""
+    from edgebench.config.trial import make_trial
+    from edgebench.launch.trial import run_trial
+
+    phone = phones("R1", root=True, python=sys.executable, env={"PYTHONPATH": str(SRC)})
+    trial = make_trial(model="lm_1m", mode="infer", batch_size=1, input_shape=(16,), steps=2, warmup=1, idle_s=0,
+                       contexts=(8, 32), decode_tokens=3, generations=1)  # fmt: skip
+    run = run_trial(trial, target=phone)
+    assert run.result.ok, run.result.reason
+    lm = run.result.language_model
+    assert [g.context_tokens for g in lm.generation] == [8, 32] and all(g.ttft_ms > 0 for g in lm.generation)
+    assert lm.generation_memory is not None and lm.generation_memory.kv_cache_bytes == 2048 * 35

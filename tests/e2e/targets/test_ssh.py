@@ -215,3 +215,22 @@ def test_a_model_file_is_copied_to_the_device_and_run_there(board, tmp_path):  #
     model.write_bytes(model.read_bytes() + b"\x00")  # changed since the trial was made: refused, not run stale
     stale = run_trial(trial, target=target).result
     assert stale.status == "crashed" and "changed since the trial was made" in (stale.reason or "")
+
+
+def test_a_language_model_fine_tunes_on_the_user_s_text_file_on_the_device(board, tmp_path):  # noqa: F811
+    """``--model lm_1m --data notes.txt --finetune lora --target ssh://...``: the text travels like a model file and
+    the device's agent fine-tunes on it, timing generation too."""
+    from edgebench.config.trial import make_trial
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("the device learns from its own notes, byte by byte. " * 60)
+    trial = make_trial(model="lm_1m", data=str(notes), finetune="lora", batch_size=2, input_shape=(16,), steps=2,
+                       warmup=1, infer_steps=0, idle_s=0, contexts=(8,), decode_tokens=3, generations=1)  # fmt: skip
+    run = run_trial(trial, target=board())
+    assert run.result.ok, run.result.reason
+    lm = run.result.language_model
+    assert lm is not None and lm.setup.text.name == "notes.txt" and lm.setup.lora_layers == 28
+    assert lm.held_out and lm.generation and lm.generation[0].kv_cache_bytes == 2048 * 11
+    on_device = pathlib.Path(run.run.env["data_on_device"])
+    assert on_device.parent.parent == tmp_path / "work" / "data" and on_device.read_bytes() == notes.read_bytes()
+    assert run.result.trial.data == str(notes)  # the trial keeps this machine's path

@@ -57,6 +57,18 @@ SAMPLES = {
     "step_pattern": ("^step .* done", "tflite-benchmark-model", {"command": "./bench"}),
     "push": (str(PUSHED), f"{PUSHED}:models/m.bin", {"command": "./bench", "step_pattern": "step"}),
     "repeats": ("3", "auto", {}),
+    "finetune": ("lora", None, {"model": "lm_1m"}),
+    "lora_rank": ("4", "16", {"model": "lm_1m", "finetune": "lora"}),
+    "lora_alpha": ("8", "32", {"model": "lm_1m", "finetune": "lora"}),
+    "lora_targets": ("q_proj,v_proj", "o_proj", {"model": "lm_1m", "finetune": "lora"}),
+    "lora_impl": ("peft", None, {"model": "lm_1m", "finetune": "lora"}),
+    "checkpointing": ("blocks", None, {"model": "lm_1m"}),
+    "frozen_weights": ("int8", "torchao-int8", {"model": "lm_1m", "finetune": "lora"}),
+    "pretrain_steps": ("5", "10", {"model": "lm_1m", "data": "shakespeare"}),
+    "until_bits_per_byte": ("4.5", "unigram", {"model": "lm_1m", "data": "shakespeare"}),
+    "contexts": ("64,128", "32", {"model": "lm_1m"}),
+    "decode_tokens": ("8", "16", {"model": "lm_1m"}),
+    "generations": ("1", "5", {"model": "lm_1m"}),
 }
 #: Fields whose only valid value here is their default (one backend so far).
 ONLY_DEFAULT = {"backend"}
@@ -66,7 +78,7 @@ def test_every_trial_field_is_declared_once_with_a_sample():
     assert [s.field for s in SETTINGS if s.field not in Trial.model_fields] == []
     # cores_mask is not a setting: it is the text `cores` was typed as, carried for the MNN suite's folder names;
     # model_file and model_sha256 are what `--model path.onnx` resolves to (the file's path and bytes)
-    derived = {"cores_mask", "model_file", "model_sha256"}
+    derived = {"cores_mask", "model_file", "model_sha256", "data_sha256"}
     assert set(Trial.model_fields) - derived == set(BY_FIELD) == set(SAMPLES)
     for names in ([s.key for s in SETTINGS], [s.flag for s in SETTINGS], [s.attribute for s in SETTINGS]):
         assert len(names) == len(set(names))

@@ -108,9 +108,10 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     ended = _Supervised()
     try:
         deadline = time.monotonic() + trial.timeout_s
-        # Exporting, converting or quantizing a model (another backend, int8) happens before the ready line, and
-        # can take minutes on a small device: those trials may use their whole timeout to start.
-        prepares = trial.backend != "torch" or trial.precision == "int8"
+        # Exporting, converting or quantizing a model (another backend, int8) and pretraining a language model's base
+        # happen before the ready line, and can take minutes on a small device: those trials may use their whole
+        # timeout to start.
+        prepares = trial.backend != "torch" or trial.precision == "int8" or trial.pretrain_steps > 0
         startup_s = trial.timeout_s if prepares else min(_STARTUP_TIMEOUT_S, trial.timeout_s)
         started = _wait_ready(worker, startup_s)
         if started == "timeout":

@@ -74,13 +74,20 @@ def preset_for(model: str, preset: str | None) -> str:
 
 def plan_trials(base: Trial, models: Sequence[str], batch_sizes: Sequence[int], preset: str | None) -> list[Trial]:
     """``base`` (which carries the budget, steps and placement) for every model and batch size, in the table's
-    order: each model's batch sizes from the smallest, so a batch that does not fit spares the larger ones."""
+    order: each model's batch sizes from the smallest, so a batch that does not fit spares the larger ones.  A cell is
+    training that fits or not: a language model's generation phase is not run (``generations`` 0)."""
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.lm import decoder_shape
+
     trials = []
     for model in models:
         named = preset_for(model, preset)
+        generates = {"generations": 0} if decoder_shape(get_workload(model)) is not None else {}
         for batch in sorted(batch_sizes):
             preset_field = named if named != "default" else None  # "default": a workload without presets
-            trials.append(base.model_copy(update={"model": model, "batch_size": batch, "preset": preset_field}))
+            trials.append(
+                base.model_copy(update={"model": model, "batch_size": batch, "preset": preset_field, **generates})
+            )
     return trials
 
 

@@ -180,16 +180,71 @@ class UntilAccuracy:
         return None
 
 
+class HeldOutLoss:
+    """A language model's held-out loss, scored every ``every`` measured steps and when ``inner`` ends the phase
+    (outside the timed steps, reported through ``on_eval`` as :class:`UntilAccuracy` does); with ``target`` (bits per
+    byte) the rule itself stops once the loss reaches it: time to perplexity.  ``max_steps`` bounds a target never
+    reached."""
+
+    def __init__(
+        self,
+        held_out: Callable[[], dict[str, float]],
+        every: int,
+        on_eval: Callable[..., None] | None = None,
+        *,
+        inner: StopRule | None = None,
+        target: float | None = None,
+        max_steps: int | None = None,
+    ) -> None:
+        self.held_out, self.every, self.on_eval, self.inner = held_out, every, on_eval, inner
+        self.target, self.max_steps = target, max_steps
+        self.best: float | None = None
+        self._scored = 0
+
+    def check(self, durations_ms: list[float]) -> str | None:
+        n = len(durations_ms)
+        reason = self.inner.check(durations_ms) if self.inner is not None else None
+        last = self.max_steps is not None and n >= self.max_steps
+        due = n > 0 and n != self._scored and (n % self.every == 0 or reason is not None or last)
+        if not due:
+            return reason
+        self._scored = n
+        start = time.perf_counter_ns()
+        point = self.held_out()
+        end = time.perf_counter_ns()
+        if self.on_eval is not None:
+            self.on_eval(step=n, start_ns=start, end_ns=end, **point)
+        bits = point["bits_per_byte"]
+        self.best = bits if self.best is None else min(self.best, bits)
+        if self.target is not None and bits <= self.target:
+            return f"bits per byte: {bits:.3f} <= {self.target:.3f} after {n} steps"
+        if self.target is not None and last:
+            return f"max steps: {n} steps without reaching {self.target:.3f} bits per byte (best {self.best:.3f})"
+        return reason
+
+
 def train_rule(
     trial: Trial,
     evaluate: Callable[[], float] | None = None,
     on_eval: Callable[..., None] | None = None,
+    held_out: Callable[[], dict[str, float]] | None = None,
+    unigram_bits_per_byte: float | None = None,
 ) -> StopRule:
-    """The rule for a trial's measured training phase: until an accuracy, until a target CI, or fixed steps.
+    """The rule for a trial's measured training phase: until an accuracy, until a target CI, or fixed steps; a
+    language model with held-out text (``held_out``) also scores its held-out loss along the way, or trains until
+    it reaches ``until_bits_per_byte`` (``unigram``: the text's ``unigram_bits_per_byte``).
 
     ``max_steps`` caps whichever adaptive rule is chosen (2,000 steps for the target-CI rule when unset; an accuracy
     run without it is bounded by the trial's timeout alone).  ``evaluate`` is the session's held-out accuracy.
     """
+    if held_out is not None and trial.data is not None and trial.until_accuracy is None and trial.mode == "train":
+        if trial.until_bits_per_byte is not None:
+            target = unigram_bits_per_byte if trial.until_bits_per_byte == "unigram" else trial.until_bits_per_byte
+            if target is None:
+                raise ValueError("until_bits_per_byte: unigram needs the text's unigram line")
+            return HeldOutLoss(held_out, trial.eval_every, on_eval, target=float(target), max_steps=trial.max_steps)
+        inner = train_rule(trial.model_copy(update={"data": None}))
+        return HeldOutLoss(held_out, trial.eval_every, on_eval, inner=inner)
     if trial.until_accuracy is not None:
         if evaluate is None:
             raise ValueError("until_accuracy needs the session's evaluate()")

@@ -222,8 +222,17 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         # the cores the worker runs on (``apply_affinity``), for every backend alike, then the backend's own facts
         env={"affinity": sorted(os.sched_getaffinity(0)), **session.env},
         quantization=getattr(session, "quantization", None),
+        language_model=getattr(session, "language_model", None),
     )
-    rule = train_rule(trial, session.evaluate, lambda **e: emit("eval", **e))
+    held_out = getattr(session, "held_out", None) if trial.data is not None and trial.mode == "train" else None
+    text = getattr(getattr(session, "language_model", None), "text", None)
+    rule = train_rule(
+        trial,
+        session.evaluate,
+        lambda **e: emit("eval", **e),
+        held_out=held_out,
+        unigram_bits_per_byte=text.unigram_bits_per_byte if text is not None else None,
+    )
     infer_only = trial.mode == "infer"
     if infer_only:  # before the tracer counts costs, so the counted step is the forward pass that is measured
         session.to_inference()
@@ -237,6 +246,10 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
     warm_step = categorizer.categorizing(step) if categorizer else step
     wait_for_go()
     memory = PhaseMemory()
+    if held_out is not None:  # the base as the fine-tune starts from it, before any training step
+        start_ns = time.perf_counter_ns()
+        point = held_out()
+        emit("eval", step=0, start_ns=start_ns, end_ns=time.perf_counter_ns(), before_training=True, **point)
     first = FirstStep(step, sync)
     instrumented_warm = recorder.counting(warm_step) if recorder else warm_step
     timed(first.then(instrumented_warm), FixedSteps(trial.warmup), warm_phase, emit, sync)
@@ -274,6 +287,7 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         timed(session.infer_step, passes, "infer", emit, sync, counters)
         infer_cpu_s, infer_cpu_window_s = cpu_clock.read()
         infer_peak = memory.peak_bytes()
+    generation_memory = generation_phase(session, trial, emit, memory)
     vm_peak_kib = read_status_kib(memory.proc, "self", "VmPeak")
     if recorder and spans_path:
         emit("spans", count=recorder.save(spans_path), granularity=trial.trace)
@@ -292,7 +306,31 @@ def run(trial: Trial, emit: EventWriter, wait_for_go: Callable[[], None], spans_
         memory_by_category=categorizer.with_peak(gpu_peak if gpu_peak is not None else train_peak)
         if categorizer
         else None,
+        generation_memory=generation_memory,
     )
+
+
+def generation_phase(session: Any, trial: Trial, emit: EventWriter, memory: PhaseMemory) -> Any:
+    """A language model's timed generations: at each context length one untimed generation, then
+    ``trial.generations`` timed ones (``generate`` events); before them one generation at the longest context is
+    categorized (memory by category with its KV cache), and the phase's peak memory is read.  Returns that memory
+    by category (None where the session generates nothing)."""
+    setup = getattr(session, "language_model", None)
+    contexts = list(getattr(setup, "contexts", None) or [])
+    if not getattr(session, "generates", False) or not contexts or not trial.generations:
+        return None
+    session.to_inference()
+    decode = trial.decode_tokens
+    memory.reset()
+    session.reset_device_peak_memory()
+    categorizer = session.generation_categorizer()
+    categorizer.ensure(lambda: session.generate(max(contexts), decode))
+    for context in contexts:
+        for index in range(-1, trial.generations):
+            timing = session.generate(context, decode)
+            emit("generate", context=context, index=max(index, 0), warmup=index < 0, **timing)
+    gpu_peak = session.device_peak_memory_bytes()
+    return categorizer.with_peak(gpu_peak if gpu_peak is not None else memory.peak_bytes())
 
 
 def classify_failure(exc: BaseException) -> tuple[str, str]:

@@ -23,7 +23,16 @@ ONNXRUNTIME = Backend(
     session="edgebench.backends.onnxruntime.session:open_session",
     tasks="edgebench.backends.torch.tasks:task_session",
     device_check="edgebench.backends.onnxruntime:missing_package",
+    model_check="edgebench.backends.onnxruntime:model_refusal",
 )
+
+
+def model_refusal(model: str, mode: str) -> str | None:
+    """Why this backend cannot run ``model`` (a language model, :data:`edgebench.workloads.lm.RUNTIME_REFUSALS`)."""
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.lm import runtime_refusal
+
+    return runtime_refusal(get_workload(model), "onnxruntime")
 
 
 def missing_package(device: str) -> str | None:

@@ -56,6 +56,7 @@ class TorchSession:
     """A task's session (model, optimizer, batch) wrapped with the trial's precision, device and tracing."""
 
     def __init__(self, trial: Trial) -> None:
+        preload_libraries(trial)
         # Before anything of the trial's is built: the interpreter and torch's libraries, the runtime category.
         self.runtime_bytes = resident_bytes()
         torch.set_num_threads(trial.threads or 1)
@@ -65,6 +66,9 @@ class TorchSession:
         input_shape = trial.input_shape or (preset.input_shape if preset else None)
         num_classes = trial.num_classes or (preset.num_classes if preset else None)
         self.trial = trial
+        from edgebench.workloads.lm import LMSettings, decoder_shape, is_token_model
+
+        lm = LMSettings.of(trial, decoder_shape(workload)) if is_token_model(workload) else None
         with timing_load(
             f"torch: the task built (model at its initial weights, optimizer, batch) on {trial.device}"
         ) as load:
@@ -75,6 +79,7 @@ class TorchSession:
                 device=trial.device,
                 seed=trial.seed,
                 data=trial.data,
+                lm=lm,
             )
             if self.trial.device.startswith("cuda"):
                 torch.cuda.synchronize()  # the copies to the device have landed
@@ -83,6 +88,10 @@ class TorchSession:
         self.model: torch.nn.Module = self.task.model
         self.cuda = trial.device.startswith("cuda")
         self.params = sum(p.numel() for p in self.model.parameters())
+        #: A language model's set-up record, its held-out loss and its timed generation (None for other models).
+        self.language_model = getattr(self.task, "language_model", None)
+        self.held_out: Callable[[], dict[str, float]] | None = getattr(self.task, "held_out", None)
+        self._generate = getattr(self.task, "generate", None)
         # A real dataset decides the input and classes (the text's alphabet, the digits' shape).
         self.input_shape = tuple(getattr(self.task, "input_shape", None) or input_shape or workload.input_shape)
         self.num_classes = getattr(self.task, "num_classes", None) or num_classes or workload.num_classes
@@ -111,6 +120,30 @@ class TorchSession:
                 setattr(self.task, unused, None)
         gc.collect()
         self.env["quantized_engine"] = torch.backends.quantized.engine
+
+    @property
+    def generates(self) -> bool:
+        return self._generate is not None
+
+    def generate(self, context: int, new_tokens: int) -> dict[str, int]:
+        """One timed greedy generation (:meth:`edgebench.backends.torch.tasks.causal_lm.CausalLMSession.generate`),
+        at the trial's precision."""
+        assert self._generate is not None
+        run = at_precision(
+            lambda: self._generate(context, new_tokens, self.sync), self.trial.precision, self.trial.device
+        )
+        return run()  # type: ignore[no-any-return]
+
+    def generation_categorizer(self) -> MemoryCategorizer:
+        """Memory by category of one generation (its KV cache a category)."""
+        return MemoryCategorizer(
+            self.model,
+            self.task,
+            mode="generate",
+            device=self.trial.device,
+            batch_size=1,
+            runtime_bytes=self.runtime_bytes,
+        )
 
     def train_step(self) -> float | None:
         out = self._train()
@@ -152,6 +185,20 @@ class TorchSession:
         from edgebench.backends.torch.tracing.record import TraceRecorder
 
         return TraceRecorder(self.trial.trace, self.model, counters).install()
+
+
+def preload_libraries(trial: Trial) -> None:
+    """Import what the trial's model will import (peft, torchao) before the runtime is read, so their resident
+    memory counts as ``runtime``, as an app's would, not as ``other``."""
+    if trial.finetune == "lora" and trial.lora_impl == "peft":
+        from edgebench.zoo.lora import import_peft
+
+        import_peft()
+    if trial.frozen_weights == "torchao-int8":
+        from edgebench.zoo.lora import quiet_imports
+
+        with quiet_imports():
+            import torchao.quantization  # noqa: F401
 
 
 def open_session(trial: Trial) -> TorchSession:

@@ -8,6 +8,7 @@ from edgebench.registry import Registry
 
 if TYPE_CHECKING:
     from edgebench.backends.torch.tasks.base import TrainingSession
+    from edgebench.workloads.lm import LMSettings
     from edgebench.workloads.spec import Workload
 
 TASKS = Registry(
@@ -22,6 +23,8 @@ TASKS = Registry(
         "gan": "edgebench.backends.torch.tasks.gan:GANTask",
         "dqn": "edgebench.backends.torch.tasks.dqn:DQNTask",
         "custom": "edgebench.backends.torch.tasks.custom:CustomTask",
+        "causal_lm": "edgebench.backends.torch.tasks.causal_lm:CausalLMTask",
+        "text_classification": "edgebench.backends.torch.tasks.text_classification:TextClassificationTask",
     },
 )
 
@@ -35,6 +38,7 @@ def task_session(
     device: str,
     seed: int,
     data: str | None = None,
+    lm: LMSettings | None = None,
 ) -> TrainingSession:
     """The workload's task as a torch session: model, optimizer and a batch on ``device``, ready to step; a
     ``data`` set the task cannot train on is a ``ValueError`` naming the ones it can."""
@@ -42,4 +46,4 @@ def task_session(
 
     task = TASKS.load(workload.task)(workload)
     task.check_data(data)
-    return task.session(SessionInputs(batch_size, input_shape, num_classes, device, seed, data))
+    return task.session(SessionInputs(batch_size, input_shape, num_classes, device, seed, data, lm))

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from edgebench.workloads.lm import LMSettings
 from edgebench.workloads.spec import OptimizerSettings, Workload
 from edgebench.workloads.tasks import task_datasets
 
@@ -45,6 +46,8 @@ class SessionInputs:
     #: A real dataset to train on (one of the task's ``datasets``, checked before the session is made); None: a
     #: synthetic batch, generated once.
     data: str | None = None
+    #: A language model's fine-tuning and generation settings (None: the defaults; other tasks ignore it).
+    lm: LMSettings | None = None
 
     def generator(self) -> torch.Generator:
         """A fresh random generator at the seed, for the synthetic batch (the model's initialization has its own)."""
@@ -145,6 +148,11 @@ class Task:
         return task_datasets(self.workload.task)
 
     def check_data(self, data: str | None) -> None:
+        from edgebench.workloads.tasks import TASKS
+
+        spec = TASKS.get(self.workload.task)
+        if data is not None and spec is not None and spec.text_files and data not in self.datasets:
+            return  # a text file's path (checked where the trial was made)
         if data is not None and data not in self.datasets:
             accepted = ", ".join(self.datasets) or "none"
             raise ValueError(f"{self.workload.name} cannot train on {data!r} (its task takes: {accepted})")
