@@ -47,6 +47,9 @@ class Table4Row(Record):
     saving_high_pct: float | None = None
     #: Where the repeats do not all pick one partition point: how many picked each (else None).
     points_picked: dict[str, int] | None = None
+    #: Why the row's trial is disturbed (busy, two modes...), where the device has no undisturbed one: the row is
+    #: shown, and its saving and point decide nothing.
+    disturbed: str | None = None
 
 
 class Table4(Record):

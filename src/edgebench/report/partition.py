@@ -133,6 +133,8 @@ def print_table4(t: Table4, console: Console | None = None) -> None:
         saved = "-" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
         if r.saving_low_pct is not None and r.saving_high_pct is not None:
             saved += f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}] ({r.repeats} repeats)"
+        if r.disturbed is not None:
+            saved += " (disturbed: decides nothing)"
         table.add_row(rich_text(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",
                       f"{r.mobile_cloud:.{digits}f}", rich_text(saved), rich_text(r.partition_point),
                       rich_text(r.basis), rich_text(r.trial_id))  # fmt: skip

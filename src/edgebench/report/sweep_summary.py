@@ -11,7 +11,7 @@ from rich.table import Table
 from edgebench.host.cpuset import format_mask
 from edgebench.markup import rich_text
 from edgebench.measure.repeats import best_of, by_configuration, grouped, repeat_label, step_median_ms
-from edgebench.measure.trust import split_disturbed
+from edgebench.measure.trust import inconclusive, split_disturbed
 from edgebench.records.result import TrialResult
 from edgebench.records.trial import configuration_key
 from edgebench.report.fit import keep_whole
@@ -137,6 +137,9 @@ def best_per_model(
         usable, disturbed = split_disturbed([r for r in rs if r.ok and score(r) is not None])
         configurations = by_configuration(usable)
         if not configurations:
+            if disturbed:  # said, never silently dropped: no pick rests on a disturbed trial
+                line = f"no best for {model} ({objective}): {inconclusive(disturbed, len(disturbed))}"
+                picks[model] = BestPick(model, disturbed[0], False, line)
             continue
         labels = {key: label(group[0]) for key, group in configurations.items()}
         found = best_of({labels[k]: [v for r in g if (v := score(r)) is not None] for k, g in configurations.items()},

@@ -169,10 +169,15 @@ def table4(request: PartitionRequest) -> Table4:
         raise UsageError(
             "--cloud-trial", f"trial {cloud[0].trial_id} is of {cloud[0].trial.model}, not {request.model}"
         )
-    analyses, repeats = [], {}
+    analyses, repeats, disturbed = [], {}, {}
     notes = []
     for label, trial_id in newest.items():
         mobile = _layer_costs(request.store, trial_id, "--table4")
+        if why := disturbances(mobile[0]):
+            disturbed[trial_id] = "; ".join(why)
+            notes.append(f"{label}: its newest trial {trial_id} is disturbed ({disturbed[trial_id]}) and it has "
+                         "no undisturbed one: its row is shown and decides nothing; run it again on a quiet "
+                         "device")  # fmt: skip
         analyses.append((label, trial_id, _analysis(request, checked, mobile, cloud, sweep=None)))
         repeats[label] = [_analysis(request, checked, _layer_costs(request.store, rid, "--table4"), cloud, sweep=None)
                           for rid in _repeat_ids(request.store, mobile[0])]  # fmt: skip
@@ -183,11 +188,12 @@ def table4(request: PartitionRequest) -> Table4:
                          "steps, a device of its own, never this host's")  # fmt: skip
     notes += [f"{label}: no energy figure (no power sensor, no estimate): not in the table" for label in skipped
               if label not in newest and not label.startswith("trial ")]  # fmt: skip
-    notes += [line for line in skipped if line.startswith("trial ")]
     if len(newest) == 1:
         notes.append("one device only: trials of other devices (another --sysfs-root tree, --target, or imported "
                      "ones) add rows")  # fmt: skip
     table = tabulate(analyses, notes, repeats)
+    rows = [row.model_copy(update={"disturbed": disturbed.get(row.trial_id)}) for row in table.rows]
+    table = table.model_copy(update={"rows": rows})
     if request.plot is not None:
         from edgebench.report.partition_plot import save_table4_plot
 
@@ -339,11 +345,12 @@ def _this_device(result: TrialResult, target: str | None) -> bool:
 
 
 def _newest_of_each_device(r: PartitionRequest, wanted: str) -> tuple[dict[str, str], list[str]]:
-    """Each device's newest ok layer-traced trial of the model (with an energy figure when ranking by energy), and
-    the devices passed over for lack of one."""
+    """Each device's newest ok undisturbed layer-traced trial of the model (with an energy figure when ranking by
+    energy), else its newest disturbed one (the row then says so), and the devices passed over for lack of one."""
     from edgebench.store import Store, default_store_path
 
     newest: dict[str, str] = {}
+    fallback: dict[str, str] = {}
     skipped: list[str] = []
     if Path(r.store or default_store_path()).exists():
         with Store(r.store) as db:
@@ -355,17 +362,19 @@ def _newest_of_each_device(r: PartitionRequest, wanted: str) -> tuple[dict[str, 
                 if _trial_key(t) != wanted:
                     continue
                 label = _device_label(t)
-                if label not in newest and (why := disturbances(t)):
-                    skipped.append(f"trial {t.trial_id} ({label}) left out: disturbed ({'; '.join(why)})")
-                    continue
                 has_energy = t.energy.source is not None or (
                     t.estimated_energy is not None and t.estimated_energy.avg_power_w is not None
                 )
                 if r.objective == "energy" and not has_energy:
-                    if label not in newest and label not in skipped:
+                    if label not in newest and label not in fallback and label not in skipped:
                         skipped.append(label)
                     continue
+                if disturbances(t):
+                    fallback.setdefault(label, t.trial_id)
+                    continue
                 newest.setdefault(label, t.trial_id)
+    skipped = [label for label in skipped if label not in fallback]
+    newest |= {label: trial_id for label, trial_id in fallback.items() if label not in newest}
     if not newest:
         raise UsageError(
             "--table4",
@@ -527,7 +536,8 @@ def _newest_trial(
     store: Path | None, model: str, batch_size: int | None, estimate: str | None, mode: str, target: str | None = None
 ) -> str | None:
     """The newest ok layer-traced trial of ``model`` from the device (this host's own, or ``target``'s), with an
-    energy figure when one is asked for."""
+    energy figure when one is asked for: the newest undisturbed one, else the newest disturbed one (the analysis
+    then warns that its split decides nothing), so that a busy device does not run a new trial at every call."""
     from edgebench.store import Store, default_store_path
 
     if not Path(store or default_store_path()).exists():
@@ -539,6 +549,7 @@ def _newest_trial(
 
         model_ = parse("--estimate-energy", estimate, parse_power_model)
         wanted = f"estimated: {model_.describe()}" if model_ else None
+    fallback = None
     with Store(store) as db:
         for r in reversed(db.trials()):
             if r.status != "ok" or r.trace_summary is None or r.trace_summary.granularity != "layers":
@@ -549,10 +560,12 @@ def _newest_trial(
             estimated = r.estimated_energy.source if r.estimated_energy else None
             if estimate is not None and not measured and estimated != wanted:
                 continue  # measured energy serves any request; an estimate only with the same coefficients
-            if _trial_key(r) != model or disturbances(r):  # a disturbed trial never picks the split
+            if _trial_key(r) != model:
                 continue
-            return r.trial_id
-    return None
+            if not disturbances(r):
+                return r.trial_id
+            fallback = fallback or r.trial_id  # a disturbed trial picks no split silently: its analysis says so
+    return fallback
 
 
 def _run_traced_trial(r: PartitionRequest, notify: Notify) -> str:
@@ -569,6 +582,8 @@ def _run_traced_trial(r: PartitionRequest, notify: Notify) -> str:
         size = r.batch_size
     values = {"model": r.model, "batch_size": size, "mode": r.mode, "steps": r.steps, "warmup": r.warmup,
               "trace": "layers", "estimate_energy": r.estimate_energy, "infer_steps": max(r.steps, 5)}  # fmt: skip
+    if r.estimate_energy:  # the estimate charges the worker's CPU share: the steps last until the ticks resolve it
+        values["min_time_s"] = "auto"
     trial = build(make_trial, values, {"estimate_energy": "--estimate-energy", "batch_size": "--batch-size"})
     target = open_target(r.target)  # a bad --target is a one-line error before anything runs
     where = "this device" if r.target in (None, "local") else r.target

@@ -84,9 +84,11 @@ class PlanRun:
     store: Path | None
 
     def repeats_of(self, trial: Trial) -> list[TrialResult]:
-        """Every repeat of ``trial``'s configuration in this run (each key's latest result), in index order."""
+        """Every repeat of ``trial``'s configuration in this run (each key's latest result), in index order.  Found by
+        the planned keys (:func:`~edgebench.sweep.plan.repeat_key`), not the results' trials: a launch fills in what
+        the plan left to the device (its threads, its cores), which changes a result's own configuration key."""
         key = configuration_key(trial)
-        found = [r for r in self.results.values() if configuration_key(r.trial) == key]
+        found = [r for k, r in self.results.items() if k == key or k.startswith(f"{key}-r")]
         return sorted(found, key=lambda r: r.repeat.index if r.repeat is not None else 0)
 
 

@@ -21,6 +21,7 @@ preset: mnist
 data: mnist
 memory_budget: 4GiB
 estimate_energy: idle=2W,max=6W
+min_time: auto
 trace: layers
 idle: [0, 200ms]
 """

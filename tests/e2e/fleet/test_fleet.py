@@ -134,8 +134,10 @@ def test_one_sweep_file_gives_the_same_records_on_both_executors(cluster, tmp_pa
         extra = ["--address", cluster.address] if executor == "ray" else []
         done = edgebench(cluster, "sweep", str(config), "--executor", executor, "--store", str(store), *extra)
         assert done.returncode == 0, done.stderr
-        # one repeat each: the lowest is named, not called clearly best (the line may wrap)
-        best = r"lowest time per sample for lenet \(latency-first\): lenet b\d t\S+ cpu\S+ command \["
+        # one repeat each: the lowest is named, not called clearly best (the line may wrap); trials too short for the
+        # checks to say the device was quiet (a loaded machine's) pick nothing and say so
+        best = (r"lowest time per sample for lenet \(latency-first\): lenet b\d t\S+ cpu\S+ command \[|"
+                r"no best for lenet \(latency-first\): inconclusive: 3 of 3 trials disturbed")  # fmt: skip
         assert re.search(best, " ".join(done.stdout.split())), done.stdout
         with Store(store) as db:
             records[executor] = db.query()

@@ -32,6 +32,8 @@ def edgebench(cli, store_copy):
 
 
 def test_layers_of_a_stored_trace_render_as_they_did(edgebench):
+    # Regenerated once, deliberately (issue 37): a layer's CPU is the worker's own CPU time over its cores (48% of
+    # two cores for one busy thread), no longer the cores' total with other processes' load (100%).
     for suffix, extra in ((".txt", ()), (".json", ("--json",))):
         out = edgebench("layers", TRACED, "--no-measure", *extra)
         assert out == (GOLDEN / f"layers-{TRACED}{suffix}").read_text()
@@ -43,6 +45,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 
 def test_compare_and_exports_of_stored_records_are_unchanged(edgebench, tmp_path):
+    # compare.txt regenerated once, deliberately (issue 37): two trials, one process each, get ratios and no test,
+    # the step median first, and the settings they differ in.
     assert edgebench("compare", "20261123-174043", "20261123-174053") == (GOLDEN / "compare.txt").read_text()
     edgebench("export", "--format", "csv", "--out", str(tmp_path / "trials.csv"))
     edgebench("export", "--format", "csv", "--table", "steps", "--out", str(tmp_path / "steps.csv"))
@@ -57,6 +61,9 @@ def test_compare_and_exports_of_stored_records_are_unchanged(edgebench, tmp_path
     # Its folder was renamed once, deliberately, from GOLDEN_Core_3/ to GOLDEN/ (issue 27, the unrooted layout):
     # these trials were given no --cores (they ran on all the allowed cores, 0-1), and the suite writes
     # <Device>_Core_<mask>/ only where it applied a mask with taskset; every file's contents stayed the same.
+    # Its train_bench/*.result files took one line more, deliberately (issue 37): 'edgebench batches: N', the
+    # batches a run trained (warm-up included) beside measureIteration, the steps measured, so a re-import computes
+    # energy per batch from the right count.
     expected = sorted(p.relative_to(GOLDEN / "mnn") for p in (GOLDEN / "mnn").rglob("*") if p.is_file())
     assert sorted(p.relative_to(tmp_path / "mnn") for p in (tmp_path / "mnn").rglob("*") if p.is_file()) == expected
     for rel in expected:

@@ -1,5 +1,6 @@
 """A trial run in-process through the workflow (the launch path's real worker and sampler, on the fake backend):
-its result handed over before it is stored, then stored; with ``no_store``, kept nowhere.  The command around it is
+its result stored (or rescued) before it is handed over, so that what the caller does with it cannot lose it; with
+``no_store``, kept nowhere.  The command around it is
 tested in tests/e2e/cli/test_run.py."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from edgebench.workflows.trial import TrialRequest, run_trial
 SETTINGS = {"model": "lenet", "backend": "fake", "steps": 3, "warmup": 1, "infer_steps": 0, "idle_s": 0}
 
 
-def test_the_result_is_handed_over_before_it_is_stored(tmp_path):
+def test_the_result_is_stored_before_it_is_handed_over(tmp_path):
     store = tmp_path / "store.sqlite"
     seen = []
 
@@ -20,7 +21,7 @@ def test_the_result_is_handed_over_before_it_is_stored(tmp_path):
 
     run = run_trial(TrialRequest({**SETTINGS, "threads": 1}, store=store), on_result=on_result)
     assert run.result.ok and run.result.trial.threads == 1
-    assert seen == [(run.result.trial_id, [])]  # not yet stored when the caller saw it
+    assert seen == [(run.result.trial_id, [run.result.trial_id])]  # already kept when the caller saw it
     assert run.store == store and not run.spans_not_kept
     with Store(store, read_only=True) as db:
         assert db.get(run.result.trial_id).trial_id == run.result.trial_id

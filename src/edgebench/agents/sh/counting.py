@@ -30,7 +30,9 @@ def counted_command(tool: CounterTool, command: str, names: tuple[str, ...], rea
     """The command the ``sh`` agent runs in place of ``command`` (with ``sh -c``), its counts going to ``readings``."""
     events = ",".join(names)
     if tool == "launcher":
-        src = str(Path(__file__).resolve().parents[2])  # the edgebench this process runs, installed or not
+        import edgebench
+
+        src = str(Path(edgebench.__file__).resolve().parents[1])  # the edgebench this process runs, installed or not
         boot = f"import sys; sys.path.insert(0, {src!r}); from edgebench.host.perf_exec import main; sys.exit(main())"
         return "exec " + shlex.join([sys.executable, "-S", "-c", boot, events, readings, command])
     if tool == "simpleperf":

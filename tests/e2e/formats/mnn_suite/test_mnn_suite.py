@@ -69,7 +69,7 @@ def test_imported_runs_export_back_to_the_suites_files_and_compare_beside_new_on
     shown = cli("compare", ids[1], ids[32])
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert any("train step mean" in line and "8.83" in line and "28.67" in line for line in lines)
+    assert any("step mean" in line and "8.83" in line and "28.67" in line for line in lines)
 
 
 def test_import_refuses_what_is_not_a_suite_folder(tmp_path, cli):
