@@ -337,6 +337,10 @@ RUNTIME_REFUSALS = {
         "the ExecuTorch lowering of a language model (torch.export with a static KV cache, then XNNPACK) is not "
         "built yet; run it on torch"
     ),
+    "litert": (
+        "litert-torch converts a model of one input tensor here; a language model's generation needs its KV cache "
+        "as model inputs and outputs (litert-torch's generative API), which is not built yet; run it on torch"
+    ),
 }
 
 

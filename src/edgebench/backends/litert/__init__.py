@@ -34,7 +34,17 @@ LITERT = Backend(
     session="edgebench.backends.litert.session:open_session",
     tasks="edgebench.backends.torch.tasks:task_session",
     device_check="edgebench.backends.litert:missing_package",
+    model_check="edgebench.backends.litert:model_refusal",
 )
+
+
+def model_refusal(model: str, mode: str) -> str | None:
+    """Why this backend cannot convert ``model``, before anything starts: a language model
+    (:data:`edgebench.workloads.lm.RUNTIME_REFUSALS`), as for ONNX Runtime."""
+    from edgebench.workloads import get_workload
+    from edgebench.workloads.lm import runtime_refusal
+
+    return runtime_refusal(get_workload(model), "litert")
 
 
 def missing_package(device: str = "cpu") -> str | None:
