@@ -72,7 +72,7 @@ def sampler_script() -> str:
 
 
 #: Sensors the device-side samplers read beside a local trial's: the scheduler's counters of the workload's threads
-#: (an edgebench worker reads its own at its window's edges; a command's are sampled at every tick).
+#: (an edgebench worker reads its own at its window's edges; a command's are sampled every 50 ms).
 SH_EXTRA = ("sched",)
 
 
