@@ -14,7 +14,9 @@ from edgebench.workflows.frameworks import FrameworksRequest
 
 @plan_command()
 def frameworks(
-    models: Annotated[str, typer.Option(help="Models, comma-separated.")] = ",".join(FrameworksRequest.models),
+    models: Annotated[str, typer.Option("--models", "-m", help="Models, comma-separated.")] = ",".join(
+        FrameworksRequest.models
+    ),
     mode: Annotated[
         str, typer.Option(help="infer (forward passes) or train (training steps).")
     ] = FrameworksRequest.mode,
