@@ -44,7 +44,7 @@ def held_out_text(lm: LanguageModel) -> str | None:
         f"{lm.setup.text.unigram_bits_per_byte:.3f}, uniform {lm.setup.text.uniform_bits_per_byte:.3f}"
     )
     if lm.verdict is not None:
-        line += "; perplexity falls" if lm.verdict.falls else "; [yellow]perplexity does not fall[/yellow]"
+        line += "; perplexity falls" if lm.verdict.falls else "; perplexity does not fall"
     return line
 
 
@@ -65,7 +65,7 @@ def time_to_target_text(lm: LanguageModel) -> str | None:
         return None
     target = f"{t.target_bits_per_byte:.3f} bits/byte (perplexity {t.target_perplexity:.1f})"
     if not t.reached:
-        return f"[red]{target} not reached[/red]"
+        return f"{target} not reached"
     energy = f", {t.energy_j:.2f} J" if t.energy_j is not None else ""
     return f"{target} in {t.time_s:.2f} s, {t.steps} steps, {t.tokens:,} tokens{energy} (evaluations included)"
 
@@ -82,13 +82,12 @@ def generation_text(g: Generation) -> str:
 
 
 def lm_rows(r: TrialResult) -> list[tuple[str, str]]:
-    """``(label, text)`` rows of a language-model trial's summary (none for other models); markup is rich's."""
+    """``(label, text)`` rows of a language-model trial's summary (none for other models): the labels may hold Rich
+    markup, the texts are plain (the table escapes them, :func:`edgebench.markup.rich_text`)."""
     lm = r.language_model
     if lm is None:
         return []
-    from rich.markup import escape
-
-    rows = [("language model", escape(setup_text(lm))), ("tokens/s", throughput_text(lm, r.trial.mode))]
+    rows = [("language model", setup_text(lm)), ("tokens/s", throughput_text(lm, r.trial.mode))]
     for label, text in (
         ("pretraining", pretraining_text(lm)),
         ("held-out loss", held_out_text(lm)),
@@ -97,12 +96,12 @@ def lm_rows(r: TrialResult) -> list[tuple[str, str]]:
         if text is not None:
             rows.append((label, text))
     if lm.verdict is not None:
-        rows.append(("perplexity verdict", escape(lm.verdict.why)))
+        rows.append(("perplexity verdict", lm.verdict.why))
     if lm.generation:
         rows.append(("generation (batch 1)", "\n".join(generation_text(g) for g in lm.generation)))
     if lm.generation_memory is not None:
         from edgebench.report.memory import category_text
 
-        rows.append(("memory by category (generate)", escape(category_text(lm.generation_memory))))
-    rows += [("[yellow]language model note[/yellow]", escape(n)) for n in lm.notes or ()]
+        rows.append(("memory by category (generate)", category_text(lm.generation_memory)))
+    rows += [("[yellow]language model note[/yellow]", n) for n in lm.notes or ()]
     return rows

@@ -132,8 +132,9 @@ def best_per_model(
     label = label or (lambda r: configuration_key(r.trial))
     score = _score(objective)
     picks: dict[str, BestPick] = {}
-    what = "energy per sample" if objective == "energy-first" else "time per sample"  # per token for an LM
     for model, rs in by_model(results).items():
+        unit = "token" if any(r.language_model is not None and r.language_model.tokens_per_s for r in rs) else "sample"
+        what = f"energy per {unit}" if objective == "energy-first" else f"time per {unit}"
         usable, disturbed = split_disturbed([r for r in rs if r.ok and score(r) is not None])
         configurations = by_configuration(usable)
         if not configurations:
