@@ -37,7 +37,10 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
     # periodicity and per-core differences, unless other processes kept every core busy throughout (then said so)
     for oid in ("O2", "O4"):
         v = verdicts[oid]
-        assert v["outcome"] in DECIDED or "busy throughout every trial" in v["reason"], v
+        # or, on a loaded machine (the suite's other worker), no undisturbed trial whose ticks resolved its cores
+        assert v["outcome"] in DECIDED or any(
+            why in v["reason"] for why in ("busy throughout every trial", "no trial measured two or more cores")
+        ), v
     # no GPU and no power sensor here: those are "cannot be checked", never decided from the utilization estimate
     for oid, word in (("O1", "GPU"), ("O3", "GPU"), ("O5", "GPU"), ("O6", "rails"), ("O7", "power"), ("O8", "power")):
         assert verdicts[oid]["outcome"] == "cannot be checked here" and word in verdicts[oid]["reason"]

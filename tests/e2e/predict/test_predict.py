@@ -29,10 +29,19 @@ def test_real_traced_trials_of_this_machine(tmp_path, capsys):
                               capture_output=True, text=True, timeout=300)  # fmt: skip
         assert done.returncode == 0, done.stderr
     capsys.readouterr()
-    assert main(["predict", "--model", "lenet", "--batch-size", "8", "--store", store]) == 0
-    out = capsys.readouterr().out
-    assert "lenet batch 8 train, 1 thread(s): predicted step" in out
-    assert "learned from 3 traced trials: lenet@2, lenet@4, mnist_mlp@2" in out
+    code = main(["predict", "--model", "lenet", "--batch-size", "8", "--store", store])
+    said = capsys.readouterr()
+    # a trial the loaded suite disturbed (the other worker beside it) is passed over, and said so; with all three
+    # disturbed, predict refuses in one line rather than learn the neighbours' load
+    passed_over = said.err.count("left out: disturbed")
+    if passed_over == 3:
+        assert code == 2 and "no finished train trials" in said.err, said.err
+        return
+    assert code == 0, said.err
+    assert "lenet batch 8 train, 1 thread(s): predicted step" in said.out
+    assert f"learned from {3 - passed_over} traced trials" in said.out, (said.out, said.err)
+    if not passed_over:
+        assert "learned from 3 traced trials: lenet@2, lenet@4, mnist_mlp@2" in said.out
     assert "warning: extrapolation: batch size 8 outside the stored 2-4" in out
     assert "untraced step: not calibrated (no untraced trial of a traced configuration is stored" in out
     assert main(["predict", "--model", "lenet", "--batch-size", "8", "--store", store, "--json"]) == 0
