@@ -59,17 +59,10 @@ def torch_task(trial: Trial) -> tuple[Any, int, Any]:
 
     torch.set_num_threads(1)
     workload = get_workload(trial.model)
-    preset = workload.preset(trial.preset) if trial.preset else None
-    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
-    task = workload.session(
-        trial.batch_size,
-        input_shape=trial.input_shape or (preset.input_shape if preset else None),
-        num_classes=num_classes,
-        seed=trial.seed,
-        data=trial.data,
-        backend="torch",
-    )
-    return workload, getattr(task, "num_classes", None) or num_classes, task
+    from edgebench.backends.torch.tasks import trial_task
+
+    num_classes, task = trial_task(trial, workload)
+    return workload, num_classes, task
 
 
 def module_tree(model: Any) -> dict[str, list[Any]]:

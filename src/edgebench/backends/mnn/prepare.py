@@ -67,17 +67,10 @@ def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
     reason = unsupported(workload, trial.mode)
     if reason:
         raise ValueError(reason)
-    preset = workload.preset(trial.preset) if trial.preset else None
-    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
-    task = workload.session(
-        trial.batch_size,
-        input_shape=trial.input_shape or (preset.input_shape if preset else None),
-        num_classes=num_classes,
-        seed=trial.seed,
-        data=trial.data,
-        backend="torch",
-    )
-    return workload, getattr(task, "num_classes", None) or num_classes, task
+    from edgebench.backends.torch.tasks import trial_task
+
+    num_classes, task = trial_task(trial, workload)
+    return workload, num_classes, task
 
 
 def steps_drawn(trial: Trial) -> int | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from edgebench.registry import Registry
 
@@ -47,3 +47,20 @@ def task_session(
     task = TASKS.load(workload.task)(workload)
     task.check_data(data)
     return task.session(SessionInputs(batch_size, input_shape, num_classes, device, seed, data, lm))
+
+
+def trial_task(trial: Any, workload: Workload) -> tuple[int | None, Any]:
+    """``workload``'s torch task at ``trial``'s settings (batch, input, classes, seed, data; its preset's where the
+    trial leaves them open) and the classes it has: the reference model a backend that converts from torch (MNN,
+    ExecuTorch) builds and checks against, the same one the torch trial would train."""
+    preset = workload.preset(trial.preset) if trial.preset else None
+    num_classes = trial.num_classes or (preset.num_classes if preset else None) or workload.num_classes
+    task = workload.session(
+        trial.batch_size,
+        input_shape=trial.input_shape or (preset.input_shape if preset else None),
+        num_classes=num_classes,
+        seed=trial.seed,
+        data=trial.data,
+        backend="torch",
+    )
+    return getattr(task, "num_classes", None) or num_classes, task
