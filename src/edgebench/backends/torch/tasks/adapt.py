@@ -9,10 +9,12 @@ base is ``int8`` weights under fp32 adapters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
+from edgebench.records.lm import LMSetup
 from edgebench.workloads.lm import LMSettings
 from edgebench.zoo.int8_weights import freeze_weights, inner_tensors
 from edgebench.zoo.lora import add_lora, add_peft_lora, unwrap
@@ -68,3 +70,23 @@ def weight_counts(model: nn.Module) -> tuple[int, int]:
 
 def trainable_parameters(model: nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
+
+
+def setup_of(adapted: Adapted, settings: LMSettings, **fields: Any) -> LMSetup:
+    """The record of what was done to the model (the fine-tune, LoRA where it was added, checkpointing, the frozen
+    weights' type, what trains and what does not), with the task's own ``fields`` (tokens per step, tokenizer...)."""
+    lora = adapted.lora_layers is not None and adapted.lora_layers > 0
+    trainable, frozen = weight_counts(adapted.model)
+    return LMSetup(
+        finetune=settings.describe() if settings.mode == "train" else f"inference ({settings.frozen_weights})",
+        lora_rank=settings.lora_rank if lora else None,
+        lora_alpha=settings.lora_alpha if lora else None,
+        lora_targets=list(settings.lora_targets) if lora else None,
+        lora_impl=settings.lora_impl if lora else None,
+        lora_layers=adapted.lora_layers,
+        checkpointing=settings.checkpointing,
+        frozen_weights=settings.frozen_weights,
+        trainable_params=trainable,
+        frozen_params=frozen,
+        **fields,
+    )

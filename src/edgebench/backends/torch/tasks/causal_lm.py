@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from edgebench.backends.torch.data.synthetic import token_batch
-from edgebench.backends.torch.tasks.adapt import adapt, trainable_parameters, weight_counts
+from edgebench.backends.torch.tasks.adapt import adapt, setup_of, trainable_parameters
 from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 from edgebench.data.text import BYTE_VOCAB, UNIFORM_BITS_PER_BYTE, ByteText, byte_text
 from edgebench.records.lm import LMSetup, LMText, Pretraining
@@ -186,18 +186,9 @@ class CausalLMTask(Task):
         if text is not None and settings.pretrain_steps:
             pretraining = pretrain(model, self.workload, inputs, text, settings.pretrain_steps)
         adapted = adapt(model, settings)
-        trainable, frozen = weight_counts(adapted.model)
-        setup = LMSetup(
-            finetune=settings.describe() if settings.mode == "train" else f"inference ({settings.frozen_weights})",
-            lora_rank=settings.lora_rank if adapted.lora_layers else None,
-            lora_alpha=settings.lora_alpha if adapted.lora_layers else None,
-            lora_targets=list(settings.lora_targets) if adapted.lora_layers else None,
-            lora_impl=settings.lora_impl if adapted.lora_layers else None,
-            lora_layers=adapted.lora_layers,
-            checkpointing=settings.checkpointing,
-            frozen_weights=settings.frozen_weights,
-            trainable_params=trainable,
-            frozen_params=frozen,
+        setup = setup_of(
+            adapted,
+            settings,
             tokens_per_step=inputs.batch_size * inputs.input_shape[0],
             tokenizer=f"bytes ({BYTE_VOCAB})" if text is not None else f"synthetic ids ({inputs.num_classes})",
             shape_only=self.workload.shape_only,

@@ -16,7 +16,7 @@ from torch import nn
 
 from edgebench.backends.torch.data.batches import EpochSampler
 from edgebench.backends.torch.data.synthetic import token_batch
-from edgebench.backends.torch.tasks.adapt import adapt, trainable_parameters, weight_counts
+from edgebench.backends.torch.tasks.adapt import adapt, setup_of, trainable_parameters
 from edgebench.backends.torch.tasks.base import SessionInputs, Task, make_optimizer
 from edgebench.data.text import BYTE_VOCAB, PAD, SpeechData
 from edgebench.records.lm import LMSetup
@@ -89,18 +89,9 @@ class TextClassificationTask(Task):
             inputs = replace(inputs, num_classes=data.num_classes)
         model = self.build(inputs)
         adapted = adapt(model, settings)
-        trainable, frozen = weight_counts(adapted.model)
-        setup = LMSetup(
-            finetune=settings.describe() if settings.mode == "train" else f"inference ({settings.frozen_weights})",
-            lora_rank=settings.lora_rank if adapted.lora_layers else None,
-            lora_alpha=settings.lora_alpha if adapted.lora_layers else None,
-            lora_targets=list(settings.lora_targets) if adapted.lora_layers else None,
-            lora_impl=settings.lora_impl if adapted.lora_layers else None,
-            lora_layers=adapted.lora_layers,
-            checkpointing=settings.checkpointing,
-            frozen_weights=settings.frozen_weights,
-            trainable_params=trainable,
-            frozen_params=frozen,
+        setup = setup_of(
+            adapted,
+            settings,
             tokens_per_step=inputs.batch_size * length,
             tokenizer=f"bytes ({BYTE_VOCAB})",
         )
