@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.cli_server import Server
 from tests.paths import FIXTURES
 
 # The property-based tests (the parsers fed hostile input, issue 39): no example database (nothing written into the
@@ -103,9 +104,22 @@ def model_counts_cache(pytestconfig) -> Path:
     return derived_folder(pytestconfig) / "model-counts.json"
 
 
+_SERVER: list[Server] = []
+
+
+def cli_server() -> Server:
+    """This pytest process's fork server of the command (tests/cli_server.py), started at its first use."""
+    if not _SERVER:
+        _SERVER.append(Server())
+    return _SERVER[0]
+
+
 class Edgebench:
-    """The real ``edgebench`` entry point in a subprocess, with a store, a model-count cache and a terminal width of its
-    own: the one harness every end-to-end test runs the command through (the ``cli`` and ``cli_factory`` fixtures).
+    """The real ``edgebench`` entry point in a process of its own, with a store, a model-count cache and a terminal
+    width of its own: the one harness every end-to-end test runs the command through (the ``cli`` and ``cli_factory``
+    fixtures).  A call runs as ``python -m edgebench`` forked from the suite's command server (tests/cli_server.py:
+    the same process but for the interpreter's start), or as a real subprocess where that start would differ;
+    :meth:`start` always starts a real one.
 
     ``env`` adds variables to a call (a value of None removes one); ``store=`` points one call at another store.
     """
@@ -142,11 +156,15 @@ class Edgebench:
         store: Path | None = None,
         input: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        environment = self.environment(env, store)
+        if cli_server().forkable(environment):
+            folder = str(cwd or self.cwd or os.getcwd())
+            return cli_server().run(list(args), environment, folder, input, timeout)
         return subprocess.run(
             self.command(*args),
             capture_output=True,
             text=True,
-            env=self.environment(env, store),
+            env=environment,
             timeout=timeout,
             cwd=cwd or self.cwd,
             input=input,
