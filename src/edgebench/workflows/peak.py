@@ -120,7 +120,8 @@ def device_peak(request: PeakRequest, *, notify: Notify = quiet) -> dict[str, An
         stored = db.device_peak(key)
         figure = None if request.refresh else stored
         if figure is None or figure.get("busy"):
-            notify(f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads ...")
+            again = f" again: the stored one was measured on a busy device ({figure['busy']})" if figure else ""
+            notify(f"measuring GEMM and copy peaks on cpu {format_cpu_list(chosen)}, {n_threads} threads{again} ...")
             try:
                 fresh = {**measure(tuple(chosen), n_threads).to_dict(), "key": key}
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:

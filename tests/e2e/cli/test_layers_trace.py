@@ -169,6 +169,10 @@ def test_peak_is_measured_once_and_reused(cli):
     assert first.returncode == 0, first.stderr
     figure = json.loads(first.stdout)
     assert figure["gemm_gflops"] > 0 and figure["copy_gbps"] > 0 and "cpu 0|1 threads" in figure["key"]
-    again = json.loads(cli("peak", "--cores", "0x1", "--threads", "1", "--json").stdout)
-    assert again["measured_at"] == figure["measured_at"]  # stored, not re-measured
+    proc = cli("peak", "--cores", "0x1", "--threads", "1", "--json")
+    again = json.loads(proc.stdout)
+    if figure.get("busy"):  # measured beside the suite's other worker: a busy figure is measured again, saying why
+        assert "again: the stored one was measured on a busy device" in proc.stderr, proc.stderr
+    else:
+        assert again["measured_at"] == figure["measured_at"]  # stored, not re-measured
     assert cli("peak", "--cores", "0x100").returncode == 2

@@ -39,7 +39,12 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
         v = verdicts[oid]
         # or, on a loaded machine (the suite's other worker), no undisturbed trial whose ticks resolved its cores
         assert v["outcome"] in DECIDED or any(
-            why in v["reason"] for why in ("busy throughout every trial", "no trial measured two or more cores")
+            why in v["reason"]
+            for why in (
+                "busy throughout every trial",
+                "no trial measured two or more cores",
+                "no trial's utilization could be correlated at its step period: ",  # then why, from the trials
+            )
         ), v
     # no GPU and no power sensor here: those are "cannot be checked", never decided from the utilization estimate
     for oid, word in (("O1", "GPU"), ("O3", "GPU"), ("O5", "GPU"), ("O6", "rails"), ("O7", "power"), ("O8", "power")):

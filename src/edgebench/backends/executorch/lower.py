@@ -105,6 +105,26 @@ def cached(key_fields: dict[str, Any], stem: str, build: Callable[[Path], Lowere
     return lowered
 
 
+def cached_accuracy(lowered: Lowered, inputs: list[bytes], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The accuracy record of the cached program ``lowered`` on ``inputs`` (the compared inputs, their labels and
+    batch, as bytes), from a sidecar of the program, else ``compute()`` writes it there.
+
+    Why: the record is the program's outputs against the fp32 PyTorch model's (same seed, same code: both in the
+    program's key) on the same inputs, so it is the same at every trial of that program, and taking it again cost
+    more than the trial (256 inputs through the portable kernels' fp16 LeNet take seconds)."""
+    digest = hashlib.sha256(b"\0".join(inputs)).hexdigest()[:12]
+    program = Path(lowered.path)
+    path = program.with_name(f"{program.stem}-accuracy-{digest}.json")
+    if path.exists():
+        try:
+            return json.loads(path.read_text())
+        except ValueError:
+            pass  # an unreadable sidecar: compare again
+    record = compute()
+    write_text_replacing(path, json.dumps(record))
+    return record
+
+
 def _write(et: Any, path: Path) -> None:
     tmp = path.with_suffix(".pte.tmp")
     with open(tmp, "wb") as handle:

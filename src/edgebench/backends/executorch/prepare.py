@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.executorch import KERNELS
-from edgebench.backends.executorch.lower import Lowered, cached, lower_inference, lower_training
+from edgebench.backends.executorch.lower import Lowered, cached, cached_accuracy, lower_inference, lower_training
 from edgebench.records.trial import Trial
 
 
@@ -103,7 +103,11 @@ def inference_program(trial: Trial, task: Any, shape: list[int], classes: int, k
                                calibration=batch_list)  # fmt: skip
 
     lowered = cached(key, _stem(trial, shape, f"infer-{kernels}-{precision}"), build)
-    record = accuracy_record(lowered, task.model, calib, trial.batch_size) if calib is not None else None
+    if calib is None:
+        return lowered, None
+    labels = b"" if calib.labels is None else calib.labels.tobytes()
+    inputs = [calib.compare.tobytes(), labels, str(trial.batch_size).encode()]
+    record = cached_accuracy(lowered, inputs, lambda: accuracy_record(lowered, task.model, calib, trial.batch_size))
     return lowered, record
 
 
