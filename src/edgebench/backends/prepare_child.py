@@ -6,11 +6,19 @@ backend whose runtime needs no torch (ONNX Runtime, MNN) has its worker run ``py
 through :func:`run_in_child`; the module's ``main`` is :func:`child_main` with its own ``prepare(trial, work_dir)``,
 which writes its files into ``work_dir`` and returns a dataclass of JSON values (paths, shapes, records).  The
 worker reads that document back and loads the files with numpy and its own runtime only.
+
+What a preparation made is kept in the derived-files cache (:func:`cached_preparation`), keyed by everything that
+decides it: a sweep over cores, threads or frequencies (the MNN suite's), a trial's repeats and a second trial of
+the same model prepare once, and skip the child (its torch import, the export, the conversion) after that.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -27,6 +35,91 @@ def run_in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[s
     A failure is raised here as one line: ``preparing {what} failed: `` and the child's last stderr line.
     """
     work_dir.mkdir(parents=True, exist_ok=True)
+    key = preparation_key(module, trial)
+    if key is not None:
+        return cached_preparation(key, work_dir, lambda: _in_child(module, trial, work_dir, what))
+    return _in_child(module, trial, work_dir, what)
+
+
+#: Trial fields that place, time or watch a trial but do not change what its preparation makes.
+PLACEMENT_FIELDS = frozenset({"threads", "cores", "cores_mask", "freq_khz", "sample_interval_ms", "timeout_s",
+                              "idle_s", "estimate_energy", "counters", "sampler", "repeats",
+                              "memory_budget_bytes"})  # fmt: skip
+#: The packages a preparation's files depend on (a version not installed is left out of the key).
+PREPARING_PACKAGES = ("torch", "onnx", "onnxruntime", "MNN", "executorch", "ai-edge-litert", "litert-torch")
+
+
+def preparation_key(module: str, trial: Trial) -> str | None:
+    """The cache key of ``module``'s preparation of ``trial``; None where it cannot be cached: a model or data of the
+    user's (their code or file may change under the same name)."""
+    from edgebench.registry import DATASETS
+
+    if trial.model_file is not None or ":" in trial.model or "/" in trial.model:
+        return None
+    if trial.data is not None and trial.data not in DATASETS:
+        return None
+    from edgebench.graph import cache
+
+    digest = hashlib.sha256(module.encode())
+    fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in PLACEMENT_FIELDS}
+    digest.update(json.dumps(fields, sort_keys=True).encode())
+    backends = Path(__file__).resolve().parent
+    for path in sorted(backends.rglob("*.py")):
+        digest.update(str(path.relative_to(backends)).encode() + b"\0" + path.read_bytes())
+    digest.update(cache.fingerprint().encode())
+    for package in PREPARING_PACKAGES:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            digest.update(f"{package}=={importlib.metadata.version(package)}".encode())
+    return f"{module.rsplit('.', 2)[-2]}-{trial.model}-{digest.hexdigest()[:20]}"
+
+
+def cached_preparation(key: str, work_dir: Path, prepare: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The document and files of the preparation ``key``: copied from the cache into ``work_dir``, else made there by
+    ``prepare()`` and copied into the cache (paths inside ``work_dir`` kept relative to it).
+
+    The entry's document is sealed (:func:`edgebench.host.files.write_sealed`) with the key and each file's SHA-256,
+    so a torn, stale or edited entry is prepared again, never used."""
+    from edgebench.graph import cache
+    from edgebench.host.files import file_sha256, read_sealed, write_sealed
+
+    entry = cache.cache_dir("prepared") / key
+    seal = entry / "prepared.json"
+    stored = read_sealed(seal, key)
+    if stored is not None:
+        try:
+            files = {name: entry / name for name in stored["files"] if Path(name).name == name}
+            intact = all(file_sha256(path) == stored["files"][name] for name, path in files.items())
+            if intact and len(files) == len(stored["files"]):
+                for name, path in files.items():
+                    shutil.copy2(path, work_dir / name)
+                return _located(stored["doc"], str(work_dir))
+        except (OSError, KeyError, TypeError, AttributeError):
+            pass  # a damaged entry: prepare again
+    doc = prepare()
+    made = [p for p in work_dir.iterdir() if p.is_file() and p.name not in ("trial.json", "prepared.json")]
+    entry.mkdir(parents=True, exist_ok=True)
+    for path in made:
+        shutil.copy2(path, entry / path.name)
+    files = {path.name: file_sha256(entry / path.name) for path in made}
+    write_sealed(seal, {"doc": _located(doc, str(work_dir), relative=True), "files": files}, key)
+    return doc
+
+
+def _located(value: Any, folder: str, relative: bool = False) -> Any:
+    """``value`` with every path inside ``folder`` made relative to it (``relative``) or put back under it."""
+    if isinstance(value, dict):
+        return {k: _located(v, folder, relative) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_located(v, folder, relative) for v in value]
+    if isinstance(value, str):
+        if relative and value.startswith(folder + "/"):
+            return "@/" + value[len(folder) + 1 :]
+        if not relative and value.startswith("@/"):
+            return f"{folder}/{value[2:]}"
+    return value
+
+
+def _in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[str, Any]:
     spec, out = work_dir / "trial.json", work_dir / "prepared.json"
     spec.write_text(trial.model_dump_json())
     proc = subprocess.run(
