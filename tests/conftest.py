@@ -33,32 +33,28 @@ settings.load_profile("edgebench")
 
 def pytest_configure(config: pytest.Config) -> None:
     """What Hypothesis keeps (the constants it gathers from the code under test) goes to pytest's cache folder
-    beside the suite's derived files, not to ``.hypothesis/`` in the checkout; so does the checkout's bytecode."""
+    beside the suite's derived files, not to ``.hypothesis/`` in the checkout."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     set_hypothesis_home_dir(config.cache.mkdir("hypothesis"))
     if not hasattr(config, "workerinput"):  # the controller, before it starts the xdist workers
-        compile_checkout(config.cache.mkdir("pycache"))
+        compile_checkout()
 
 
-def compile_checkout(prefix: Path) -> None:
-    """Compile ``src/`` and ``tests/`` once into ``prefix`` and point every process of the suite at it
-    (``PYTHONPYCACHEPREFIX``, inherited by the workers and every command they start).
+def compile_checkout() -> None:
+    """Compile ``src/`` and ``tests/`` once, into their ``__pycache__`` folders (git ignores them), before the
+    workers start.
 
-    Why: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's image sets it), a fresh clone has no bytecode and
-    no process writes any, so each of the suite's thousand processes compiled every edgebench module it imported
-    (0.2 s of the command's and a worker's start here).  Compiling takes a second; nothing is written into the
-    checkout, and a changed source is compiled again (its timestamp no longer matches)."""
+    Why: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's image sets it), a fresh clone has no bytecode and no
+    process writes any, so each of the suite's thousand processes compiled every edgebench module it imported (0.2 s
+    of a command's or a worker's start here).  Compiling takes a second, and a changed source is compiled again.
+    (Not ``PYTHONPYCACHEPREFIX``: every process would then look for all its bytecode there, the installed packages'
+    too, and compile torch at each import.)"""
     import compileall
 
-    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
-    previous, sys.pycache_prefix = sys.pycache_prefix, str(prefix)
-    try:
-        root = Path(__file__).resolve().parent.parent
-        for folder in ("src", "tests"):
-            compileall.compile_dir(root / folder, quiet=1)
-    finally:
-        sys.pycache_prefix = previous
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("src", "tests"):
+        compileall.compile_dir(root / folder, quiet=1)
 
 
 # OpenMP threads that wait for work sleep instead of spinning, in this process and every one the suite starts (the
