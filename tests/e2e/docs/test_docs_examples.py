@@ -23,7 +23,7 @@ elsewhere whose Python block calls the workflows must be listed there (:func:`te
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
 a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
 (deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
-its 82 commands take about 3.5 CPU-minutes (docs/developer/testing.md has the figures).
+its 103 commands take about seven CPU-minutes here (docs/developer/testing.md has the figures).
 """
 
 from __future__ import annotations
