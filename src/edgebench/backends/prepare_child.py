@@ -45,6 +45,10 @@ def run_in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[s
 PLACEMENT_FIELDS = frozenset({"threads", "cores", "cores_mask", "freq_khz", "sample_interval_ms", "timeout_s",
                               "idle_s", "estimate_energy", "counters", "sampler", "repeats",
                               "memory_budget_bytes"})  # fmt: skip
+#: How long a trial runs: an inference trial's preparation (its model file and one batch) is the same for any of
+#: them; a training trial's is not (the data sampler's epoch orders cover the steps it may draw).
+DURATION_FIELDS = frozenset({"steps", "warmup", "min_time_s", "max_time_s", "target_ci_pct", "max_steps",
+                             "until_accuracy", "eval_every", "infer_steps"})  # fmt: skip
 #: The packages a preparation's files depend on (a version not installed is left out of the key).
 PREPARING_PACKAGES = ("torch", "onnx", "onnxruntime", "MNN", "executorch", "ai-edge-litert", "litert-torch")
 
@@ -61,7 +65,8 @@ def preparation_key(module: str, trial: Trial) -> str | None:
     from edgebench.graph import cache
 
     digest = hashlib.sha256(module.encode())
-    fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in PLACEMENT_FIELDS}
+    left_out = PLACEMENT_FIELDS | (DURATION_FIELDS if trial.mode == "infer" else frozenset())
+    fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in left_out}
     digest.update(json.dumps(fields, sort_keys=True).encode())
     backends = Path(__file__).resolve().parent
     for path in sorted(backends.rglob("*.py")):

@@ -21,6 +21,11 @@ def test_placement_does_not_change_the_key_and_what_is_made_does():
     for made in ({"batch_size": 8}, {"seed": 1}, {"mode": "infer"}, {"steps": 7}, {"data": "mnist"}):
         assert preparation_key(MODULE, trial(**made)) != base, made
     assert preparation_key("edgebench.backends.onnxruntime.prepare", trial()) != base
+    # how long an inference trial runs does not change its model and batch; a training trial's epoch orders it does
+    infer = preparation_key(MODULE, trial(mode="infer"))
+    assert preparation_key(MODULE, trial(mode="infer", steps=50, warmup=9)) == infer
+    assert preparation_key(MODULE, trial(mode="infer", batch_size=4)) != infer
+    assert preparation_key(MODULE, trial(steps=50)) != base
 
 
 def test_a_users_model_or_text_is_never_cached(tmp_path):
