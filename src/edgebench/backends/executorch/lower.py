@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.graph import cache
-from edgebench.host.files import write_text_replacing
+from edgebench.host.files import file_sha256, read_sealed, write_sealed, write_text_replacing
 
 #: The ops decomposed in a training program before lowering (see the module's docstring), by their aten names.
 TRAINING_DECOMPOSITIONS = ("max_pool2d_with_indices_backward", "_native_batch_norm_legit_functional")
@@ -115,13 +115,11 @@ def cached_accuracy(lowered: Lowered, inputs: list[bytes], compute: Callable[[],
     digest = hashlib.sha256(b"\0".join(inputs)).hexdigest()[:12]
     program = Path(lowered.path)
     path = program.with_name(f"{program.stem}-accuracy-{digest}.json")
-    if path.exists():
-        try:
-            return json.loads(path.read_text())
-        except ValueError:
-            pass  # an unreadable sidecar: compare again
-    record = compute()
-    write_text_replacing(path, json.dumps(record))
+    derived_from = f"{program.name} {file_sha256(program)} {digest}"  # sealed: a torn or edited record is taken again
+    record = read_sealed(path, derived_from)
+    if record is None:
+        record = compute()
+        write_sealed(path, record, derived_from)
     return record
 
 
