@@ -21,6 +21,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -102,11 +103,22 @@ def cached_preparation(key: str, work_dir: Path, prepare: Callable[[], dict[str,
             pass  # a damaged entry: prepare again
     doc = prepare()
     made = [p for p in work_dir.iterdir() if p.is_file() and p.name not in ("trial.json", "prepared.json")]
-    entry.mkdir(parents=True, exist_ok=True)
-    for path in made:
-        shutil.copy2(path, entry / path.name)
-    files = {path.name: file_sha256(entry / path.name) for path in made}
-    write_sealed(seal, {"doc": _located(doc, str(work_dir), relative=True), "files": files}, key)
+    # the entry is made beside its name and renamed into place whole: a reader copying an entry never sees another
+    # preparation of the same key (a parallel trial's) write over it
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=entry.parent))
+    try:
+        for path in made:
+            shutil.copy2(path, building / path.name)
+        files = {path.name: file_sha256(building / path.name) for path in made}
+        write_sealed(building / seal.name, {"doc": _located(doc, str(work_dir), relative=True), "files": files}, key)
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)  # a damaged entry (a valid one was read above)
+        building.rename(entry)
+    except OSError:
+        pass  # another preparation of the key put its entry in place first (or the cache is not writable)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
     return doc
 
 
