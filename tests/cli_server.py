@@ -34,6 +34,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tests.paths import ROOT
+
 #: What the commands import before they do anything, so the children inherit it: the command line, every workflow
 #: (``edgebench.workflows.*``, imported by :func:`preload`) and the libraries a trial's parent process reads with.
 #: Not torch, MNN, ONNX Runtime, LiteRT, Ray or matplotlib: commands that must not import them are tested for that,
@@ -125,31 +127,39 @@ def preload() -> None:
 
 
 def serve(path: str) -> None:
+    """Fork a child per request and answer its exit code when it ends: each running child's pidfd sits in the
+    selector beside the listener, so the server sleeps until either has something (and looks at its parent every
+    second: the pytest worker gone, so is its server)."""
     preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
     parent = os.getppid()
-    waiting: dict[int, socket.socket] = {}
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
-    while os.getppid() == parent:  # the pytest worker is gone: so is its server
-        for _key, _events in selector.select(timeout=0.02):
-            conn, _ = listener.accept()
-            with conn.makefile("r") as lines:
-                request = json.loads(lines.readline())
-            pid = os.fork()
-            if pid == 0:
-                selector.close()
-                listener.close()
-                conn.close()
-                _child(request)
-            conn.sendall(f"{pid}\n".encode())
-            waiting[pid] = conn
-        for pid in list(waiting):
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                conn = waiting.pop(pid)
+    while os.getppid() == parent:
+        for key, _events in selector.select(timeout=1.0):
+            if key.fileobj is listener:
+                conn, _ = listener.accept()
+                with conn.makefile("r") as lines:
+                    request = json.loads(lines.readline())
+                pid = os.fork()
+                if pid == 0:
+                    for fileobj in [k.fileobj for k in selector.get_map().values()]:
+                        if isinstance(fileobj, socket.socket):
+                            fileobj.close()
+                        else:
+                            os.close(fileobj)  # another child's pidfd
+                    selector.close()
+                    conn.close()
+                    _child(request)
+                conn.sendall(f"{pid}\n".encode())
+                selector.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, conn))
+            else:  # a child ended
+                pid, conn = key.data
+                selector.unregister(key.fileobj)
+                os.close(key.fileobj)
+                _, status = os.waitpid(pid, 0)
                 with contextlib.suppress(OSError):
                     conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
                 conn.close()
@@ -174,10 +184,9 @@ class Server:
             if self._proc is None or self._proc.poll() is not None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.path)
-                root = Path(__file__).resolve().parent.parent
                 self._proc = subprocess.Popen(
                     [sys.executable, "-m", "tests.cli_server", self.path],
-                    cwd=root,
+                    cwd=ROOT,
                     stdin=subprocess.DEVNULL,
                     env={**{k: v for k, v in os.environ.items() if not k.startswith(STARTUP_PREFIXES)}, **self.startup},
                 )

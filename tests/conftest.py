@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.cli_server import Server
-from tests.paths import FIXTURES
+from tests.paths import FIXTURES, SRC, TESTS
 
 # The property-based tests (the parsers fed hostile input, issue 39): no example database (nothing written into the
 # checkout), no deadline (a loaded 2-core machine makes one example take seconds now and then, which is not a bug),
@@ -52,9 +53,8 @@ def compile_checkout() -> None:
     too, and compile torch at each import.)"""
     import compileall
 
-    root = Path(__file__).resolve().parent.parent
-    for folder in ("src", "tests"):
-        compileall.compile_dir(root / folder, quiet=1)
+    for folder in (SRC, TESTS):
+        compileall.compile_dir(folder, quiet=1)
 
 
 # OpenMP threads that wait for work sleep instead of spinning, in this process and every one the suite starts (the
@@ -122,14 +122,10 @@ def model_counts_cache(pytestconfig) -> Path:
     return derived_folder(pytestconfig) / "model-counts.json"
 
 
-_SERVER: list[Server] = []
-
-
+@functools.cache
 def cli_server() -> Server:
     """This pytest process's fork server of the command (tests/cli_server.py), started at its first use."""
-    if not _SERVER:
-        _SERVER.append(Server())
-    return _SERVER[0]
+    return Server()
 
 
 class Edgebench:
