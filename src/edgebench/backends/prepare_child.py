@@ -50,6 +50,9 @@ PLACEMENT_FIELDS = frozenset({"threads", "cores", "cores_mask", "freq_khz", "sam
 #: them; a training trial's is not (the data sampler's epoch orders cover the steps it may draw).
 DURATION_FIELDS = frozenset({"steps", "warmup", "min_time_s", "max_time_s", "target_ci_pct", "max_steps",
                              "until_accuracy", "eval_every", "infer_steps"})  # fmt: skip
+#: The package's folders a preparation's files depend on: the models, their export and graph code, every backend's
+#: preparation, the workloads' presets and the datasets that make the batches.
+PREPARING_SOURCES = ("zoo", "graph", "backends", "workloads", "data")
 #: The packages a preparation's files depend on (a version not installed is left out of the key).
 PREPARING_PACKAGES = ("torch", "onnx", "onnxruntime", "MNN", "executorch", "ai-edge-litert", "litert-torch")
 
@@ -69,10 +72,7 @@ def preparation_key(module: str, trial: Trial) -> str | None:
     left_out = PLACEMENT_FIELDS | (DURATION_FIELDS if trial.mode == "infer" else frozenset())
     fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in left_out}
     digest.update(json.dumps(fields, sort_keys=True).encode())
-    backends = Path(__file__).resolve().parent
-    for path in sorted(backends.rglob("*.py")):
-        digest.update(str(path.relative_to(backends)).encode() + b"\0" + path.read_bytes())
-    digest.update(cache.fingerprint().encode())
+    digest.update(cache.fingerprint(PREPARING_SOURCES).encode())
     for package in PREPARING_PACKAGES:
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             digest.update(f"{package}=={importlib.metadata.version(package)}".encode())

@@ -42,10 +42,11 @@ def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
-def fingerprint() -> str:
-    """The sources of :data:`_SOURCES` and torch's version: a derived file is valid while this stays the same."""
+def fingerprint(sources: tuple[str, ...] = _SOURCES) -> str:
+    """The sources of ``sources`` (folders of the package; :data:`_SOURCES` by default) and torch's version: a
+    derived file is valid while this stays the same."""
     digest = hashlib.sha256()
-    for folder in _SOURCES:
+    for folder in sources:
         for path in sorted((_PACKAGE / folder).rglob("*.py")):
             digest.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
