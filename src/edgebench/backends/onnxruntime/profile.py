@@ -44,21 +44,16 @@ class ClockPair:
     perf_ns: int
 
     @classmethod
-    def now(cls, reads: int = 7) -> ClockPair:
-        """The pair of the tightest of ``reads`` readings of the system clock between two of the monotonic one.
+    def now(cls) -> ClockPair:
+        """The pair from the tightest of several brackets of a system-clock read between two monotonic ones
+        (:func:`edgebench.backends.torch.tracing.ops.realtime_offset_ns`, torch's op tracer's too): a process
+        preempted between two plain reads (a CFS time slice is 3-4 ms on a busy machine) paired them milliseconds
+        apart, and every ORT span was then shifted by that much against the step windows."""
+        from edgebench.backends.torch.tracing.ops import realtime_offset_ns  # no torch: the module imports none
 
-        Why: a process preempted between its two clock reads (a CFS time slice is 3-4 ms on a busy machine) pairs
-        them milliseconds apart, and every ORT span is then shifted by that much against the step windows; the
-        reading with the least time around it is the one no preemption split."""
-        best: tuple[int, int, int] | None = None
-        for _ in range(reads):
-            before = time.perf_counter_ns()
-            epoch = time.time_ns()
-            after = time.perf_counter_ns()
-            if best is None or after - before < best[0]:
-                best = (after - before, epoch, (before + after) // 2)
-        assert best is not None
-        return cls(best[1], best[2])
+        offset_ns, _ = realtime_offset_ns()
+        perf_ns = time.perf_counter_ns()
+        return cls(perf_ns + offset_ns, perf_ns)
 
     def to_perf(self, epoch_ns: int) -> int:
         return epoch_ns - self.epoch_ns + self.perf_ns
