@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from edgebench.records.trial import Trial
+from edgebench.records.trial import DEFAULT_MAX_STEPS, Trial
 
 
 def run_in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[str, Any]:
@@ -42,12 +42,13 @@ def run_in_child(module: str, trial: Trial, work_dir: Path, what: str) -> dict[s
     return _in_child(module, trial, work_dir, what)
 
 
-#: Trial fields that place, time or watch a trial but do not change what its preparation makes.
+#: Trial fields that place, time or watch a trial (its layer trace too: the runtime records it, from the same files)
+#: but do not change what its preparation makes.
 PLACEMENT_FIELDS = frozenset({"threads", "cores", "cores_mask", "freq_khz", "sample_interval_ms", "timeout_s",
-                              "idle_s", "estimate_energy", "counters", "sampler", "repeats",
+                              "idle_s", "estimate_energy", "counters", "sampler", "repeats", "trace",
                               "memory_budget_bytes"})  # fmt: skip
-#: How long a trial runs: an inference trial's preparation (its model file and one batch) is the same for any of
-#: them; a training trial's is not (the data sampler's epoch orders cover the steps it may draw).
+#: How long a trial runs: the preparation reads it only through :func:`preparation_duration` (a training trial's
+#: draws from a dataset, and whether it has inference passes to prepare a program for).
 DURATION_FIELDS = frozenset({"steps", "warmup", "min_time_s", "max_time_s", "target_ci_pct", "max_steps",
                              "until_accuracy", "eval_every", "infer_steps"})  # fmt: skip
 #: The package's folders a preparation's files depend on: the models, their export and graph code, every backend's
@@ -69,14 +70,35 @@ def preparation_key(module: str, trial: Trial) -> str | None:
     from edgebench.graph import cache
 
     digest = hashlib.sha256(module.encode())
-    left_out = PLACEMENT_FIELDS | (DURATION_FIELDS if trial.mode == "infer" else frozenset())
-    fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in left_out}
+    fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in PLACEMENT_FIELDS | DURATION_FIELDS}
+    fields.update(preparation_duration(trial))
     digest.update(json.dumps(fields, sort_keys=True).encode())
     digest.update(cache.fingerprint(PREPARING_SOURCES).encode())
     for package in PREPARING_PACKAGES:
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             digest.update(f"{package}=={importlib.metadata.version(package)}".encode())
     return f"{module.rsplit('.', 2)[-2]}-{trial.model}-{digest.hexdigest()[:20]}"
+
+
+def preparation_duration(trial: Trial) -> dict[str, Any]:
+    """What of ``trial``'s duration its preparation depends on: nothing for an inference trial (a model file and one
+    batch); for a training trial, the batches it may draw from a dataset (the data sampler's epoch orders cover them;
+    a synthetic batch is the same for any length) and whether it has inference passes (ExecuTorch lowers an inference
+    program for them)."""
+    if trial.mode != "train":
+        return {}
+    return {"draws": steps_drawn(trial) if trial.data is not None else None, "infer_passes": bool(trial.infer_steps)}
+
+
+def steps_drawn(trial: Trial) -> int | None:
+    """How many training batches the trial may draw at most (warm-up and measured steps); None: unbounded."""
+    if trial.until_accuracy is not None:
+        cap = trial.max_steps
+    elif trial.target_ci_pct is not None:
+        cap = trial.max_steps or DEFAULT_MAX_STEPS
+    else:
+        cap = trial.steps
+    return None if cap is None else trial.warmup + cap
 
 
 def cached_preparation(key: str, work_dir: Path, prepare: Callable[[], dict[str, Any]]) -> dict[str, Any]:

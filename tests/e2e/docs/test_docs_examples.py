@@ -21,9 +21,9 @@ one fresh interpreter, as a notebook's cells would, in a folder and with a defau
 elsewhere whose Python block calls the workflows must be listed there (:func:`test_every_python_api_example_is_run`).
 
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
-a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
-(deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
-its 103 commands take about seven CPU-minutes here (docs/developer/testing.md has the figures).
+a lane per core (and one more) runs at a time, beside the rest of the suite (``pytest -m docs_examples`` runs the
+module alone, ``-m "not docs_examples"`` leaves it out): its 103 commands take about seven CPU-minutes here
+(docs/developer/testing.md has the figures).
 """
 
 from __future__ import annotations
@@ -110,8 +110,9 @@ SUBSTITUTED: dict[str, Sub] = {
         "LeNet at 3x32x32 (the frameworks example's conversion), 3 passes",
     ),
     "edgebench run --backend mnn --model lenet --json": Sub(
-        "edgebench run --backend mnn --model lenet --json --steps 3 --warmup 1 --infer-steps 2 --idle 0",
-        "3 training steps and 2 inference passes, not 20 and 10",
+        "edgebench run --backend mnn --model lenet --json -b 4 --steps 3 --warmup 1 --infer-steps 2 --idle 0",
+        "3 training steps and 2 inference passes, not 20 and 10, at batch 4: the conversion the suite's MNN tests "
+        "made (tests/e2e/backends/mnn), from the prepared-trial cache",
     ),
     "edgebench run --backend mnn --model mobilenet_v2 --mode infer --precision fp16 --trace layers": Sub(
         "edgebench run --backend mnn --model mobilenet_v2 --mode infer --precision fp16 --trace layers "
@@ -119,8 +120,8 @@ SUBSTITUTED: dict[str, Sub] = {
         "MobileNetV2 on its 32x32 preset, 2 traced passes",
     ),
     "edgebench run --backend mnn --model lenet --mode infer --precision int8": Sub(
-        "edgebench run --backend mnn --model lenet --mode infer --precision int8 --steps 3 --warmup 1 --idle 0",
-        "3 passes, not 20",
+        "edgebench run --backend mnn --model lenet --mode infer --precision int8 -b 8 --steps 3 --warmup 1 --idle 0",
+        "3 passes, not 20, at batch 8: the quantized model tests/e2e/backends/mnn/test_models.py made",
     ),
     "edgebench run --backend executorch --model lenet": Sub(
         "edgebench run --backend executorch --model lenet -b 4 --steps 3 --warmup 1 --infer-steps 2 --idle 0",
@@ -311,6 +312,11 @@ SUBSTITUTED: dict[str, Sub] = {
         "edgebench monitor --target orin --duration 2s --out orin-mon", "two seconds, not ten minutes"
     ),
     # --- zoo.md ------------------------------------------------------------------------------------------------------
+    "edgebench models": Sub(
+        "edgebench models --no-flops",
+        "every model listed, its parameters counted, its FLOPs not: tracing the 38 models' training steps takes ~40 s "
+        "here (tests/e2e/cli/test_models.py counts three models' FLOPs, tests/unit/graph/test_flops.py checks them)",
+    ),
     "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25": Sub(
         "edgebench run --model char_cnn --data shakespeare --until-accuracy 0.45 --eval-every 25 --max-steps 30 "
         "--idle 0",

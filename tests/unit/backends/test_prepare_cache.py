@@ -16,16 +16,23 @@ def trial(**fields) -> Trial:
 def test_placement_does_not_change_the_key_and_what_is_made_does():
     base = preparation_key(MODULE, trial())
     assert base is not None
-    for placed in ({"threads": 1}, {"cores": [0]}, {"repeats": 5}, {"idle_s": 0.0}):
+    for placed in ({"threads": 1}, {"cores": [0]}, {"repeats": 5}, {"idle_s": 0.0}, {"trace": "layers"}):
         assert preparation_key(MODULE, trial(**placed)) == base, placed
-    for made in ({"batch_size": 8}, {"seed": 1}, {"mode": "infer"}, {"steps": 7}, {"data": "mnist"}):
+    for made in ({"batch_size": 8}, {"seed": 1}, {"mode": "infer"}, {"data": "mnist"}, {"precision": "fp16"}):
         assert preparation_key(MODULE, trial(**made)) != base, made
     assert preparation_key("edgebench.backends.onnxruntime.prepare", trial()) != base
-    # how long an inference trial runs does not change its model and batch; a training trial's epoch orders it does
+    # how long an inference trial runs does not change its model and batch
     infer = preparation_key(MODULE, trial(mode="infer"))
-    assert preparation_key(MODULE, trial(mode="infer", steps=50, warmup=9)) == infer
+    assert preparation_key(MODULE, trial(mode="infer", steps=50, warmup=9, infer_steps=0)) == infer
     assert preparation_key(MODULE, trial(mode="infer", batch_size=4)) != infer
-    assert preparation_key(MODULE, trial(steps=50)) != base
+    # nor a training trial's on a synthetic batch; on a dataset, the draws its epoch orders cover do (however the
+    # trial's length is given), and for training, whether it has inference passes (an inference program)
+    assert preparation_key(MODULE, trial(steps=50, warmup=9, target_ci_pct=2.0)) == base
+    assert preparation_key(MODULE, trial(infer_steps=0)) != base
+    mnist = preparation_key(MODULE, trial(data="mnist", steps=20, warmup=3))
+    assert preparation_key(MODULE, trial(data="mnist", steps=21, warmup=2)) == mnist  # 23 draws either way
+    for longer in ({"steps": 50}, {"target_ci_pct": 2.0}, {"until_accuracy": 0.9}):
+        assert preparation_key(MODULE, trial(data="mnist", warmup=3, **longer)) != mnist, longer
 
 
 def test_a_users_model_or_text_is_never_cached(tmp_path):

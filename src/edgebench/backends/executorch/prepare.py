@@ -190,7 +190,8 @@ def prepare(trial: Trial, work_dir: Path) -> Prepared:
     np.save(paths["targets"], task.targets.cpu().numpy().astype(np.int64))
     data_paths = orders_path = None
     if task.data is not None and train:
-        from edgebench.backends.mnn.prepare import epoch_orders, steps_drawn
+        from edgebench.backends.mnn.prepare import epoch_orders
+        from edgebench.backends.prepare_child import steps_drawn
 
         data_paths = []
         for name, array in zip(("train_x", "train_y", "test_x", "test_y"), task.data, strict=True):

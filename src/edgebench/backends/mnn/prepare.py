@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.backends.mnn.support import unsupported
+from edgebench.backends.prepare_child import steps_drawn
 from edgebench.records.trial import Trial
 from edgebench.workloads import get_workload
 from edgebench.workloads.spec import Workload
@@ -71,19 +72,6 @@ def torch_task(trial: Trial) -> tuple[Workload, int, Any]:
 
     num_classes, task = trial_task(trial, workload)
     return workload, num_classes, task
-
-
-def steps_drawn(trial: Trial) -> int | None:
-    """How many training batches the trial may draw at most (warm-up and measured steps); None: unbounded."""
-    from edgebench.records.trial import DEFAULT_MAX_STEPS
-
-    if trial.until_accuracy is not None:
-        cap = trial.max_steps
-    elif trial.target_ci_pct is not None:
-        cap = trial.max_steps or DEFAULT_MAX_STEPS
-    else:
-        cap = trial.steps
-    return None if cap is None else trial.warmup + cap
 
 
 def epoch_orders(sampler: Any, steps: int | None) -> np.ndarray:

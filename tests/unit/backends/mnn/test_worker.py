@@ -7,7 +7,8 @@ from __future__ import annotations
 
 
 def test_orders_cover_the_steps_a_trial_may_take():
-    from edgebench.backends.mnn.prepare import UNBOUNDED_EPOCHS, steps_drawn
+    from edgebench.backends.mnn.prepare import UNBOUNDED_EPOCHS
+    from edgebench.backends.prepare_child import steps_drawn
     from edgebench.records.trial import Trial
 
     base = {"model": "lenet", "backend": "mnn", "data": "mnist", "warmup": 3}
