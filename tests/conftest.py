@@ -413,7 +413,7 @@ def needs_of(item: pytest.Item) -> set[str]:
 
 def marks_of(item: pytest.Item) -> set[str]:
     """The marks ``item`` gets: what it needs, ``e2e`` for every test under ``tests/e2e/``, and ``docs_examples`` for
-    those under ``tests/e2e/docs/`` (``pytest -m "not docs_examples"`` leaves their minutes out)."""
+    those under ``tests/e2e/docs/`` (a stage of its own: pyproject's ``addopts`` deselects them from a plain run)."""
     marks = needs_of(item)
     parents = Path(str(item.path)).resolve().parents
     if E2E_FOLDER in parents:

@@ -21,9 +21,9 @@ one fresh interpreter, as a notebook's cells would, in a folder and with a defau
 elsewhere whose Python block calls the workflows must be listed there (:func:`test_every_python_api_example_is_run`).
 
 Cost: the examples are grouped in lanes (a lane's examples run in order, each lane after the sandbox is ready), and
-a lane per core (and one more) runs at a time, beside the rest of the suite (``pytest -m docs_examples`` runs the
-module alone, ``-m "not docs_examples"`` leaves it out): its 103 commands take about seven CPU-minutes here
-(docs/developer/testing.md has the figures).
+a lane per core (and one more) runs at a time.  The module is a stage of its own, ``pytest -m docs_examples``
+(deselected from a plain ``pytest`` by pyproject's ``addopts``; the README's test line and ``.ci/run`` run both):
+its 103 commands take about seven CPU-minutes here (docs/developer/testing.md has the figures).
 """
 
 from __future__ import annotations
