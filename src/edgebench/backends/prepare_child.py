@@ -83,8 +83,9 @@ def preparation_key(module: str, trial: Trial) -> str | None:
 def preparation_duration(trial: Trial) -> dict[str, Any]:
     """What of ``trial``'s duration its preparation depends on: nothing for an inference trial (a model file and one
     batch); for a training trial, the batches it may draw from a dataset (the data sampler's epoch orders cover them;
-    a synthetic batch is the same for any length) and whether it has inference passes (ExecuTorch lowers an inference
-    program for them)."""
+    without a dataset, the classification batch every preparing backend trains on is the same for any length) and
+    whether it has inference passes (ExecuTorch lowers an inference program for them).  A preparation that comes to
+    read more of the duration must add it here."""
     if trial.mode != "train":
         return {}
     return {"draws": steps_drawn(trial) if trial.data is not None else None, "infer_passes": bool(trial.infer_steps)}
