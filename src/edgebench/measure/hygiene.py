@@ -45,6 +45,10 @@ BUSY_OTHER_PCT = 20.0
 #: (a few percent of a short step's time at most); beside one other busy thread per core the scheduler's fair share
 #: leaves it waiting about half the time.
 BUSY_WAIT_PCT = 20.0
+#: ...and only when the wait adds up to at least this long (ms, over the threads): one wake-up on a core that runs
+#: something else (a kernel thread, the sampler) waits up to a scheduler slice, about 3 ms, which is 20-40% of a
+#: 7-20 ms window on a quiet device.  Under it the counters cannot tell a neighbour from that latency.
+MIN_BUSY_WAIT_MS = 10.0
 #: Where the run-queue wait is unknown, this many involuntary switches per second per thread make it "busy" (a
 #: preempting neighbour on every core switches the worker out every few milliseconds).
 BUSY_SWITCHES_PER_S = 100.0
@@ -94,6 +98,7 @@ class Contention:
     run_queue_wait_pct: float | None
     involuntary_switches_per_s: float | None
     threads: int | None = None
+    run_queue_wait_ms: float | None = None
 
 
 def contention(sched: Scheduling | None, samples: Samples | None, t0: int, t1: int) -> Contention:
@@ -106,7 +111,7 @@ def contention(sched: Scheduling | None, samples: Samples | None, t0: int, t1: i
         switches = None
         if sched.involuntary_switches is not None and sched.window_s > 0:
             switches = sched.involuntary_switches / sched.window_s
-        return Contention(wait, switches, sched.threads)
+        return Contention(wait, switches, sched.threads, 1e3 * sched.run_queue_wait_s)
     if samples is None or "proc_run_queue_wait_ns" not in samples.columns:
         return Contention(None, None)
     wait_ns = delta(samples.t_ns, samples.columns["proc_run_queue_wait_ns"], t0, t1)
@@ -114,7 +119,7 @@ def contention(sched: Scheduling | None, samples: Samples | None, t0: int, t1: i
     runnable = wait_ns + run_ns
     if math.isnan(runnable) or runnable <= 0 or wait_ns < 0:
         return Contention(None, None)
-    return Contention(100.0 * wait_ns / runnable, None)
+    return Contention(100.0 * wait_ns / runnable, None, run_queue_wait_ms=wait_ns / 1e6)
 
 
 def own_wait_pct(threads: int | None, cores: Sequence[int]) -> float:
@@ -181,9 +186,17 @@ def hygiene(
     unknown = None
     if other is None and waited.run_queue_wait_pct is None and waited.involuntary_switches_per_s is None:
         unknown = quiet_unknown(samples, cores, t0, t1)
+    elif other is None and waited_too_briefly(waited, cores, threads):
+        unknown = (
+            f"window too short: its threads waited {waited.run_queue_wait_ms:.1f} ms for a CPU "
+            f"({waited.run_queue_wait_pct:.0f}% of the time they were runnable), under the {MIN_BUSY_WAIT_MS:g} ms "
+            "that tells a busy neighbour from one wake-up's latency, over a window too short for /proc/stat's ticks: "
+            "nothing tells whether the device was quiet (run more steps, or --min-time)"
+        )
     result = Hygiene(
         other_cpu_pct=other,
         run_queue_wait_pct=waited.run_queue_wait_pct,
+        run_queue_wait_ms=waited.run_queue_wait_ms,
         involuntary_switches_per_s=waited.involuntary_switches_per_s,
         quiet_unknown=unknown,
         step_cv=cv,
@@ -213,10 +226,22 @@ def quiet_unknown(samples: Samples | None, cores: Sequence[int], t0: int, t1: in
     return "no tick counters of its cores and no scheduler counters were read: nothing tells whether it was quiet"
 
 
+def waited_too_briefly(waited: Contention, cores: Sequence[int], threads: int | None) -> bool:
+    """Whether the wait is a large share of the runnable time but too short in all to be anyone's doing."""
+    return (
+        waited.run_queue_wait_pct is not None
+        and waited.run_queue_wait_ms is not None
+        and waited.run_queue_wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
+        and waited.run_queue_wait_ms < MIN_BUSY_WAIT_MS
+    )
+
+
 def busy_by_waiting(h: Hygiene, cores: Sequence[int], threads: int | None) -> bool:
-    """Whether the scheduler's counters say other work kept the worker from its cores."""
+    """Whether the scheduler's counters say other work kept the worker from its cores (a record without the wait's
+    length, stored before it was kept, is judged by its share alone)."""
     if h.run_queue_wait_pct is not None:
-        return h.run_queue_wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
+        long_enough = h.run_queue_wait_ms is None or h.run_queue_wait_ms >= MIN_BUSY_WAIT_MS
+        return long_enough and h.run_queue_wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
     if h.involuntary_switches_per_s is not None and own_wait_pct(threads, cores) == 0.0:
         return h.involuntary_switches_per_s > BUSY_SWITCHES_PER_S * max(threads or 1, 1)
     return False

@@ -247,6 +247,9 @@ class Hygiene(_Group):
     #: waiting for one), from the kernel's per-thread scheduler counters (``/proc/<pid>/task/*/schedstat``):
     #: contention measured to the nanosecond, so it shows over windows too short for ``other_cpu_pct``'s ticks.
     run_queue_wait_pct: float | None = None
+    #: The same wait's length, summed over the threads (ms): under ``measure.hygiene.MIN_BUSY_WAIT_MS`` a large share
+    #: is one wake-up's latency on a short window, not a busy neighbour.
+    run_queue_wait_ms: float | None = None
     #: How often per second of the window one of the worker's threads was taken off a CPU it still wanted
     #: (``nonvoluntary_ctxt_switches`` of ``/proc/<pid>/task/*/status``).
     involuntary_switches_per_s: float | None = None

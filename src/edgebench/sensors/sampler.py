@@ -175,12 +175,16 @@ class Sampler:
         late = samples = 0
         write, poll = out.write, self.poll
         while True:
-            write(poll(self._stop))
+            stopping = self._stop
+            write(poll(stopping))
             samples += 1
             if samples == 1 and on_first_sample is not None:
                 out.flush()
                 on_first_sample()
             if self._stop:
+                if not stopping:  # the stop came while this record was read, after its time was taken: one more
+                    write(poll(True))
+                    samples += 1
                 break
             deadline += self.interval_ns
             now = time.perf_counter_ns()

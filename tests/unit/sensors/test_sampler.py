@@ -85,6 +85,32 @@ def test_failed_reads_decode_as_empty_cells(tmp_path):
     assert lines[2].endswith(",,,")
 
 
+def test_a_stop_that_comes_while_a_record_is_read_gets_one_more_record_after_it(tmp_path, monkeypatch):
+    """Recorded under load: the last record's time was 0.2 ms before the run's end (the test's t1), since SIGTERM
+    arrived while a record was being read, after its time was taken, and the loop ended there; the trial window's
+    end was then not covered.  The record after a stop is now always taken after the stop came."""
+    sampler = Sampler(SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=1, sensors=("cpu_time",)))
+    real_poll, calls, stopped_at = sampler.poll, [], []
+
+    def poll(every_source: bool = False) -> bytes:
+        record = real_poll(every_source)  # its time is taken first
+        calls.append(every_source)
+        if len(calls) == 3:
+            stopped_at.append(time.perf_counter_ns())
+            sampler.stop()  # as the SIGTERM handler would, mid-record
+        return record
+
+    monkeypatch.setattr(sampler, "poll", poll)
+    raw = io.BytesIO()
+    meta = sampler.run(raw)
+    csv = io.StringIO()
+    sampler.decode(io.BytesIO(raw.getvalue()), csv)
+    sampler.close()
+    samples = parse_samples(csv.getvalue(), meta)
+    assert calls == [False, False, False, True] and meta.samples == len(samples) == 4
+    assert samples.t_ns[-1] > stopped_at[0]
+
+
 def test_sampler_process_covers_the_run_and_reports_its_cost(tmp_path):
     config = SamplerConfig(out_csv=str(tmp_path / "s.csv"), interval_ms=10, pid=os.getpid())
     proc = SamplerProcess(config).start()
