@@ -167,7 +167,7 @@ class MonitorSink:
         self.first_t_ns = self.first_t_ns if self.first_t_ns is not None else t_ns
         self.last_t_ns = t_ns
         if self.stop_after is not None and self.rows >= self.stop_after:
-            self.sampler.stop()
+            self.sampler.stop(final_record=False)  # the budget's records are all in
 
     def flush(self) -> None:
         self._csv.flush()

@@ -132,16 +132,20 @@ class Sampler:
             kind="python",
         )
         self._stop = False
+        self._final_record = True
         self._sleeping = False
         self._loop_thread: int | None = None
 
-    def stop(self, *_: object) -> None:
-        """Ask the loop to end after the sample in progress (safe from a signal handler).
+    def stop(self, *_: object, final_record: bool = True) -> None:
+        """Ask the loop to end after the sample in progress (safe from a signal handler), with one more record taken
+        after this call where the stop came while a record was being read (``final_record``: a run's end must be
+        covered; a consumer that has all the records it wants, a monitor's sample budget, passes False).
 
         A loop asleep until its next sample is woken: Python resumes an interrupted ``sleep`` after the handler
         returns, so at a long period (``--interval 30s``) the last sample would come a whole period late.  Called
         from another thread, it only sets the flag: an exception raised there would end that thread, not the sleep.
         """
+        self._final_record = final_record
         self._stop = True
         if self._sleeping and threading.get_ident() == self._loop_thread:
             raise _WakeUp  # in a signal handler on the loop's own thread: cut its sleep short
@@ -182,7 +186,7 @@ class Sampler:
                 out.flush()
                 on_first_sample()
             if self._stop:
-                if not stopping:  # the stop came while this record was read, after its time was taken: one more
+                if not stopping and self._final_record:  # the stop came after this record's time was taken
                     write(poll(True))
                     samples += 1
                 break
