@@ -45,9 +45,10 @@ BUSY_OTHER_PCT = 20.0
 #: (a few percent of a short step's time at most); beside one other busy thread per core the scheduler's fair share
 #: leaves it waiting about half the time.
 BUSY_WAIT_PCT = 20.0
-#: ...and only when the wait adds up to at least this long (ms, over the threads): one wake-up on a core that runs
-#: something else (a kernel thread, the sampler) waits up to a scheduler slice, about 3 ms, which is 20-40% of a
-#: 7-20 ms window on a quiet device.  Under it the counters cannot tell a neighbour from that latency.
+#: A wait over :data:`BUSY_WAIT_PCT` makes the device busy only when it adds up to at least this long (ms, summed over
+#: the threads): one wake-up on a core that runs something else (a kernel thread, the sampler) waits up to a
+#: scheduler slice, about 3 ms, which is 20-40% of a 7-20 ms window on a quiet device.  Under it the counters cannot
+#: tell a neighbour from that latency.
 MIN_BUSY_WAIT_MS = 10.0
 #: Where the run-queue wait is unknown, this many involuntary switches per second per thread make it "busy" (a
 #: preempting neighbour on every core switches the worker out every few milliseconds).
