@@ -227,14 +227,16 @@ def quiet_unknown(samples: Samples | None, cores: Sequence[int], t0: int, t1: in
     return "no tick counters of its cores and no scheduler counters were read: nothing tells whether it was quiet"
 
 
+def waited_over_share(wait_pct: float | None, cores: Sequence[int], threads: int | None) -> bool:
+    """Whether the worker's threads waited for a CPU more than :data:`BUSY_WAIT_PCT` beyond what its own threads
+    explain (the share rule of both checks below)."""
+    return wait_pct is not None and wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
+
+
 def waited_too_briefly(waited: Contention, cores: Sequence[int], threads: int | None) -> bool:
     """Whether the wait is a large share of the runnable time but too short in all to be anyone's doing."""
-    return (
-        waited.run_queue_wait_pct is not None
-        and waited.run_queue_wait_ms is not None
-        and waited.run_queue_wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
-        and waited.run_queue_wait_ms < MIN_BUSY_WAIT_MS
-    )
+    brief = waited.run_queue_wait_ms is not None and waited.run_queue_wait_ms < MIN_BUSY_WAIT_MS
+    return brief and waited_over_share(waited.run_queue_wait_pct, cores, threads)
 
 
 def busy_by_waiting(h: Hygiene, cores: Sequence[int], threads: int | None) -> bool:
@@ -242,7 +244,7 @@ def busy_by_waiting(h: Hygiene, cores: Sequence[int], threads: int | None) -> bo
     length, stored before it was kept, is judged by its share alone)."""
     if h.run_queue_wait_pct is not None:
         long_enough = h.run_queue_wait_ms is None or h.run_queue_wait_ms >= MIN_BUSY_WAIT_MS
-        return long_enough and h.run_queue_wait_pct > own_wait_pct(threads, cores) + BUSY_WAIT_PCT
+        return long_enough and waited_over_share(h.run_queue_wait_pct, cores, threads)
     if h.involuntary_switches_per_s is not None and own_wait_pct(threads, cores) == 0.0:
         return h.involuntary_switches_per_s > BUSY_SWITCHES_PER_S * max(threads or 1, 1)
     return False
