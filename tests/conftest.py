@@ -423,6 +423,22 @@ def marks_of(item: pytest.Item) -> set[str]:
     return marks
 
 
+DOCS_FOLDER = E2E_FOLDER / "docs"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The docs stage (``pytest -m docs_examples``) collects only ``tests/e2e/docs/``: every test it runs is there
+    (:func:`marks_of`), and collecting the other 1,800 tests only to deselect them cost each xdist worker ~14 CPU-s
+    here (their modules' imports and assertion rewriting, which ``PYTHONDONTWRITEBYTECODE`` keeps from being cached).
+    """
+    if config.getoption("markexpr", "") != "docs_examples":
+        return None
+    path = collection_path.resolve()
+    if path == DOCS_FOLDER or DOCS_FOLDER in path.parents or path in DOCS_FOLDER.parents:
+        return None
+    return True
+
+
 def misplaced_marks(path: Path, marks: set[str]) -> set[str]:
     """The marks that keep a test at ``path`` out of ``tests/unit/``: what starts a process, server, cluster or
     browser.  Empty for a test elsewhere, or one that needs none of them."""
