@@ -1,17 +1,58 @@
 """The partition plot: T_total (or E_total) per point with its components stacked, saved as PNG.
 
+A plot says what the printed table says of its figures: the basis of the device's (measured, estimated or
+predicted), and every warning (a disturbed trial that decides nothing, a saving that cannot be stated), so a
+figure copied into a paper does not lose what the table warned of.
+
 matplotlib is the optional extra ``edgebench[report]``; without it the command says which install gives it.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from edgebench.errors import UsageError
 from edgebench.partition.analysis import PartitionAnalysis
-from edgebench.partition.table4 import Table4
+from edgebench.partition.table4 import Table4, Table4Row, basis_of
 
 INSTALL = "pip install 'edgebench[report]'"
+#: Characters of a warning line drawn under a plot's title, per inch of the figure's width (at the "small" font).
+WARNING_CHARS_PER_INCH = 11
+
+
+def device_label(a: PartitionAnalysis) -> str:
+    """The y-axis label: the quantity per pass or step, and the device figures' basis where it is not measured."""
+    if a.objective == "latency":
+        label = "time per pass (ms)" if a.mode == "infer" else "time per training step (ms)"
+    else:
+        label = "device energy (mJ)"
+    basis = "predicted" if a.device_basis == "predicted" else basis_of(a)
+    return label if basis == "measured" else f"{label}, {basis}"
+
+
+def plot_warnings(a: PartitionAnalysis) -> list[str]:
+    """The analysis's warnings (its ``warning:`` notes, the prefix dropped), drawn on the plot as the table prints
+    them."""
+    return [n.removeprefix("warning: ") for n in a.notes if n.startswith("warning: ")]
+
+
+def table4_annotation(r: Table4Row) -> str:
+    """What is written above a device's bars: the saving (with its interval where repeats give one), its basis, the
+    partition point, and whether the row decides nothing (its trial disturbed)."""
+    saved = "no saving stated" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
+    if r.saving_low_pct is not None and r.saving_high_pct is not None:
+        saved += f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}]"
+    lines = [f"{saved} ({r.basis})", r.partition_point]
+    if r.disturbed is not None:
+        lines.append("disturbed: decides nothing")
+    return "\n".join(lines)
+
+
+def _title(title: str, warnings: list[str], width_in: float) -> str:
+    chars = int(width_in * WARNING_CHARS_PER_INCH)
+    wrapped = [line for w in warnings for line in textwrap.wrap(f"warning: {w}", chars)]
+    return "\n".join([title, *wrapped])
 
 
 def save_plot(a: PartitionAnalysis, path: Path) -> None:
@@ -28,13 +69,12 @@ def save_plot(a: PartitionAnalysis, path: Path) -> None:
             ("T_transfer", [r.transfer_ms for r in a.rows]),
             ("T_cloud", [r.cloud_ms for r in a.rows]),
         ]
-        ylabel = "time per pass (ms)" if a.mode == "infer" else "time per training step (ms)"
     else:
         parts = [
             ("E_mobile", [(r.mobile_energy_j or 0.0) * 1e3 for r in a.rows]),
             ("E_transfer", [r.transfer_energy_j * 1e3 for r in a.rows]),
         ]
-        ylabel = "device energy (mJ)"
+    warnings = plot_warnings(a)
     fig, ax = plt.subplots(figsize=(max(6.0, len(x) * 0.08), 4.0))
     bottom = [0.0] * len(x)
     for label, values in parts:
@@ -42,8 +82,9 @@ def save_plot(a: PartitionAnalysis, path: Path) -> None:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.axvline(a.best.point, color="black", linestyle="--", linewidth=0.8, label=f"best: {a.best.layer}")
     ax.set_xlabel("partition point (0 = cloud only, last = mobile only)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(f"{a.model} b{a.batch_size} {a.mode} over {a.network.name}: {a.objective}")
+    ax.set_ylabel(device_label(a))
+    title = f"{a.model} b{a.batch_size} {a.mode} over {a.network.name}: {a.objective}"
+    ax.set_title(_title(title, warnings, fig.get_figwidth()), fontsize="small" if warnings else None)
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -61,18 +102,25 @@ def save_table4_plot(t: Table4, path: Path) -> None:
     scale, unit = (1.0, "ms") if t.objective == "latency" else (1e3, "mJ")
     fig, ax = plt.subplots(figsize=(max(5.0, 1.8 * len(t.rows) + 2), 4.0))
     width = 0.27
+    # a disturbed row's bars are hatched and faded: shown, as the table shows them, but marked as deciding nothing
+    hatch = ["//" if r.disturbed is not None else None for r in t.rows]
     for i, (label, key) in enumerate((("mobile-only", "mobile_only"), ("cloud-only", "cloud_only"),
                                       ("mobile-cloud (best)", "mobile_cloud"))):  # fmt: skip
         xs = [j + (i - 1) * width for j in range(len(t.rows))]
-        ax.bar(xs, [getattr(r, key) * scale for r in t.rows], width, label=label)
+        bars = ax.bar(xs, [getattr(r, key) * scale for r in t.rows], width, label=label)
+        for bar, mark in zip(bars, hatch, strict=True):
+            if mark is not None:
+                bar.set_hatch(mark)
+                bar.set_alpha(0.45)
     for j, r in enumerate(t.rows):
-        saved = "no saving stated" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
-        ax.annotate(f"{saved} ({r.basis})\n{r.partition_point}", (j + width, r.mobile_cloud * scale),
-                    ha="center", va="bottom", fontsize="x-small")  # fmt: skip
+        ax.annotate(table4_annotation(r), (j + width, r.mobile_cloud * scale), ha="center", va="bottom",
+                    fontsize="x-small")  # fmt: skip
     ax.set_xticks(range(len(t.rows)), [r.device for r in t.rows], fontsize="small")
     what = "latency" if t.objective == "latency" else "device energy"
     ax.set_ylabel(f"{what} per pass ({unit})")
-    ax.set_title(f"Table 4: {t.model} over {t.network}, {what}")
+    warnings = [n.removeprefix("warning: ") for n in t.notes if n.startswith("warning: ")]
+    ax.set_title(_title(f"Table 4: {t.model} over {t.network}, {what}", warnings, fig.get_figwidth()),
+                 fontsize="small" if warnings else None)  # fmt: skip
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
