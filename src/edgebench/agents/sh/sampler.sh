@@ -93,7 +93,7 @@ poll() {
     _rest=${_src%:*}
     _max=${_rest##*:}
     _path=${_rest%:*}
-    if [ $((_tick % _every)) -eq 0 ] || [ "$_last" = 1 ]; then
+    if [ $((_tick % _every)) -eq 0 ] || [ "$_final" = 1 ]; then
       case $_path in
       /proc/self/*)
         [ -z "$_wpid" ] && [ -s wpid ] && read -r _wpid < wpid
@@ -171,6 +171,9 @@ sample_loop() {
   _next=$M
   _start=$T
   while :; do
+    # the record reads every source when the stop came before it; a TERM that arrives while a record is being read
+    # (the trap runs between two commands) gets one more record after it, so the last record always reads every one
+    _final=$_last
     poll
     # The script that started this loop was killed outright (SIGKILL: no trap ran): stop, with its workload.
     if ! kill -0 $$ 2>/dev/null; then
@@ -178,6 +181,7 @@ sample_loop() {
       rm -rf "$EB_WORK"
       exit 0
     fi
+    [ "$_last" = 1 ] && [ "$_final" = 0 ] && continue
     if [ "$_last" = 1 ]; then
       # the loop's own cost: its CPU ticks with those of the sleeps it reaped (fields 14-17 of proc(5))
       read -r _stat < /proc/self/stat
