@@ -327,6 +327,8 @@ NEEDS_FIXTURE |= {"traced_lenet": "e2e"}
 END_TO_END = ("e2e", "ssh", "adb", "ray", "browser")
 E2E_FOLDER = Path(__file__).resolve().parent / "e2e"
 UNIT_FOLDER = Path(__file__).resolve().parent / "unit"
+#: The docs examples' stage (``pytest -m docs_examples``): every test in it lives here, and none elsewhere.
+DOCS_FOLDER = E2E_FOLDER / "docs"
 #: Names whose use means the real component: the Ray cluster, headless Chromium, the CLI harness.
 NEEDS_NAME = {"LocalCluster": "ray", "ray": "ray", "Browser": "browser", "chromium_path": "browser", "Edgebench": "e2e"}
 NEEDS_NAME |= {"MNN": "mnn", "onnxruntime": "onnxruntime", "require_onnxruntime": "onnxruntime", "require_mnn": "mnn"}
@@ -418,12 +420,9 @@ def marks_of(item: pytest.Item) -> set[str]:
     parents = Path(str(item.path)).resolve().parents
     if E2E_FOLDER in parents:
         marks.add("e2e")
-    if E2E_FOLDER / "docs" in parents:
+    if DOCS_FOLDER in parents:
         marks.add("docs_examples")
     return marks
-
-
-DOCS_FOLDER = E2E_FOLDER / "docs"
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -10,6 +10,7 @@ matplotlib is the optional extra ``edgebench[report]``; without it the command s
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 from edgebench.errors import UsageError
@@ -31,10 +32,10 @@ def device_label(a: PartitionAnalysis) -> str:
     return label if basis == "measured" else f"{label}, {basis}"
 
 
-def plot_warnings(a: PartitionAnalysis) -> list[str]:
-    """The analysis's warnings (its ``warning:`` notes, the prefix dropped), drawn on the plot as the table prints
-    them."""
-    return [n.removeprefix("warning: ") for n in a.notes if n.startswith("warning: ")]
+def plot_warnings(notes: Sequence[str]) -> list[str]:
+    """The warnings among a table's ``notes`` (those the table prints as ``warning: ...``, the prefix dropped), which
+    the plot draws under its title."""
+    return [n.removeprefix("warning: ") for n in notes if n.startswith("warning: ")]
 
 
 def table4_annotation(r: Table4Row) -> str:
@@ -74,7 +75,7 @@ def save_plot(a: PartitionAnalysis, path: Path) -> None:
             ("E_mobile", [(r.mobile_energy_j or 0.0) * 1e3 for r in a.rows]),
             ("E_transfer", [r.transfer_energy_j * 1e3 for r in a.rows]),
         ]
-    warnings = plot_warnings(a)
+    warnings = plot_warnings(a.notes)
     fig, ax = plt.subplots(figsize=(max(6.0, len(x) * 0.08), 4.0))
     bottom = [0.0] * len(x)
     for label, values in parts:
@@ -118,7 +119,7 @@ def save_table4_plot(t: Table4, path: Path) -> None:
     ax.set_xticks(range(len(t.rows)), [r.device for r in t.rows], fontsize="small")
     what = "latency" if t.objective == "latency" else "device energy"
     ax.set_ylabel(f"{what} per pass ({unit})")
-    warnings = [n.removeprefix("warning: ") for n in t.notes if n.startswith("warning: ")]
+    warnings = plot_warnings(t.notes)
     ax.set_title(_title(f"Table 4: {t.model} over {t.network}, {what}", warnings, fig.get_figwidth()),
                  fontsize="small" if warnings else None)  # fmt: skip
     ax.legend(fontsize="small")

@@ -35,8 +35,8 @@ def test_the_device_axis_names_its_basis_and_the_plot_carries_the_warnings(tmp_p
     sensed = estimated.model_copy(update={"energy_source": "measured: the device's power sensor"})
     assert device_label(sensed) == "device energy (mJ)"
     warned = measured.model_copy(update={"notes": ["a note", "warning: trial t1 is disturbed (busy): decides nothing"]})
-    assert plot_warnings(warned) == ["trial t1 is disturbed (busy): decides nothing"]
-    assert plot_warnings(measured) == []
+    assert plot_warnings(warned.notes) == ["trial t1 is disturbed (busy): decides nothing"]
+    assert plot_warnings(measured.notes) == []
     out = tmp_path / "partition.png"
     save_plot(warned, out)
     assert out.stat().st_size > 0
