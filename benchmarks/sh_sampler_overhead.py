@@ -95,19 +95,22 @@ def median_step_ms(steps: int, native: Path | None, sample: bool = True) -> floa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short runs, two rounds: check that it runs")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds of the step-time part (default 5)")
+    parser.add_argument("--steps-only", action="store_true", help="only the step-time part (2.)")
     args = parser.parse_args()
     seconds, rounds, steps = (1.0, 2, 10) if args.quick else (10.0, 5, 100)
+    rounds = args.rounds or rounds
     binary = built("x86_64")
     cpus = os.cpu_count()
     load = os.getloadavg()[0]
     print(f"sampler CPU, % of one core ({seconds:g} s per figure; {cpus} cores, load average {load:.2f}):")
     print(f"  {'sampler':22s} {'files of':13s} " + "   ".join(f"{ms:>3d} ms" for ms in PERIODS_MS))
     trees = (("this machine", None), ("phone fixture", PHONE))
-    for tree_name, tree in trees:
+    for tree_name, tree in () if args.steps_only else trees:
         figures = [native_cost_pct(binary, ms, seconds, tree) for ms in PERIODS_MS]
         print(f"  {'native (x86-64 build)':22s} {tree_name:13s} " + "   ".join(f"{f:5.2f}%" for f in figures),
               flush=True)  # fmt: skip
-    for name, shell in SHELLS.items():
+    for name, shell in () if args.steps_only else SHELLS.items():
         for tree_name, tree in trees:
             figures = [sh_cost_pct(shell, ms, seconds, tree) for ms in PERIODS_MS]
             print(f"  {'sh loop, ' + name:22s} {tree_name:13s} " + "   ".join(f"{f:5.2f}%" for f in figures),
