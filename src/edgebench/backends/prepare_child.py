@@ -56,6 +56,9 @@ DURATION_FIELDS = frozenset({"steps", "warmup", "min_time_s", "max_time_s", "tar
 PREPARING_SOURCES = ("zoo", "graph", "backends", "workloads", "data")
 #: The packages a preparation's files depend on (a version not installed is left out of the key).
 PREPARING_PACKAGES = ("torch", "onnx", "onnxruntime", "MNN", "executorch", "ai-edge-litert", "litert-torch")
+#: The preparations that make something for a training trial's inference passes (ExecuTorch lowers an inference
+#: program for them); the others prepare the same files with or without them.
+INFER_PASS_PREPARATIONS = frozenset({"edgebench.backends.executorch.prepare"})
 
 
 def preparation_key(module: str, trial: Trial) -> str | None:
@@ -71,7 +74,7 @@ def preparation_key(module: str, trial: Trial) -> str | None:
 
     digest = hashlib.sha256(module.encode())
     fields = {k: v for k, v in trial.model_dump(mode="json").items() if k not in PLACEMENT_FIELDS | DURATION_FIELDS}
-    fields.update(preparation_duration(trial))
+    fields.update(preparation_duration(module, trial))
     digest.update(json.dumps(fields, sort_keys=True).encode())
     digest.update(cache.fingerprint(PREPARING_SOURCES).encode())
     for package in PREPARING_PACKAGES:
@@ -80,15 +83,18 @@ def preparation_key(module: str, trial: Trial) -> str | None:
     return f"{module.rsplit('.', 2)[-2]}-{trial.model}-{digest.hexdigest()[:20]}"
 
 
-def preparation_duration(trial: Trial) -> dict[str, Any]:
-    """What of ``trial``'s duration its preparation depends on: nothing for an inference trial (a model file and one
-    batch); for a training trial, the batches it may draw from a dataset (the data sampler's epoch orders cover them;
-    without a dataset, the classification batch every preparing backend trains on is the same for any length) and
-    whether it has inference passes (ExecuTorch lowers an inference program for them).  A preparation that comes to
-    read more of the duration must add it here."""
+def preparation_duration(module: str, trial: Trial) -> dict[str, Any]:
+    """What of ``trial``'s duration ``module``'s preparation depends on: nothing for an inference trial (a model file
+    and one batch); for a training trial, the batches it may draw from a dataset (the data sampler's epoch orders
+    cover them; without a dataset, the classification batch every preparing backend trains on is the same for any
+    length) and, for the :data:`INFER_PASS_PREPARATIONS`, whether it has inference passes.  A preparation that comes
+    to read more of the duration must add it here."""
     if trial.mode != "train":
         return {}
-    return {"draws": steps_drawn(trial) if trial.data is not None else None, "infer_passes": bool(trial.infer_steps)}
+    duration: dict[str, Any] = {"draws": steps_drawn(trial) if trial.data is not None else None}
+    if module in INFER_PASS_PREPARATIONS:
+        duration["infer_passes"] = bool(trial.infer_steps)
+    return duration
 
 
 def steps_drawn(trial: Trial) -> int | None:

@@ -28,7 +28,12 @@ def test_placement_does_not_change_the_key_and_what_is_made_does():
     # nor a training trial's on a synthetic batch; on a dataset, the draws its epoch orders cover do (however the
     # trial's length is given), and for training, whether it has inference passes (an inference program)
     assert preparation_key(MODULE, trial(steps=50, warmup=9, target_ci_pct=2.0)) == base
-    assert preparation_key(MODULE, trial(infer_steps=0)) != base
+    # inference passes change what ExecuTorch prepares for a training trial (an inference program), not MNN's files
+    assert preparation_key(MODULE, trial(infer_steps=0)) == base
+    executorch = "edgebench.backends.executorch.prepare"
+    lowered = preparation_key(executorch, trial(backend="executorch"))
+    assert preparation_key(executorch, trial(backend="executorch", infer_steps=0)) != lowered
+    assert preparation_key(executorch, trial(backend="executorch", steps=50, infer_steps=3)) == lowered
     mnist = preparation_key(MODULE, trial(data="mnist", steps=20, warmup=3))
     assert preparation_key(MODULE, trial(data="mnist", steps=21, warmup=2)) == mnist  # 23 draws either way
     for longer in ({"steps": 50}, {"target_ci_pct": 2.0}, {"until_accuracy": 0.9}):
