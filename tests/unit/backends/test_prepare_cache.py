@@ -26,7 +26,7 @@ def test_placement_does_not_change_the_key_and_what_is_made_does():
     assert preparation_key(MODULE, trial(mode="infer", steps=50, warmup=9, infer_steps=0)) == infer
     assert preparation_key(MODULE, trial(mode="infer", batch_size=4)) != infer
     # nor a training trial's on a synthetic batch; on a dataset, the draws its epoch orders cover do (however the
-    # trial's length is given), and for training, whether it has inference passes (an inference program)
+    # trial's length is given)
     assert preparation_key(MODULE, trial(steps=50, warmup=9, target_ci_pct=2.0)) == base
     # inference passes change what ExecuTorch prepares for a training trial (an inference program), not MNN's files
     assert preparation_key(MODULE, trial(infer_steps=0)) == base
