@@ -30,12 +30,12 @@ import operator
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from edgebench.graph import cache
-from edgebench.host.files import file_sha256, read_sealed, write_sealed, write_text_replacing
+from edgebench.host.files import file_sha256, read_sealed, write_sealed
 
 #: The ops decomposed in a training program before lowering (see the module's docstring), by their aten names.
 TRAINING_DECOMPOSITIONS = ("max_pool2d_with_indices_backward", "_native_batch_norm_legit_functional")
@@ -87,7 +87,12 @@ def source_digest() -> str:
 
 
 def cached(key_fields: dict[str, Any], stem: str, build: Callable[[Path], Lowered]) -> Lowered:
-    """The program keyed by ``key_fields`` from the cache, else ``build(path)`` writes it there."""
+    """The program keyed by ``key_fields`` from the cache, else ``build(path)`` writes it there.
+
+    The sidecar (what the lowering found: instructions, delegates, timings) is sealed with the key and the program's
+    SHA-256 (:func:`edgebench.host.files.write_sealed`), so a torn or edited sidecar, or a program file replaced or
+    cut short beside it, is lowered again, never run under the other's description; and the program is the one at
+    the path the key names, whatever path a sidecar holds."""
     from edgebench.backends.executorch.runtime import version
 
     key_fields = {**key_fields, "code": cache.fingerprint(), "lower": source_digest(), "executorch": version()}
@@ -95,13 +100,15 @@ def cached(key_fields: dict[str, Any], stem: str, build: Callable[[Path], Lowere
     directory = cache.cache_dir("executorch")
     path, meta = directory / f"{stem}-{key}.pte", directory / f"{stem}-{key}.json"
     if path.exists() and meta.exists():
+        doc = read_sealed(meta, f"{key} {file_sha256(path)}")
         try:
-            return Lowered.from_json(json.loads(meta.read_text()))
+            if doc is not None:
+                return replace(Lowered.from_json(doc), path=str(path))
         except (ValueError, TypeError, KeyError):
-            pass  # an unreadable sidecar: lower again
+            pass  # a sidecar of another shape (older code): lower again
     directory.mkdir(parents=True, exist_ok=True)
     lowered = build(path)
-    write_text_replacing(meta, json.dumps(asdict(lowered)))
+    write_sealed(meta, asdict(lowered), f"{key} {file_sha256(path)}")
     return lowered
 
 
