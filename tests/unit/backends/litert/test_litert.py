@@ -268,3 +268,41 @@ def test_dnntunes_tflite_framework_and_file_run_on_litert():
     loaded = load_config(FIXTURES / "dnntune" / "tflite_file.yaml")
     assert loaded.config.backend == ["litert"] and loaded.config.models[0].name.endswith("tiny_cnn.tflite")
     assert loaded.config.batch_sizes == [1] and loaded.config.mode == ["infer"]
+
+
+def test_a_converted_model_is_read_back_only_with_its_sealed_description(tmp_path, monkeypatch):
+    """The sidecar describing a cached ``.tflite`` (its module names, parameter count) was read unsealed: a torn or
+    edited one, or one beside a replaced file, described a model it was not converted from.  The converter here
+    writes a stand-in file (the real one's conversion is tested end to end)."""
+    import json
+
+    from edgebench.backends.litert import prepare
+
+    conversions = []
+
+    class Exported:
+        def export(self, path):
+            conversions.append(path)
+            with open(path, "wb") as f:
+                f.write(b"TFL3 model %d" % len(conversions))
+
+    class Converter:
+        def convert(self, module, example):
+            return Exported()
+
+    monkeypatch.setattr(prepare, "import_converter", Converter)
+    first = prepare.convert_workload("lenet", batch_size=1, cache_dir=tmp_path)
+    assert prepare.convert_workload("lenet", batch_size=1, cache_dir=tmp_path) == first and len(conversions) == 1
+    (sidecar,) = tmp_path.glob("*.json")
+    seal = json.loads(sidecar.read_text())
+    seal["body"] = seal["body"].replace('"params": ', '"params": 1')  # edited: converted again
+    sidecar.write_text(json.dumps(seal))
+    assert prepare.convert_workload("lenet", batch_size=1, cache_dir=tmp_path).params == first.params
+    assert len(conversions) == 2
+    with open(first.path, "wb") as f:  # a file replaced beside its sidecar: converted again
+        f.write(b"another model under the same name")
+    prepare.convert_workload("lenet", batch_size=1, cache_dir=tmp_path)
+    assert len(conversions) == 3
+    sidecar.write_text(sidecar.read_text()[:30])  # torn
+    prepare.convert_workload("lenet", batch_size=1, cache_dir=tmp_path)
+    assert len(conversions) == 4
