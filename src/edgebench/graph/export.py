@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebench.graph import cache
-from edgebench.host.files import file_sha256, read_sealed, write_sealed
+from edgebench.host.files import read_description, write_description
 
 #: ONNX opset of every export: supported by onnxruntime >= 1.17 and by MNN 3.x's converter.
 OPSET = 17
@@ -148,22 +148,18 @@ def export_workload(
         root_class=type(module).__name__,
     )
     # sealed: what it was derived from, and the file's own digest (a torn or replaced .onnx is exported again)
-    write_sealed(meta_path, {**asdict(record), "onnx_sha256": file_sha256(path)}, key)
+    write_description(path, meta_path, asdict(record), key)
     return record
 
 
 def _cached(path: Path, meta_path: Path, key: str) -> ExportedModel | None:
-    """The export kept at ``path`` when its sidecar is sealed for ``key`` and the file still has the bytes the
-    sidecar recorded; else None (export again).  The path is always ``path``: a sidecar naming another file (edited
-    by hand or by anyone) never makes a backend load that file."""
-    doc = read_sealed(meta_path, key)
+    """The export kept at ``path`` (:func:`edgebench.host.files.read_description`); else None (export again)."""
+    doc = read_description(path, meta_path, key)
     if doc is None:
         return None
     try:
-        if file_sha256(path) != doc.pop("onnx_sha256"):
-            return None
-        return ExportedModel(**{**doc, "path": str(path), "input_shape": tuple(doc["input_shape"])})
-    except (OSError, ValueError, TypeError, KeyError):
+        return ExportedModel(**{**doc, "input_shape": tuple(doc["input_shape"])})
+    except (ValueError, TypeError, KeyError):
         return None
 
 

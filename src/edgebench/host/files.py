@@ -96,6 +96,24 @@ def read_sealed(path: Path, derived_from: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def write_description(file: Path, sidecar: Path, doc: dict[str, Any], key: str) -> None:
+    """Write ``sidecar``: ``doc``, what made the derived ``file`` and what it holds, sealed with ``key`` (everything
+    that decided the file) and the file's own SHA-256."""
+    write_sealed(sidecar, doc, f"{key} {file_sha256(file)}")
+
+
+def read_description(file: Path, sidecar: Path, key: str) -> dict[str, Any] | None:
+    """The description :func:`write_description` sealed for ``key`` while ``file`` still has the bytes it described,
+    its ``path`` always ``file`` (a sidecar naming another file never makes a backend load that one); None where the
+    file or the sidecar is missing, torn, edited, replaced or from other inputs: the caller derives both again."""
+    try:
+        digest = file_sha256(file)
+    except OSError:
+        return None
+    doc = read_sealed(sidecar, f"{key} {digest}")
+    return None if doc is None else {**doc, "path": str(file)}
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

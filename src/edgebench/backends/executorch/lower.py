@@ -30,12 +30,12 @@ import operator
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from edgebench.graph import cache
-from edgebench.host.files import file_sha256, read_sealed, write_sealed
+from edgebench.host.files import file_sha256, read_description, read_sealed, write_description, write_sealed
 
 #: The ops decomposed in a training program before lowering (see the module's docstring), by their aten names.
 TRAINING_DECOMPOSITIONS = ("max_pool2d_with_indices_backward", "_native_batch_norm_legit_functional")
@@ -99,16 +99,15 @@ def cached(key_fields: dict[str, Any], stem: str, build: Callable[[Path], Lowere
     key = hashlib.sha256(json.dumps(key_fields, sort_keys=True).encode()).hexdigest()[:20]
     directory = cache.cache_dir("executorch")
     path, meta = directory / f"{stem}-{key}.pte", directory / f"{stem}-{key}.json"
-    if path.exists() and meta.exists():
-        doc = read_sealed(meta, f"{key} {file_sha256(path)}")
-        try:
-            if doc is not None:
-                return replace(Lowered.from_json(doc), path=str(path))
-        except (ValueError, TypeError, KeyError):
-            pass  # a sidecar of another shape (older code): lower again
+    doc = read_description(path, meta, key)
+    try:
+        if doc is not None:
+            return Lowered.from_json(doc)
+    except (ValueError, TypeError, KeyError):
+        pass  # a sidecar of another shape (older code): lower again
     directory.mkdir(parents=True, exist_ok=True)
     lowered = build(path)
-    write_sealed(meta, asdict(lowered), f"{key} {file_sha256(path)}")
+    write_description(path, meta, asdict(lowered), key)
     return lowered
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from edgebench.graph import cache
-from edgebench.host.files import file_sha256, read_sealed, write_sealed
+from edgebench.host.files import read_description, write_description
 from edgebench.records.trial import Trial
 
 #: ai_edge_quantizer's op names whose weights fp16 stores at 16 bits (every op its FLOAT_CASTING supports).
@@ -119,15 +119,13 @@ def convert_workload(
     directory = cache_dir or cache.cache_dir("litert")
     stem = f"{workload.name}-b{batch_size}-{'x'.join(map(str, shape))}-fp32-{_key(fields)}"
     path, meta_path = directory / f"{stem}.tflite", directory / f"{stem}.json"
-    # the sidecar is sealed with the file's key and the .tflite's SHA-256: a torn or edited sidecar, or a model file
-    # replaced beside it, is converted again, never described by the other; the file is the one the key names
-    if fields["code"] is not None and path.exists() and meta_path.exists():
-        doc = read_sealed(meta_path, f"{stem} {file_sha256(path)}")
-        try:
-            if doc is not None:
-                return Converted(**{**doc, "path": str(path), "input_shape": tuple(doc["input_shape"])})
-        except (ValueError, TypeError, KeyError):
-            pass  # a sidecar of another shape (older code): convert again
+    # a torn or edited sidecar, or a model file replaced beside it, is converted again (host.files.read_description)
+    doc = read_description(path, meta_path, stem) if fields["code"] is not None else None
+    try:
+        if doc is not None:
+            return Converted(**{**doc, "input_shape": tuple(doc["input_shape"])})
+    except (ValueError, TypeError, KeyError):
+        pass  # a sidecar of another shape (older code): convert again
     module, example = build_module(workload.name, batch_size, shape, classes, seed, False)
     directory.mkdir(parents=True, exist_ok=True)
     litert_torch = import_converter()
@@ -145,7 +143,7 @@ def convert_workload(
         root_class=type(module).__name__,
         converter=f"litert-torch {version('litert-torch')} (torch {torch.__version__})",
     )
-    write_sealed(meta_path, asdict(record), f"{stem} {file_sha256(path)}")
+    write_description(path, meta_path, asdict(record), stem)
     return record
 
 
