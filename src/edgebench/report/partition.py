@@ -11,7 +11,7 @@ from edgebench.markup import rich_text
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.generation import GenerationPartition
 from edgebench.partition.solver import PointCost
-from edgebench.partition.table4 import Table4
+from edgebench.partition.table4 import Table4, Table4Row
 from edgebench.units import format_size
 
 
@@ -117,6 +117,17 @@ def print_partition(a: PartitionAnalysis, console: Console | None = None) -> Non
         console.print(line, highlight=False, markup=False)
 
 
+def saving_figure(r: Table4Row) -> str | None:
+    """A Table 4 row's saving as the table and its plot write it, with its interval where repeats give one; None where
+    no saving can be stated."""
+    if r.saving_pct is None:
+        return None
+    interval = ""
+    if r.saving_low_pct is not None and r.saving_high_pct is not None:
+        interval = f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}]"
+    return f"{r.saving_pct:.1f}%{interval}"
+
+
 def print_table4(t: Table4, console: Console | None = None) -> None:
     """DNNTune's Table 4 as the paper prints it: one row per device."""
     if console is None:
@@ -130,9 +141,9 @@ def print_table4(t: Table4, console: Console | None = None) -> None:
         table.add_column(name, justify="left" if name in ("device", "partition point", "basis", "trial") else "right")
     digits = 2 if t.objective == "latency" else 3
     for r in t.rows:
-        saved = "-" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
+        saved = saving_figure(r) or "-"
         if r.saving_low_pct is not None and r.saving_high_pct is not None:
-            saved += f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}] ({r.repeats} repeats)"
+            saved += f" ({r.repeats} repeats)"
         if r.disturbed is not None:
             saved += " (disturbed: decides nothing)"
         table.add_row(rich_text(r.device), f"{r.mobile_only:.{digits}f}", f"{r.cloud_only:.{digits}f}",

@@ -16,6 +16,7 @@ from pathlib import Path
 from edgebench.errors import UsageError
 from edgebench.partition.analysis import PartitionAnalysis
 from edgebench.partition.table4 import Table4, Table4Row, basis_of
+from edgebench.report.partition import saving_figure
 
 INSTALL = "pip install 'edgebench[report]'"
 #: Characters of a warning line drawn under a plot's title, per inch of the figure's width (at the "small" font).
@@ -41,10 +42,7 @@ def plot_warnings(notes: Sequence[str]) -> list[str]:
 def table4_annotation(r: Table4Row) -> str:
     """What is written above a device's bars: the saving (with its interval where repeats give one), its basis, the
     partition point, and whether the row decides nothing (its trial disturbed)."""
-    saved = "no saving stated" if r.saving_pct is None else f"{r.saving_pct:.1f}%"
-    if r.saving_low_pct is not None and r.saving_high_pct is not None:
-        saved += f" [{r.saving_low_pct:.1f}, {r.saving_high_pct:.1f}]"
-    lines = [f"{saved} ({r.basis})", r.partition_point]
+    lines = [f"{saving_figure(r) or 'no saving stated'} ({r.basis})", r.partition_point]
     if r.disturbed is not None:
         lines.append("disturbed: decides nothing")
     return "\n".join(lines)
