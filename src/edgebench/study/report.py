@@ -77,7 +77,9 @@ def undisturbed_verdicts(study: Study, results: Sequence[TrialResult], db: Any =
 
     A verdict the undisturbed trials still decide (holds, does not hold) stands, with a note naming the trials left
     out; one they no longer decide, where the disturbed trials would have taken part, becomes ``inconclusive: k of n
-    trials disturbed (why)``: a busy device never turns into a verdict, nor into a silent "cannot be checked"."""
+    trials disturbed (why)``: a busy device never turns into a verdict, nor into a silent "cannot be checked".  One
+    that every trial together cannot check either keeps that reason: what the undisturbed trials lack (two models,
+    a sampled core; all of them when none is left) is not why."""
     ok = [r for r in results if r.ok]
     usable, disturbed = split_disturbed(ok)
     verdicts = study.check(usable, store=db)
@@ -86,6 +88,9 @@ def undisturbed_verdicts(study: Study, results: Sequence[TrialResult], db: Any =
     out = []
     for kept, would in zip(verdicts, study.check(ok, store=db), strict=True):
         used = {i for e in would.evidence for i in e.trial_ids}
+        if kept.outcome not in DECIDED and would.outcome == "cannot be checked here":
+            out.append(would)  # what every trial lacks, disturbed or not (the undisturbed alone may be none at all)
+            continue
         mine = [r for r in disturbed if r.trial_id in used]
         if not mine:
             out.append(kept)

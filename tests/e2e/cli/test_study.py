@@ -45,7 +45,7 @@ def test_study_tx2_quick_on_this_machine(cli, tmp_path):
                 "no trial measured two or more cores",
                 "no trial's utilization could be correlated at its step period: ",  # then why, from the trials
             )
-        ), v
+        ), (v["outcome"], v["reason"])
     # no GPU and no power sensor here: those are "cannot be checked", never decided from the utilization estimate
     for oid, word in (("O1", "GPU"), ("O3", "GPU"), ("O5", "GPU"), ("O6", "rails"), ("O7", "power"), ("O8", "power")):
         assert verdicts[oid]["outcome"] == "cannot be checked here" and word in verdicts[oid]["reason"]
