@@ -90,6 +90,10 @@ def test_the_configuration_interval_is_over_repeats():
     assert (i.low, i.high) == pytest.approx(expected) and i.n == 5 and i.method == "t interval over 5 repeats"
     summary = summarize_configuration([trial(f"t{k}", m, k) for k, m in enumerate([5.2, 6.1, 7.4])])
     assert summary.values == pytest.approx([5.2, 6.1, 7.4]) and summary.between_pct > 10
+    from edgebench.report.repeats import configuration_line
+
+    # the figure is the mean of the repeats' medians, and the line says so (not the median of anything)
+    assert configuration_line(summary).startswith("median step 6.23 ms (the mean of 3 repeats' medians), 95% interval")
 
 
 def test_a_best_is_clear_only_where_its_interval_overlaps_no_other():
