@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from edgebench.agents.sh.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
@@ -315,6 +315,30 @@ def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
             for i in range(count)]  # fmt: skip
 
 
+#: The shell's exit status for a command it did not find (POSIX).
+NOT_FOUND_STATUS = 127
+
+
+def not_found_hint(trial: Trial, status: int) -> str:
+    """Why a program named by a relative path was not found, where that is the likely answer: the command runs in
+    the trial's own work folder (a temporary one here, the target's on a device), so ``./bench.sh`` of the current
+    folder is not there unless ``--push`` copied it.  Empty for any other status, a program found on ``PATH`` or
+    by an absolute path, or one that was pushed (then something else is missing: its interpreter, a library)."""
+    if status != NOT_FOUND_STATUS or not trial.command:
+        return ""
+    try:
+        program = shlex.split(trial.command)[0]
+    except (ValueError, IndexError):
+        return ""
+    if "/" not in program or program.startswith("/"):
+        return ""
+    pushed = {remote or Path(local).name for local, _, remote in (spec.partition(":") for spec in trial.push)}
+    name = str(PurePosixPath(program))  # ./bench.sh -> bench.sh
+    if name in pushed:
+        return ""
+    return f" (the command runs in the trial's work folder, not in the current one: --push {name} copies it there)"
+
+
 def _read_all(proc: Any, chunks: list[bytes]) -> threading.Thread:
     def pump() -> None:
         assert proc.stdout is not None
@@ -398,7 +422,8 @@ def run_command_trial(
             failure = Failure(status="crashed", reason=f"connection or shell ended mid-trial: {reason}")
         elif run.status != 0:
             last = run.lines[-1][1] if run.lines else "no output"
-            failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}")
+            failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}"
+                              + not_found_hint(trial, run.status))  # fmt: skip
         elif why:
             failure = Failure(status="crashed", reason=f"the command ran but {why}")
     spans_json = None

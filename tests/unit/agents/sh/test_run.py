@@ -27,3 +27,19 @@ def test_the_mnn_demos_mean_invents_no_step_count_and_no_batch_size():
     assert r.latency.measured_steps is None  # how many steps it averages was never printed
     assert any("not how many steps" in n for n in r.measurement_notes)
     assert r.latency.throughput_sps == 8 * 1e3 / 1843.25
+
+
+def test_a_program_not_found_in_the_work_folder_says_to_push_it():
+    """Tried: `run --command ./bench.sh` beside bench.sh said only `sh: 1: ./bench.sh: not found`; the command runs
+    in the trial's work folder, which holds only what --push copied."""
+    from edgebench.agents.sh.run import NOT_FOUND_STATUS, not_found_hint
+
+    def hint(command: str, push: tuple[str, ...] = (), status: int = NOT_FOUND_STATUS) -> str:
+        return not_found_hint(Trial(command=command, step_pattern=r"step", push=push), status)
+
+    assert hint("./bench.sh --steps 3").endswith("--push bench.sh copies it there)")
+    assert "--push bin/train" in hint("'bin/train' -n 2")
+    assert hint("./bench.sh", push=("bench.sh",)) == ""  # pushed: something else is missing (its interpreter)
+    assert hint("./bench.sh", push=("tools/b.sh:bench.sh",)) == ""
+    assert hint("python3 train.py") == hint("/opt/x/bench") == ""  # on PATH, or an absolute path
+    assert hint("./bench.sh", status=1) == ""  # it ran, and failed
