@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebench.measure.utilization import delta, min_cpu_share_window_s, window_values
+from edgebench.measure.utilization import delta, min_cpu_share_window_s, own_ticks, read_span, window_values
 from edgebench.records.events import Scheduling
 from edgebench.records.result import Hygiene, ZoneTrip
 from edgebench.sensors.android_thermal import THROTTLING_STATUS, status_name
@@ -77,15 +77,17 @@ def other_cpu_pct(
         return None
     if any(f"cpu{c}_active_ticks" not in columns for c in cores):
         return None
+    if own_cpu_s is None:  # the process's sampled counters: over the part of the window they span
+        span = read_span(samples.t_ns, columns["proc_utime_ticks"], t0, t1)
+        if span is None:
+            return None
+        t0, t1 = span
     if (t1 - t0) / 1e9 < min_cpu_share_window_s(len(cores), tick_s=1.0 / clk_tck):
         return None
     t = samples.t_ns
     active = sum(delta(t, columns[f"cpu{c}_active_ticks"], t0, t1) for c in cores)
     idle = sum(delta(t, columns[f"cpu{c}_idle_ticks"], t0, t1) for c in cores)
-    if own_cpu_s is not None:
-        own = own_cpu_s * clk_tck
-    else:
-        own = delta(t, columns["proc_utime_ticks"], t0, t1) + delta(t, columns["proc_stime_ticks"], t0, t1)
+    own = own_cpu_s * clk_tck if own_cpu_s is not None else own_ticks(samples, t0, t1)
     total = active + idle
     if math.isnan(total + own) or total <= 0:
         return None
@@ -115,6 +117,10 @@ def contention(sched: Scheduling | None, samples: Samples | None, t0: int, t1: i
         return Contention(wait, switches, sched.threads, 1e3 * sched.run_queue_wait_s)
     if samples is None or "proc_run_queue_wait_ns" not in samples.columns:
         return Contention(None, None)
+    span = read_span(samples.t_ns, samples.columns["proc_run_queue_wait_ns"], t0, t1)
+    if span is None:
+        return Contention(None, None)
+    t0, t1 = span
     wait_ns = delta(samples.t_ns, samples.columns["proc_run_queue_wait_ns"], t0, t1)
     run_ns = delta(samples.t_ns, samples.columns["proc_on_cpu_ns"], t0, t1)
     runnable = wait_ns + run_ns

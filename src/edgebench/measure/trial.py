@@ -310,6 +310,8 @@ def build_result(
         sched=done.train_sched, threads=trial.threads,
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
+    if told.get("command_unwatched"):  # agents.sh.run.UNWATCHED_ENV
+        notes.append(f"no CPU share, memory or scheduler waits of the program: {told['command_unwatched']}")
     energy = fields["energy"]
     fields["language_model"] = language_model(trial, events, samples, train, energy.energy_j, energy.energy_ci95_j)
     return TrialResult(
@@ -385,8 +387,7 @@ def _from_samples(samples: Samples, t0: int, t1: int, n_cores: int) -> dict[str,
         cpu["idle_ratio"] = _finite(idle_ratio(samples, t0, t1))
     if meta is not None:
         share, note = checked_cpu_share_pct(
-            process_cpu_s(samples, t0, t1, meta.clk_tck),
-            (t1 - t0) / 1e9,
+            *process_cpu_s(samples, t0, t1, meta.clk_tck),
             n_cores,
             TRAIN_CPU,
             tick_s=max(1.0 / meta.clk_tck, 0.01),

@@ -72,19 +72,50 @@ def idle_ratio(samples: Samples, t0: int, t1: int) -> list[float]:
     return out
 
 
-def process_cpu_s(samples: Samples, t0: int, t1: int, clk_tck: int) -> float:
-    """CPU time (s) of the watched process over the window, from its sampled tick counters; NaN if unread."""
-    if "proc_utime_ticks" not in samples.columns:
-        return math.nan
-    ticks = delta(samples.t_ns, samples.columns["proc_utime_ticks"], t0, t1) + delta(
-        samples.t_ns, samples.columns["proc_stime_ticks"], t0, t1
-    )
-    return ticks / clk_tck
+#: The least share of a window that a sampled process counter's readings must span for a rate over it.
+MIN_READ_SHARE = 0.5
+
+
+def read_span(t_ns: np.ndarray, values: np.ndarray, t0: int, t1: int) -> tuple[int, int] | None:
+    """The part of ``[t0, t1]`` a cumulative counter's readings span; None where that is under
+    :data:`MIN_READ_SHARE` of the window.
+
+    Why: a watched process's counters are read every 50-100 ms and end when it exits, and a ``--command`` workload
+    exits right after its last step line, so its last reading comes up to a period before the window's end: a
+    figure over the whole window was missing at random.  A rate (a CPU share, a wait share) over most of the window
+    estimates the window's."""
+    times = t_ns[~np.isnan(values)]
+    if len(times) < 2:
+        return None
+    start, end = max(t0, int(times[0])), min(t1, int(times[-1]))
+    return (start, end) if end > start and end - start >= MIN_READ_SHARE * (t1 - t0) else None
+
+
+def process_cpu_s(samples: Samples, t0: int, t1: int, clk_tck: int) -> tuple[float, float]:
+    """CPU time (s) of the watched process and the window (s) it is over: ``[t0, t1]``, or the part of it its
+    sampled tick counters span (:func:`read_span`); NaN time where unread."""
+    columns = samples.columns
+    span = read_span(samples.t_ns, columns["proc_utime_ticks"], t0, t1) if "proc_utime_ticks" in columns else None
+    if span is None:
+        return math.nan, (t1 - t0) / 1e9
+    a, b = span
+    return own_ticks(samples, a, b) / clk_tck, (b - a) / 1e9
+
+
+#: The watched process's CPU tick counters: its own, and its waited-for children's (a script's ``date``, a
+#: ``make``'s compilers), which a workload that forks would otherwise leave to "other processes".
+OWN_TICKS = ("proc_utime_ticks", "proc_stime_ticks", "proc_children_ticks")
+
+
+def own_ticks(samples: Samples, t0: int, t1: int) -> float:
+    """The watched process's CPU ticks over ``[t0, t1]`` (:data:`OWN_TICKS` that were sampled); NaN if unread."""
+    return sum(delta(samples.t_ns, samples.columns[c], t0, t1) for c in OWN_TICKS if c in samples.columns)
 
 
 def process_cpu_pct(samples: Samples, t0: int, t1: int, clk_tck: int) -> float:
-    """The same in percent of one core over the window, unchecked (see :func:`checked_cpu_share_pct`)."""
-    return 100.0 * process_cpu_s(samples, t0, t1, clk_tck) / ((t1 - t0) / 1e9)
+    """The same in percent of one core over its window, unchecked (see :func:`checked_cpu_share_pct`)."""
+    cpu_s, window_s = process_cpu_s(samples, t0, t1, clk_tck)
+    return 100.0 * cpu_s / window_s
 
 
 #: The kernel's CPU-time accounting resolution assumed per core: one tick of USER_HZ (100 Hz; kernels tick at

@@ -251,7 +251,7 @@ def summary_table(r: TrialResult) -> Table:
         add(
             "sampler",
             f"{which}{r.sampler.samples} samples every {r.sampler.interval_ms:g} ms, "
-            f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not on this device: {missing}{why}",
+            f"{r.sampler.cpu_pct_of_core:.2f}% of a core; not read: {missing}{why}",
         )
     device = r.device
     add("environment", f"{device.cpu_model} | {framework_text(r)} | {device.kernel}")

@@ -8,11 +8,12 @@ from edgebench.host.sysfs import SysFS
 from edgebench.sensors.base import Availability, Reading, Sensor, Source, missing, present
 
 
-def parse_pid_stat(stat: bytes) -> tuple[int, int, int]:
-    """``(utime_ticks, stime_ticks, rss_pages)``; ``comm`` may hold spaces, so fields count from its ``)``."""
+def parse_pid_stat(stat: bytes) -> tuple[int, int, int, int, int]:
+    """``(utime_ticks, stime_ticks, rss_pages, cutime_ticks, cstime_ticks)``; ``comm`` may hold spaces, so fields
+    count from its ``)``.  ``cutime``/``cstime``: the CPU time of the children it waited for."""
     fields = stat[stat.rfind(b")") + 2 :].split()
-    # After comm: state is field 3 of proc(5); utime is 14, stime 15, rss 24.
-    return int(fields[11]), int(fields[12]), int(fields[21])
+    # After comm: state is field 3 of proc(5); utime is 14, stime 15, cutime 16, cstime 17, rss 24.
+    return int(fields[11]), int(fields[12]), int(fields[21]), int(fields[13]), int(fields[14])
 
 
 def read_status_kib(sysfs: SysFS, pid: int | str, key: str) -> int | None:
@@ -59,14 +60,14 @@ class ProcessSensor(ProcFileSensor):
     min_period_ms = 100.0
 
     def open(self) -> tuple[str, ...]:
-        return ("proc_utime_ticks", "proc_stime_ticks", "proc_rss_bytes")
+        return ("proc_utime_ticks", "proc_stime_ticks", "proc_rss_bytes", "proc_children_ticks")
 
     def sources(self) -> list[Source]:
         return [Source(f"/proc/{self.pid}/stat", 1024)]
 
     def decode(self, blobs: list[bytes | None]) -> Reading:
         try:
-            utime, stime, rss_pages = parse_pid_stat(blobs[0] or b"")
+            utime, stime, rss_pages, cutime, cstime = parse_pid_stat(blobs[0] or b"")
         except (IndexError, ValueError):  # the process has exited: the read failed or came back empty
-            return [None, None, None]
-        return [utime, stime, rss_pages * self.page_size_bytes]
+            return [None, None, None, None]
+        return [utime, stime, rss_pages * self.page_size_bytes, cutime + cstime]

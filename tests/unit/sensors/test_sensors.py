@@ -1,6 +1,8 @@
 """Sensors on the real /proc of this machine and on a fixture tree copied from a Raspberry Pi 4."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from edgebench.host.cpu import cpu_model, freq_policies, online_cores
@@ -38,11 +40,12 @@ def test_cpu_time_on_live_proc_counts_every_online_core():
 def test_process_sensor_on_live_proc_sees_own_cpu_time_and_rss():
     sensor = ProcessSensor(LIVE, pid=os.getpid())
     assert sensor.available()
-    assert sensor.open() == ("proc_utime_ticks", "proc_stime_ticks", "proc_rss_bytes")
-    utime0, _, rss = sensor.read()
+    assert sensor.open() == ("proc_utime_ticks", "proc_stime_ticks", "proc_rss_bytes", "proc_children_ticks")
+    utime0, _, rss, children0 = sensor.read()
     busy_ms(100)
-    utime1, _, _ = sensor.read()
-    assert utime1 > utime0
+    subprocess.run([sys.executable, "-c", "sum(range(3_000_000))"], check=True)  # a child it waits for
+    utime1, _, _, children1 = sensor.read()
+    assert utime1 > utime0 and children1 > children0  # the child's CPU time, once reaped
     assert rss > 10 * 2**20  # a Python process with numpy loaded
 
 
@@ -99,7 +102,7 @@ def test_rpi4_tree(sysfs_tree):
 
     proc = ProcessSensor(pi, pid=4242, page_size_bytes=4096)
     proc.open()
-    assert proc.read() == [1523, 311, 86213 * 4096]
+    assert proc.read() == [1523, 311, 86213 * 4096, 0]  # no child waited for
 
     env = host_environment(pi)
     assert env["governors"] == {"policy0": "ondemand"}

@@ -20,6 +20,7 @@ Elsewhere (dash) the stamps are ``/proc/uptime`` itself.  The bundle's environme
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import tempfile
@@ -76,10 +77,52 @@ def sampler_script() -> str:
 SH_EXTRA = ("sched",)
 
 
-def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
+#: The sensors that read the workload's own ``/proc/<pid>`` (its CPU time, memory and scheduler counters).
+PROCESS_SENSORS = ("process", "process_memory", "sched")
+#: Words that begin no program ``exec`` could put in the shell's place: the reserved words, and the built-ins
+#: that act on the shell itself (``exec cd x`` fails; ``time`` is a keyword in mksh and bash).
+# fmt: off
+SHELL_WORDS = frozenset({
+    "!", "{", "}", "(", ")", "[[", "if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do",
+    "done", "in", "function", "select", "time", ".", ":", "break", "continue", "eval", "exec", "exit", "export",
+    "readonly", "return", "set", "shift", "times", "trap", "unset", "cd", "alias", "umask", "ulimit", "wait",
+    "command", "builtin", "source", "local", "typeset",
+})
+# fmt: on
+#: The redirection operators a simple command may carry (``exec`` applies them to the program).
+REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<-", ">&", "<&", "<>", ">|", "&>"})
+
+
+def in_place(command: str) -> str | None:
+    """``exec COMMAND`` where the command is one simple command naming a program, so that the process ``sh -c``
+    starts is the program itself; None for anything else (a list, a pipeline, a ``cd``, an assignment first, a
+    command substitution), which runs as its shell.
+
+    Why: dash (``sh`` on Debian, Ubuntu, a Jetson's L4T, Raspberry Pi OS) forks even a lone command and waits for
+    it, where mksh and busybox exec it; the process sensors then watched the waiting shell (tried: ``run --command
+    ./bench.sh`` here stored 1.4 MiB peak memory and no CPU: the shell's)."""
+    if "\n" in command or "`" in command or "$(" in command:
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the shell will say so
+        return None
+    if not words or words[0] in SHELL_WORDS - {"exec"} or re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        return None
+    if any(set(w) <= set("();<>|&") and w not in REDIRECTIONS for w in words):
+        return None
+    return command if words[0] == "exec" else f"exec {command}"
+
+
+def plan_sampler(sysfs: SysFS, interval_ms: float, unwatched: str | None = None) -> Sampler:
     """The sensors a local trial would use on ``sysfs`` (and :data:`SH_EXTRA`), planned (nothing opened) for the
-    device-side script."""
+    device-side script.  ``unwatched``: why the pid the script starts is not the workload's own (then no sensor
+    reads it, and the result says why)."""
     names = tuple(n for n in DEFAULT_SENSORS if n not in SH_UNREADABLE) + SH_EXTRA
+    if unwatched:
+        names = tuple(n for n in names if n not in PROCESS_SENSORS)
     # The process sensors are planned on /proc/self; the script reads the workload's /proc/<pid> in its place.
     config = SamplerConfig(
         out_csv="", interval_ms=interval_ms, sysfs_root=str(sysfs.root), sensors=names,
@@ -87,6 +130,8 @@ def plan_sampler(sysfs: SysFS, interval_ms: float) -> Sampler:
     )  # fmt: skip
     sampler = Sampler(config, sysfs=sysfs, open_files=False)
     sampler.meta.unavailable.update({n: r for n, r in SH_UNREADABLE.items() if n in DEFAULT_SENSORS})
+    if unwatched:
+        sampler.meta.unavailable.update({n: unwatched for n in PROCESS_SENSORS})
     return sampler
 
 
@@ -315,6 +360,14 @@ def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
             for i in range(count)]  # fmt: skip
 
 
+#: Why the process sensors watch nothing: the pid the script starts is a shell, or the counting tool, with the
+#: program somewhere below it.
+COMPOUND = ("the command is not one simple command, so it runs as its shell and the shell's own CPU and memory are "
+            "not the program's: end it with `exec PROGRAM ...` to measure the program")  # fmt: skip
+COUNTED = "--counters runs the program under {tool}, whose own CPU and memory are not the program's"
+#: The result's ``env`` key holding that reason (the trial's notes say it beside the figures it leaves out).
+UNWATCHED_ENV = "command_unwatched"
+
 #: The shell's exit status for a command it did not find (POSIX).
 NOT_FOUND_STATUS = 127
 
@@ -369,13 +422,16 @@ def run_command_trial(
     for spec in trial.push:
         local, remote = parse_push(spec)
         shell.push(local, remote_path(workdir, remote))
-    sampler = plan_sampler(sysfs, trial.sample_interval_ms)
-    sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(sampler.sources, sampler._files, strict=True)]
+    command = in_place(trial.command)
+    unwatched = None if command else COMPOUND
     run_dir = f"{workdir.rstrip('/')}/run-{time.time_ns()}"
-    command = trial.command
     counts_path = f"{run_dir}.counters"  # beside the run folder, which the script removes when it ends
     if trial.counters and counting is not None:
         command = counted_command(counting, trial.command, trial.counters, counts_path)
+        unwatched = COUNTED.format(tool=counting)
+    sampler = plan_sampler(sysfs, trial.sample_interval_ms, unwatched)
+    sources = [(s.path, s.max_bytes, every) for s, (_, _, every) in zip(sampler.sources, sampler._files, strict=True)]
+    command = command or trial.command
     script = script_for(
         command=command, cwd=workdir, sources=sources, period_ms=trial.sample_interval_ms,
         workdir=run_dir, root=root, clock=clock, sample=sample,
@@ -431,6 +487,8 @@ def run_command_trial(
         spans_json, why_none = read_spans(trial, pattern, run, steps, shell)
         if why_none:  # the steps stand; the trial says why it has no layers
             extra["command_spans"] = why_none
+    if unwatched:
+        extra[UNWATCHED_ENV] = unwatched
     events: list[Event] = [
         Ready(pid=run.pid, env={"command": trial.command, "command_clock": run.clock, **extra}),
         *steps,

@@ -10,14 +10,17 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from edgebench.agents.sh.run import parse_device_output, plan_sampler, run_command_trial, script_for
 from edgebench.backends.command.patterns import NAMED_PATTERNS, step_pattern
 from edgebench.errors import UsageError
 from edgebench.host.sysfs import SysFS
+from edgebench.measure.trial import build_result
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import Sampler, SamplerConfig
+from edgebench.sensors.samples import parse_samples
 from edgebench.targets.shell import LocalShell
 from tests.paths import FIXTURES
 
@@ -99,7 +102,31 @@ def test_steps_and_samples_share_the_device_clock(shell_name: str, tmp_path: Pat
     # the samples bracket the steps on one clock: the first before the first step, the last after the last
     assert sample_times[0] <= steps[0].start_ns and sample_times[-1] >= steps[-1].end_ns
     assert all(s.start_ns <= s.end_ns for s in steps)
-    assert bundle.events[0].pid is not None and "proc_rss_bytes" in bundle.sampler_meta.columns
+    # a loop is no one program: it runs as its shell, whose CPU and memory are not the workload's, so nothing
+    # watches its /proc/<pid> and the result says why
+    assert bundle.events[0].pid is not None and "proc_rss_bytes" not in bundle.sampler_meta.columns
+    assert "exec PROGRAM" in bundle.sampler_meta.unavailable["process"]
+    result = build_result(bundle.trial, "t1", bundle.events, parse_samples(bundle.samples_csv, bundle.sampler_meta),
+                          bundle.env)  # fmt: skip
+    assert result.memory.peak_bytes is None and result.cpu.process_pct is None
+    assert any(n.startswith("no CPU share, memory or scheduler waits of the program: the command is not one simple")
+               for n in result.measurement_notes), result.measurement_notes  # fmt: skip
+
+
+def test_a_simple_command_is_the_process_its_sensors_watch(shell_name: str, tmp_path: Path):
+    """Tried: `run --command ./bench.sh` stored 1.4 MiB peak memory and no CPU: dash, Debian's sh, forks even a
+    lone command and waits, and the sensors watched the waiting `sh -c`.  A simple command is now exec'd in its
+    place (under every shell), so the pid watched is the program's: its CPU time grows with the work it does."""
+    (tmp_path / "bench.sh").write_text(
+        "i=0; while [ $i -lt 6 ]; do j=0; while [ $j -lt 20000 ]; do j=$((j+1)); done; echo step $i loss 0.$i; "
+        "i=$((i+1)); done\n"
+    )
+    shell = LocalShell(shell_for(shell_name).sh, workdir=tmp_path)
+    bundle = run_command_trial(trial(command="sh bench.sh"), shell, sysfs=SysFS("/"))
+    assert bundle.failure is None and "proc_utime_ticks" in bundle.sampler_meta.columns
+    samples = parse_samples(bundle.samples_csv, bundle.sampler_meta)
+    ticks = samples.columns["proc_utime_ticks"] + samples.columns["proc_stime_ticks"]
+    assert np.nanmax(ticks) >= 5, ticks  # the loop's own CPU (the waiting `sh -c` had none)
 
 
 def test_a_failing_command_is_crashed_with_its_last_line(tmp_path: Path):
