@@ -11,8 +11,10 @@ record's own errors do, so every caller reports both the same way.
 from __future__ import annotations
 
 import importlib.util
+import re
+import shlex
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -118,6 +120,20 @@ def _refuse_backend_first(values: dict[str, Any]) -> None:
         ) from None
 
 
+def command_label(command: str) -> str:
+    """A ``--command`` trial's label where ``--model`` gave none: the file it runs (``./bench.sh`` -> ``bench.sh``,
+    ``python train.py`` -> ``train.py``), else its program; never the default model's name (it stored ``lenet``
+    for a user's script)."""
+    try:
+        words = [w for w in shlex.split(command) if w != "exec"]
+    except ValueError:
+        words = command.split()
+    if words and words[0] in ("cd", "export", "set", "if", "for", "while", "until", "case", "{", "("):
+        return "command"  # a compound command: no one program to name
+    names = [PurePosixPath(w).name for w in words[:2] if "/" in w or "." in w.lstrip(".")] + words[:1]
+    return next((n for n in names if re.fullmatch(r"[\w.+-]+", n)), "command")  # a loop, an assignment: "command"
+
+
 def check_trial(trial: Trial) -> Trial:
     """``trial`` with canonical names, or a ``ValidationError`` naming each field that cannot run (in field order)."""
     update: dict[str, Any] = {}
@@ -135,6 +151,8 @@ def check_trial(trial: Trial) -> Trial:
         return True
 
     command = trial.command is not None
+    if command and "model" not in trial.model_fields_set:
+        update["model"] = command_label(trial.command or "")
     if trial.push:
         check("push", _push)
     if trial.step_pattern is not None:

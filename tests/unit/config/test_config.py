@@ -252,3 +252,15 @@ def test_a_dnntune_model_file_that_does_not_fit_is_refused_by_its_key(tmp_path):
         except UsageError as exc:
             raise loaded.relabel(exc) from None
     assert err.value.field == f"{path}: model.input_name" and "no input 'c'; its inputs: a, b" in err.value.message
+
+
+def test_a_command_trial_is_labelled_by_what_it_runs_unless_given_a_model():
+    """Tried: `run --command ./bench.sh` stored and printed the trial as `lenet` (the default model's name)."""
+    from edgebench.config.trial import command_label, make_trial
+
+    assert make_trial(command="./bench.sh", step_pattern="step").model == "bench.sh"
+    assert make_trial(command="./bench.sh", step_pattern="step", model="my_net").model == "my_net"
+    assert command_label("python train.py --steps 25") == "train.py"
+    assert command_label("./runTrainDemo.out MnistBenchmark data 8 MobileNetV2") == "runTrainDemo.out"
+    assert command_label("/data/local/tmp/benchmark_model --graph=m.tflite") == "benchmark_model"
+    assert command_label("i=0; while true; do echo; done") == command_label("cd x && ./b") == "command"
