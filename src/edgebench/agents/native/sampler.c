@@ -553,6 +553,16 @@ int main(int argc, char **argv)
 		int64_t now;
 		poll_sources(&record, tick, last_record);
 		tick++;
+		/* the last record asked for comes first: the script's cleanup sends SIGTERM and exits at once, and an
+		 * orphan check before it took that exit for a script killed outright and left out the "L" line */
+		if (last_record && raw_output)
+			return 0; /* the Python agent takes the CPU time from wait4(2) */
+		if (last_record) {
+			char text[160];
+			int n = snprintf(text, sizeof text, "L %llu %s %s\n", own_cpu_ticks(), start, stamp);
+			write_all(text, (size_t)n);
+			return 0;
+		}
 		if ((unsigned long)getppid() != parent) {
 			/* the script was killed outright (no trap ran): stop, with its workload */
 			if (workload_pid == 0)
@@ -560,14 +570,6 @@ int main(int argc, char **argv)
 			if (workload_pid > 0)
 				kill_tree(workload_pid);
 			nftw(work, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-			return 0;
-		}
-		if (last_record && raw_output)
-			return 0; /* the Python agent takes the CPU time from wait4(2) */
-		if (last_record) {
-			char text[160];
-			int n = snprintf(text, sizeof text, "L %llu %s %s\n", own_cpu_ticks(), start, stamp);
-			write_all(text, (size_t)n);
 			return 0;
 		}
 		next += period_ns;

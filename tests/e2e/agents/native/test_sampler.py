@@ -5,6 +5,7 @@ behind when the workstation goes away or the script is killed outright."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -238,3 +239,20 @@ def test_a_model_trial_here_with_sampler_native(tmp_path):
     stamps = [int(row.split(",", 1)[0]) for row in rows]
     steps = [e for e in run.events if e.event == "step"]
     assert stamps[0] <= steps[0].start_ns and stamps[-1] >= steps[-1].end_ns  # one clock, around every step
+
+
+def test_a_script_that_exits_right_after_asking_for_the_last_record_still_gets_it(tmp_path):
+    """Seen in a suite run under load: the script's cleanup sends the native sampler SIGTERM and exits at once; the
+    sampler's check for a script killed outright came before its last record, took that exit for a kill, and
+    ended without the "L" line (its own CPU time).  A stop asked for is now answered first."""
+    sampler = native_sampler("x86_64")
+    start = f"{sampler} uptime 10 '' $$ /proc/stat:4096:1 > samples & echo $!; read -r _"
+    script = subprocess.Popen(["sh", "-c", start], cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert script.stdout is not None
+    pid = int(script.stdout.readline())
+    assert _wait(lambda: (tmp_path / "samples").exists() and (tmp_path / "samples").stat().st_size > 0)
+    os.kill(pid, signal.SIGTERM)
+    script.kill()  # the script gone before the sampler has taken its last record
+    script.wait(10)
+    assert _wait(lambda: _gone(pid))
+    assert "\nL " in (tmp_path / "samples").read_text()
