@@ -33,6 +33,7 @@ from edgebench.measure.utilization import (
 from edgebench.records.bundle import TrialBundle
 from edgebench.records.device import DeviceEnvironment
 from edgebench.records.events import (
+    UNWATCHED_ENV,
     Done,
     Error,
     Event,
@@ -310,8 +311,8 @@ def build_result(
         sched=done.train_sched, threads=trial.threads,
     )  # fmt: skip
     notes += _sampler_notes(fields.get("sampler"))
-    if told.get("command_unwatched"):  # agents.sh.run.UNWATCHED_ENV
-        notes.append(f"no CPU share, memory or scheduler waits of the program: {told['command_unwatched']}")
+    if told.get(UNWATCHED_ENV):
+        notes.append(f"no CPU share, memory or scheduler waits of the program: {told[UNWATCHED_ENV]}")
     energy = fields["energy"]
     fields["language_model"] = language_model(trial, events, samples, train, energy.energy_j, energy.energy_ci95_j)
     return TrialResult(

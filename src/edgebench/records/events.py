@@ -45,6 +45,11 @@ class ModelLoad(Record):
     peak_since: Literal["load", "process start"] = "load"
 
 
+#: A ``--command`` trial's ``Ready.env`` key: why no process sensor watched the program (it ran as its shell, or
+#: under a counting tool), which the trial's notes say beside the figures it leaves empty.
+UNWATCHED_ENV = "command_unwatched"
+
+
 class Ready(_Event):
     """The worker built its workload and waits for ``go``: what it will run, as the backend built it."""
 

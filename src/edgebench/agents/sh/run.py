@@ -37,7 +37,7 @@ from edgebench.backends.command.patterns import PatternTimeout, StepPattern, Sum
 from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
-from edgebench.records.events import Done, Event, FirstStep, Ready, Step
+from edgebench.records.events import UNWATCHED_ENV, Done, Event, FirstStep, Ready, Step
 from edgebench.records.sampling import SamplerMeta
 from edgebench.records.trial import Trial
 from edgebench.sensors.sampler import DEFAULT_SENSORS, SKIPPED, Sampler, SamplerConfig
@@ -365,8 +365,6 @@ def _summary_steps(summary: Summary, run: DeviceRun) -> list[Step]:
 COMPOUND = ("the command is not one simple command, so it runs as its shell and the shell's own CPU and memory are "
             "not the program's: end it with `exec PROGRAM ...` to measure the program")  # fmt: skip
 COUNTED = "--counters runs the program under {tool}, whose own CPU and memory are not the program's"
-#: The result's ``env`` key holding that reason (the trial's notes say it beside the figures it leaves out).
-UNWATCHED_ENV = "command_unwatched"
 
 #: The shell's exit status for a command it did not find (POSIX).
 NOT_FOUND_STATUS = 127
