@@ -101,6 +101,30 @@ def termination_as_interrupt() -> Iterator[None]:
             signal.signal(signum, handler_before)
 
 
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C and :data:`TERMINATING_SIGNALS` that arrive within the block are delivered when it ends, to the
+    handlers in place before it.
+
+    Why: a child started with ``subprocess.Popen`` exists before ``Popen`` returns its handle; an interrupt raised
+    in between (a Ctrl-C while the launcher waits for the exec) left the caller no process to stop, and a trial's
+    worker, in a session of its own, trained on after its launcher had exited."""
+    held: list[int] = []
+    stops = (signal.SIGINT, *TERMINATING_SIGNALS)
+    try:
+        previous = {signum: signal.signal(signum, lambda signum, _frame: held.append(signum)) for signum in stops}
+    except ValueError:  # not the main thread: signals reach the main thread only
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler_before in previous.items():
+            signal.signal(signum, handler_before)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)
+
+
 #: Child commands run at once by :func:`run_children` (a ``targets:`` axis of a sweep): each is a Python process
 #: holding a store connection and a device; a list of hundreds started hundreds at once.
 CHILDREN_AT_ONCE = 8

@@ -32,6 +32,7 @@ from edgebench.agents.python.idle import resolve_idle_s, wait_idle
 from edgebench.agents.python.oom import OomCounts, kernel_oom_line, sigkill_cause
 from edgebench.agents.python.worker import READY_LINE, is_allocation_failure
 from edgebench.host.environment import host_environment
+from edgebench.host.lifetime import interrupts_held
 from edgebench.host.sysfs import SysFS
 from edgebench.host.workdirs import SPEC_NAME, remove_stale_work_dirs, work_dir
 from edgebench.records.bundle import Failure, MemoryWatch, TrialBundle
@@ -103,10 +104,12 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     """Start the worker, then the sampler and the idle baseline once it is ready, and wait for it within the
     timeout (and memory budget).  Both children are gone when this returns or raises."""
     oom_before = OomCounts.read(SysFS("/"))  # the kernel's OOM-kill counts, to tell its SIGKILL from another's
-    worker = _start_worker(trial, files)
+    worker: subprocess.Popen[str] | None = None
     sampler: SamplerProcess | NativeSamplerProcess | None = None
     ended = _Supervised()
     try:
+        with interrupts_held():  # a stop while it starts is taken once there is a handle to stop it with
+            worker = _start_worker(trial, files)
         deadline = time.monotonic() + trial.timeout_s
         # Exporting, converting or quantizing a model (another backend, int8) and pretraining a language model's base
         # happen before the ready line, and can take minutes on a small device: those trials may use their whole
@@ -153,7 +156,8 @@ def _supervise(trial: Trial, files: TrialFiles, sysfs_root: str, sample: bool) -
     finally:
         if sampler is not None:
             sampler.kill()
-        _kill(worker)
+        if worker is not None:
+            _kill(worker)
 
 
 def _start_worker(trial: Trial, files: TrialFiles) -> subprocess.Popen[str]:
