@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from edgebench.backends.base import Capabilities, device_kind, refusal
+from edgebench.backends.command.shell import in_place
 from edgebench.records.trial import QUANTIZED, Trial
 from edgebench.registry import BACKENDS, DATASETS, MODELS
 
@@ -124,14 +125,11 @@ def command_label(command: str) -> str:
     """A ``--command`` trial's label where ``--model`` gave none: the file it runs (``./bench.sh`` -> ``bench.sh``,
     ``python train.py`` -> ``train.py``), else its program; never the default model's name (it stored ``lenet``
     for a user's script)."""
-    try:
-        words = [w for w in shlex.split(command) if w != "exec"]
-    except ValueError:
-        words = command.split()
-    if words and words[0] in ("cd", "export", "set", "if", "for", "while", "until", "case", "{", "("):
-        return "command"  # a compound command: no one program to name
+    if in_place(command) is None:
+        return "command"  # a compound command (a loop, a list, `cd x && ...`): no one program to name
+    words = [w for w in shlex.split(command) if w != "exec"]
     names = [PurePosixPath(w).name for w in words[:2] if "/" in w or "." in w.lstrip(".")] + words[:1]
-    return next((n for n in names if re.fullmatch(r"[\w.+-]+", n)), "command")  # a loop, an assignment: "command"
+    return next((n for n in names if re.fullmatch(r"[\w.+-]+", n)), "command")
 
 
 def check_trial(trial: Trial) -> Trial:
