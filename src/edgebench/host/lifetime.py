@@ -12,6 +12,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -83,15 +84,12 @@ class Terminated(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def termination_as_interrupt() -> Iterator[None]:
-    """Within the block, :data:`TERMINATING_SIGNALS` raise :class:`Terminated` (a ``KeyboardInterrupt``)."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Terminated()
-
+def _handling(signums: tuple[int, ...], handler: Callable[[int, FrameType | None], Any]) -> Iterator[None]:
+    """``handler`` for ``signums`` within the block, the handlers before it back after it; nothing changes off the
+    main thread (only it may set handlers, and only it runs them)."""
     try:
-        previous = {signum: signal.signal(signum, handler) for signum in TERMINATING_SIGNALS}
-    except ValueError:  # not the main thread: leave signals alone
+        previous = {signum: signal.signal(signum, handler) for signum in signums}
+    except ValueError:
         yield
         return
     try:
@@ -99,6 +97,17 @@ def termination_as_interrupt() -> Iterator[None]:
     finally:
         for signum, handler_before in previous.items():
             signal.signal(signum, handler_before)
+
+
+@contextlib.contextmanager
+def termination_as_interrupt() -> Iterator[None]:
+    """Within the block, :data:`TERMINATING_SIGNALS` raise :class:`Terminated` (a ``KeyboardInterrupt``)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    with _handling(TERMINATING_SIGNALS, handler):
+        yield
 
 
 @contextlib.contextmanager
@@ -110,17 +119,10 @@ def interrupts_held() -> Iterator[None]:
     in between (a Ctrl-C while the launcher waits for the exec) left the caller no process to stop, and a trial's
     worker, in a session of its own, trained on after its launcher had exited."""
     held: list[int] = []
-    stops = (signal.SIGINT, *TERMINATING_SIGNALS)
     try:
-        previous = {signum: signal.signal(signum, lambda signum, _frame: held.append(signum)) for signum in stops}
-    except ValueError:  # not the main thread: signals reach the main thread only
-        yield
-        return
-    try:
-        yield
+        with _handling((signal.SIGINT, *TERMINATING_SIGNALS), lambda signum, _frame: held.append(signum)):
+            yield
     finally:
-        for signum, handler_before in previous.items():
-            signal.signal(signum, handler_before)
         for signum in dict.fromkeys(held):
             signal.raise_signal(signum)
 
