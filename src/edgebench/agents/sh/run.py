@@ -25,9 +25,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Protocol
 
 from edgebench.agents.sh.counting import CounterTool, Readings, counted_command, parse_launcher, parse_stat
@@ -35,6 +36,7 @@ from edgebench.agents.sh.native import SamplerChoice
 from edgebench.backends.command.patterns import PatternTimeout, StepPattern, Summary, step_pattern
 from edgebench.backends.command.push import parse_push, remote_path
 from edgebench.backends.command.shell import in_place
+from edgebench.host.files import below
 from edgebench.host.sysfs import SysFS
 from edgebench.records.bundle import Failure, TrialBundle
 from edgebench.records.events import UNWATCHED_ENV, Done, Event, FirstStep, Ready, Step
@@ -335,22 +337,20 @@ COUNTED = "--counters runs the program under {tool}, whose own CPU and memory ar
 NOT_FOUND_STATUS = 127
 
 
-def not_found_hint(trial: Trial, status: int) -> str:
+def not_found_hint(command: str, status: int, pushed: Collection[str]) -> str:
     """Why a program named by a relative path was not found, where that is the likely answer: the command runs in
     the trial's own work folder (a temporary one here, the target's on a device), so ``./bench.sh`` of the current
-    folder is not there unless ``--push`` copied it.  Empty for any other status, a program found on ``PATH`` or
-    by an absolute path, or one that was pushed (then something else is missing: its interpreter, a library)."""
-    if status != NOT_FOUND_STATUS or not trial.command:
+    folder is not there unless ``--push`` copied it.  ``pushed``: the work-folder paths the pushes landed at.  Empty
+    for any other status, a program found on ``PATH``, one outside the work folder, or one that was pushed (then
+    something else is missing: its interpreter, a library)."""
+    if status != NOT_FOUND_STATUS:
         return ""
     try:
-        program = shlex.split(trial.command)[0]
-    except (ValueError, IndexError):
+        program = shlex.split(command)[0]
+        name = below(program)  # ./bench.sh -> bench.sh, as a push's REMOTE is normalised
+    except (ValueError, IndexError):  # unparsable, empty, absolute or climbing out
         return ""
-    if "/" not in program or program.startswith("/"):
-        return ""
-    pushed = {remote or Path(local).name for local, _, remote in (spec.partition(":") for spec in trial.push)}
-    name = str(PurePosixPath(program))  # ./bench.sh -> bench.sh
-    if name in pushed:
+    if "/" not in program or name in pushed:
         return ""
     return f" (the command runs in the trial's work folder, not in the current one: --push {name} copies it there)"
 
@@ -382,9 +382,11 @@ def run_command_trial(
     assert trial.command is not None and trial.step_pattern is not None
     pattern = step_pattern(trial.step_pattern)
     workdir = shell.workdir()
+    pushed: list[str] = []
     for spec in trial.push:
         local, remote = parse_push(spec)
         shell.push(local, remote_path(workdir, remote))
+        pushed.append(remote)
     command = in_place(trial.command)
     unwatched = None if command else COMPOUND
     run_dir = f"{workdir.rstrip('/')}/run-{time.time_ns()}"
@@ -442,7 +444,7 @@ def run_command_trial(
         elif run.status != 0:
             last = run.lines[-1][1] if run.lines else "no output"
             failure = Failure(status="crashed", reason=f"the command exited with status {run.status}: {last}"
-                              + not_found_hint(trial, run.status))  # fmt: skip
+                              + not_found_hint(trial.command, run.status, pushed))  # fmt: skip
         elif why:
             failure = Failure(status="crashed", reason=f"the command ran but {why}")
     spans_json = None

@@ -29,17 +29,20 @@ def test_the_mnn_demos_mean_invents_no_step_count_and_no_batch_size():
     assert r.latency.throughput_sps == 8 * 1e3 / 1843.25
 
 
-def test_a_program_not_found_in_the_work_folder_says_to_push_it():
+def test_a_program_not_found_in_the_work_folder_says_to_push_it(tmp_path):
     """Tried: `run --command ./bench.sh` beside bench.sh said only `sh: 1: ./bench.sh: not found`; the command runs
     in the trial's work folder, which holds only what --push copied."""
     from edgebench.agents.sh.run import NOT_FOUND_STATUS, not_found_hint
+    from edgebench.backends.command.push import parse_push
 
-    def hint(command: str, push: tuple[str, ...] = (), status: int = NOT_FOUND_STATUS) -> str:
-        return not_found_hint(Trial(command=command, step_pattern=r"step", push=push), status)
+    def hint(command: str, pushed: tuple[str, ...] = (), status: int = NOT_FOUND_STATUS) -> str:
+        return not_found_hint(command, status, pushed)
 
     assert hint("./bench.sh --steps 3").endswith("--push bench.sh copies it there)")
     assert "--push bin/train" in hint("'bin/train' -n 2")
-    assert hint("./bench.sh", push=("bench.sh",)) == ""  # pushed: something else is missing (its interpreter)
-    assert hint("./bench.sh", push=("tools/b.sh:bench.sh",)) == ""
+    assert hint("./bench.sh", pushed=("bench.sh",)) == ""  # pushed: something else is missing (its interpreter)
+    assert hint("./tools/../bench.sh", pushed=("bench.sh",)) == ""  # the same path, as a push's REMOTE reads it
+    (tmp_path / "b.sh").write_text("")
+    assert hint("./bench.sh", pushed=(parse_push(f"{tmp_path / 'b.sh'}:bench.sh")[1],)) == ""  # LOCAL:REMOTE
     assert hint("python3 train.py") == hint("/opt/x/bench") == ""  # on PATH, or an absolute path
     assert hint("./bench.sh", status=1) == ""  # it ran, and failed
